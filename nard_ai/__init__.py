@@ -1,0 +1,48 @@
+"""nard_ai: a vectorized backgammon (takhte nard) rules engine and learner.
+
+The rules core is pure functions over ``int8`` board arrays (layout in
+:mod:`nard_ai.board`), compiled with numba and batched on a leading axis.
+"""
+
+from .board import (
+    BAR,
+    BOARD_SIZE,
+    LAYOUT_VERSION,
+    NUM_CHECKERS,
+    OPP_BAR,
+    checkers_off,
+    game_result,
+    pip_count,
+    pos,
+    starting_board,
+    swap_sides,
+    validate_board,
+)
+from .game import GameState, new_games, opening_roll, roll_dice, step
+from .movegen import count_plays_batch, legal_plays, legal_plays_batch, random_games
+from .rules import Rules
+
+__all__ = [
+    "BAR",
+    "BOARD_SIZE",
+    "LAYOUT_VERSION",
+    "NUM_CHECKERS",
+    "OPP_BAR",
+    "GameState",
+    "Rules",
+    "checkers_off",
+    "count_plays_batch",
+    "game_result",
+    "legal_plays",
+    "legal_plays_batch",
+    "new_games",
+    "opening_roll",
+    "pip_count",
+    "pos",
+    "random_games",
+    "roll_dice",
+    "starting_board",
+    "step",
+    "swap_sides",
+    "validate_board",
+]

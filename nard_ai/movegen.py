@@ -1,0 +1,580 @@
+"""Batched legal-play generation (RULES.md sections 3-5 and 7), compiled with numba.
+
+Boards follow :mod:`nard_ai.board` (``(26,)`` int8, the mover's view). A *play*
+is identified by the position it produces (RULES.md §3.5), so the generator
+returns **afterstates**: the boards just after the mover's whole turn, still
+in the mover's view (not swapped).
+
+How a turn is enumerated
+------------------------
+A depth-first search over single-die moves, with the board changed in place
+and undone on the way back:
+
+* non-doubles: both orders of the two dice are searched;
+* doubles: up to four moves of the same number, the moves of one sequence
+  taken in non-increasing order of source point. Any set of same-die moves
+  that is legal in some order is legal in that order (checkers only move
+  down, opposing points only open as blots are hit, moves from outside the
+  home board come before bear-offs), so nothing is lost and far fewer
+  duplicate sequences are visited.
+
+Every leaf (no further die playable, all dice used, or the mover's last
+checker borne off, RULES.md §3.6) is recorded once per distinct afterstate
+(Zobrist hash plus a byte compare), with the *class* of the sequence that
+reached it. The class orders sequences by RULES.md §3.4:
+
+* non-doubles: 3 = both dice, 2 = the larger die only, 1 = the smaller die
+  only, 0 = no move;
+* doubles: the number of dice used, 0..4.
+
+The legal plays are the afterstates reached by a sequence of the highest
+class present (so "use as many dice as possible" and "if only one die can be
+played, play the larger"). With the Iranian rule on (RULES.md §7), a play
+respects the rule if a sequence of that class reaching it does; when some
+legal play respects it, only those remain.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .board import BAR, BOARD_SIZE, NUM_CHECKERS, validate_board, validate_dice
+from .rules import NO_HIT_AND_CONTINUE_000, NO_HIT_AND_CONTINUE_002, Rules
+
+# The most distinct afterstates kept while enumerating one position (all
+# classes together). The largest number of legal plays known for backgammon
+# is a few thousand (doubles with many checkers spread out), far below this.
+ENTRY_CAPACITY = 1 << 14
+_TABLE_BITS = 15
+_TABLE_SIZE = 1 << _TABLE_BITS
+
+
+def _zobrist_table() -> np.ndarray:
+    """Fixed pseudo-random 64-bit keys, one per (index, count) pair (splitmix64)."""
+    keys = np.empty((BOARD_SIZE, 32), dtype=np.uint64)
+    state = np.uint64(0x9E3779B97F4A7C15)
+    with np.errstate(over="ignore"):
+        for i in range(BOARD_SIZE):
+            for j in range(32):
+                state = np.uint64(state + np.uint64(0x9E3779B97F4A7C15))
+                z = state
+                z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+                z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+                keys[i, j] = z ^ (z >> np.uint64(31))
+    return keys
+
+
+ZOBRIST = _zobrist_table()
+
+
+class Workspace:
+    """Scratch buffers for one thread of the generator, reused across calls."""
+
+    def __init__(self) -> None:
+        self.entries = np.empty((ENTRY_CAPACITY, BOARD_SIZE), dtype=np.int8)  # distinct leaves
+        self.hashes = np.empty(ENTRY_CAPACITY, dtype=np.uint64)
+        self.masks = np.empty((ENTRY_CAPACITY, 2), dtype=np.uint8)  # [class mask, respecting-class mask]
+        self.table = np.zeros(_TABLE_SIZE, dtype=np.int64)  # (stamp << 32) | entry index
+        self.stamp = np.zeros(1, dtype=np.int64)
+        self.keep = np.empty(ENTRY_CAPACITY, dtype=np.int64)  # indices of the legal plays
+        self.stack = np.zeros((10, 5), dtype=np.int64)  # the DFS stack, one column per depth
+        self.tags = np.zeros(BOARD_SIZE, dtype=np.int8)  # Iranian rule: tagged hitters per point
+        self.board = np.zeros(BOARD_SIZE, dtype=np.int8)
+        self.sort_keys = np.empty((ENTRY_CAPACITY, 4), dtype=np.uint64)
+
+    def as_tuple(self) -> tuple:
+        return (
+            self.entries, self.hashes, self.masks, self.table, self.stamp,
+            self.keep, self.stack, self.tags, self.board, self.sort_keys,
+        )
+
+
+@njit(cache=True, inline="always")
+def _set(b, i, v, h, zob):
+    """Set ``b[i] = v`` and return the updated Zobrist hash."""
+    h ^= zob[i, b[i] + 15] ^ zob[i, v + 15]
+    b[i] = v
+    return h
+
+
+@njit(cache=True, inline="always")
+def _record(b, h, cls, respects, entries, hashes, masks, table, stamp, count):
+    """Record a leaf afterstate of class ``cls``; returns the new number of entries."""
+    slot = np.int64(h >> np.uint64(64 - _TABLE_BITS))
+    tag = stamp << 32
+    while True:
+        t = table[slot]
+        if (t & ~np.int64(0xFFFFFFFF)) != tag:
+            break
+        e = t & 0xFFFFFFFF
+        if hashes[e] == h:
+            same = True
+            for i in range(BOARD_SIZE):
+                if entries[e, i] != b[i]:
+                    same = False
+                    break
+            if same:
+                masks[e, 0] |= np.uint8(1 << cls)
+                if respects:
+                    masks[e, 1] |= np.uint8(1 << cls)
+                return count
+        slot = (slot + 1) & (_TABLE_SIZE - 1)
+    if count >= ENTRY_CAPACITY:
+        raise RuntimeError("legal-play enumeration overflowed its entry buffer")
+    table[slot] = tag | count
+    hashes[count] = h
+    for i in range(BOARD_SIZE):
+        entries[count, i] = b[i]
+    masks[count, 0] = np.uint8(1 << cls)
+    masks[count, 1] = np.uint8(1 << cls) if respects else np.uint8(0)
+    return count + 1
+
+
+# Rows of the DFS stack (one column per depth).
+_NEXT_SRC, _NEXT_VAR, _MOVED, _SRC, _DST, _HIT, _TAG, _TAG_DST, _VIOL = range(9)
+
+
+@njit(cache=True)
+def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count):
+    """Depth-first search over the dice ``seq[:ndice]``, recording leaves; returns the entry count.
+
+    ``b`` is modified in place and restored before returning.
+    """
+    entries, hashes, masks, table, stamp_arr, _keep, st, tags, _board, _keys = ws
+    stamp = stamp_arr[0]
+    if rule != 0:
+        tags[:] = 0
+
+    h = np.uint64(0)
+    on_board = 0
+    outside = 0  # mover checkers on the bar or on points 7..24 (RULES.md §5: bear off only when 0)
+    for i in range(BOARD_SIZE):
+        v = b[i]
+        h ^= zob[i, v + 15]
+        if v > 0:
+            on_board += v
+            if i > 6:
+                outside += v
+    off = NUM_CHECKERS - on_board
+    violations = 0
+
+    depth = 0
+    st[_NEXT_SRC, 0] = BAR
+    st[_NEXT_VAR, 0] = 0
+    st[_MOVED, 0] = 0
+    while True:
+        found = False
+        if depth < ndice and off < NUM_CHECKERS:
+            die = seq[depth]
+            src = st[_NEXT_SRC, depth]
+            var = st[_NEXT_VAR, depth]
+            if b[BAR] > 0 and src != BAR:
+                src = 0  # RULES.md §4: checkers on the bar enter before any other move
+            while src >= 1:
+                if b[src] > 0:
+                    ok = False
+                    if src == BAR:
+                        dst = BAR - die  # die d enters on the mover's point 25 - d
+                        ok = b[dst] >= -1
+                    else:
+                        dst = src - die
+                        if dst >= 1:
+                            ok = b[dst] >= -1  # RULES.md §3.2: open unless 2+ opposing checkers
+                        elif outside == 0:
+                            ok = True  # exact bear-off from point d (RULES.md §5)
+                            if dst < 0:
+                                # Overshoot: only from the highest occupied point.
+                                for p in range(src + 1, 7):
+                                    if b[p] > 0:
+                                        ok = False
+                                        break
+                    if ok:
+                        # Which checker moves (Iranian rule only): var 0 untagged, var 1 tagged.
+                        use_tag = 0
+                        viol = False
+                        ntag = 0
+                        if rule != 0:
+                            ntag = tags[src]
+                            if ntag > 0 and not (b[src] > ntag and var == 0):
+                                use_tag = 1
+                                if rule == NO_HIT_AND_CONTINUE_000:
+                                    viol = True  # 000: the hitter may not leave its point
+                                elif dst >= 1 and b[dst] > 0:
+                                    viol = True  # 002: not onto a point the mover holds
+                        hit = False
+                        h = _set(b, src, b[src] - 1, h, zob)
+                        if dst >= 1:
+                            if b[dst] == -1:
+                                hit = True
+                                h = _set(b, dst, 1, h, zob)
+                                h = _set(b, 0, b[0] - 1, h, zob)
+                            else:
+                                h = _set(b, dst, b[dst] + 1, h, zob)
+                        else:
+                            off += 1
+                        if src > 6 and dst <= 6:
+                            outside -= 1
+                        tag_dst = 0
+                        if rule != 0:
+                            if use_tag == 1:
+                                tags[src] -= 1
+                            if dst >= 1 and ((hit and dst <= 6) or (use_tag == 1 and rule == NO_HIT_AND_CONTINUE_002)):
+                                tags[dst] += 1
+                                tag_dst = 1
+                            if viol:
+                                violations += 1
+                        st[_SRC, depth] = src
+                        st[_DST, depth] = dst
+                        st[_HIT, depth] = hit
+                        st[_TAG, depth] = use_tag
+                        st[_TAG_DST, depth] = tag_dst
+                        st[_VIOL, depth] = viol
+                        # Resume point here: the tagged-checker variant (002 only), or the next source.
+                        if rule == NO_HIT_AND_CONTINUE_002 and use_tag == 0 and ntag > 0:
+                            st[_NEXT_SRC, depth] = src
+                            st[_NEXT_VAR, depth] = 1
+                        else:
+                            st[_NEXT_SRC, depth] = src - 1
+                            st[_NEXT_VAR, depth] = 0
+                        st[_MOVED, depth] = 1
+                        found = True
+                        break
+                src -= 1
+                var = 0
+        if found:
+            depth += 1
+            # Doubles: non-increasing source order; non-doubles: any source.
+            st[_NEXT_SRC, depth] = st[_SRC, depth - 1] if is_double else BAR
+            st[_NEXT_VAR, depth] = 0
+            st[_MOVED, depth] = 0
+            continue
+        # No (further) move from this node: a leaf unless a move was made from it.
+        if st[_MOVED, depth] == 0:
+            if off == NUM_CHECKERS:
+                cls = 4 if is_double else 3  # RULES.md §3.6: the last checker off uses every die
+            elif is_double:
+                cls = depth
+            elif depth == 2:
+                cls = 3
+            elif depth == 1:
+                cls = 2 if seq[0] == larger else 1
+            else:
+                cls = 0
+            count = _record(b, h, cls, violations == 0, entries, hashes, masks, table, stamp, count)
+        if depth == 0:
+            break
+        # Undo the move that led here.
+        depth -= 1
+        src = st[_SRC, depth]
+        dst = st[_DST, depth]
+        if dst >= 1:
+            if st[_HIT, depth]:
+                h = _set(b, dst, -1, h, zob)
+                h = _set(b, 0, b[0] + 1, h, zob)
+            else:
+                h = _set(b, dst, b[dst] - 1, h, zob)
+        else:
+            off -= 1
+        h = _set(b, src, b[src] + 1, h, zob)
+        if src > 6 and dst <= 6:
+            outside += 1
+        if rule != 0:
+            if st[_TAG_DST, depth] == 1:
+                tags[dst] -= 1
+            if st[_TAG, depth] == 1:
+                tags[src] += 1
+            if st[_VIOL, depth]:
+                violations -= 1
+    return count
+
+
+@njit(cache=True)
+def _enumerate(board, d1, d2, rule, zob, ws):
+    """Enumerate one position; the legal plays are left as indices ``ws.keep[:n]``; returns ``n``."""
+    entries, hashes, masks, table, stamp_arr, keep, _st, _tags, b, _keys = ws
+    stamp_arr[0] += 1
+    if stamp_arr[0] >= 1 << 30:
+        table[:] = 0
+        stamp_arr[0] = 1
+    b[:] = board
+    seq = np.empty(4, dtype=np.int64)
+    count = 0
+    if d1 == d2:
+        seq[:] = d1
+        count = _search(b, seq, 4, True, d1, rule, zob, ws, count)
+    else:
+        larger = max(d1, d2)
+        seq[0] = d1
+        seq[1] = d2
+        count = _search(b, seq, 2, False, larger, rule, zob, ws, count)
+        seq[0] = d2
+        seq[1] = d1
+        count = _search(b, seq, 2, False, larger, rule, zob, ws, count)
+    # The highest class present decides (RULES.md §3.4).
+    union = 0
+    for e in range(count):
+        union |= masks[e, 0]
+    best = 0
+    for c in range(4, -1, -1):
+        if union & (1 << c):
+            best = c
+            break
+    bit = np.uint8(1 << best)
+    any_respect = False
+    if rule != 0:
+        for e in range(count):
+            if masks[e, 1] & bit:
+                any_respect = True
+                break
+    nkeep = 0
+    for e in range(count):
+        if masks[e, 0] & bit:
+            if any_respect and not (masks[e, 1] & bit):
+                continue  # RULES.md §7.3: drop plays that break the rule when some respect it
+            keep[nkeep] = e
+            nkeep += 1
+    return nkeep
+
+
+@njit(cache=True)
+def _sort_keep(entries, keep, keys, n):
+    """Sort ``keep[:n]`` by the rows they point at: lexicographic, index 0 first, signed bytes."""
+    for j in range(n):
+        e = keep[j]
+        for w in range(4):
+            k = np.uint64(0)
+            for i in range(w * 8, min(w * 8 + 8, BOARD_SIZE)):
+                k = (k << np.uint64(8)) | np.uint64(entries[e, i] + 128)
+            if w == 3:
+                k <<= np.uint64(48)
+            keys[e, w] = k
+    for i in range(1, n):
+        e = keep[i]
+        j = i - 1
+        while j >= 0:
+            f = keep[j]
+            less = False
+            for w in range(4):
+                if keys[e, w] != keys[f, w]:
+                    less = keys[e, w] < keys[f, w]
+                    break
+            if not less:
+                break
+            keep[j + 1] = f
+            j -= 1
+        keep[j + 1] = e
+
+
+@njit(cache=True)
+def _batch(boards, dice, rule, sort, zob, ws):
+    n = boards.shape[0]
+    entries = ws[0]
+    keep = ws[5]
+    keys = ws[9]
+    cap = max(64, n * 32)
+    out = np.empty((cap, BOARD_SIZE), dtype=np.int8)
+    owner = np.empty(cap, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        nkeep = _enumerate(boards[i], dice[i, 0], dice[i, 1], rule, zob, ws)
+        if sort:
+            _sort_keep(entries, keep, keys, nkeep)
+        if m + nkeep > cap:
+            newcap = max(cap * 2, m + nkeep)
+            out2 = np.empty((newcap, BOARD_SIZE), dtype=np.int8)
+            out2[:m] = out[:m]
+            owner2 = np.empty(newcap, dtype=np.int64)
+            owner2[:m] = owner[:m]
+            out = out2
+            owner = owner2
+            cap = newcap
+        for j in range(nkeep):
+            e = keep[j]
+            out[m] = entries[e]
+            owner[m] = i
+            m += 1
+    return out[:m], owner[:m]
+
+
+@njit(cache=True)
+def _count_batch(boards, dice, rule, zob, ws):
+    """Number of legal plays per position, without writing the afterstates out."""
+    n = boards.shape[0]
+    counts = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        counts[i] = _enumerate(boards[i], dice[i, 0], dice[i, 1], rule, zob, ws)
+    return counts
+
+
+_WORKSPACE: Workspace | None = None
+
+
+def _workspace() -> tuple:
+    global _WORKSPACE
+    if _WORKSPACE is None:
+        _WORKSPACE = Workspace()
+    return _WORKSPACE.as_tuple()
+
+
+def legal_plays_batch(
+    boards: np.ndarray, dice: np.ndarray, rules: Rules = Rules(), sort: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    """Legal plays of a batch of positions, as afterstates.
+
+    Args:
+        boards: ``(N, 26)`` int8 boards, each from its mover's view
+            (:mod:`nard_ai.board`).
+        dice: ``(N, 2)`` integers 1..6, the mover's roll for each board (order
+            does not matter; equal numbers are doubles).
+        rules: the rule settings (standard by default, RULES.md §7 variants).
+        sort: sort each position's afterstates lexicographically (index 0
+            first, as signed bytes); ``False`` keeps the generator's
+            deterministic order and is a little faster.
+
+    Returns:
+        ``(afterstates, owner)``: ``(M, 26)`` int8 distinct afterstates, still
+        in the mover's view (not swapped), and ``(M,)`` int64 the index of the
+        input position each belongs to, ascending. Every position has at
+        least one row: a turn with no legal move yields the unchanged board.
+
+    Raises:
+        ValueError: on invalid boards (see :func:`nard_ai.board.validate_board`),
+            a game already over, or dice outside 1..6.
+    """
+    boards = validate_board(boards)
+    if boards.ndim == 1:
+        boards = boards[None]
+    dice = validate_dice(dice)
+    if len(dice) != len(boards):
+        raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
+    _check_not_over(boards)
+    return _batch(boards, dice, rules.code, sort, ZOBRIST, _workspace())
+
+
+def legal_plays(board: np.ndarray, dice, rules: Rules = Rules()) -> np.ndarray:
+    """Legal plays of one position, as sorted distinct afterstates.
+
+    Args:
+        board: ``(26,)`` int8 board from the mover's view.
+        dice: two integers 1..6 (a tuple, list or ``(2,)`` array).
+        rules: the rule settings.
+
+    Returns:
+        ``(M, 26)`` int8 afterstates in the mover's view (not swapped), sorted
+        lexicographically; ``M >= 1`` (no legal move gives the unchanged board).
+
+    Raises:
+        ValueError: on an invalid board, a finished game or bad dice.
+    """
+    board = validate_board(board)
+    if board.ndim != 1:
+        raise ValueError(f"legal_plays takes one board of shape (26,), got {board.shape}; use legal_plays_batch")
+    plays, _ = legal_plays_batch(board[None], np.asarray(dice).reshape(1, 2), rules, sort=True)
+    return plays
+
+
+def count_plays_batch(boards: np.ndarray, dice: np.ndarray, rules: Rules = Rules()) -> np.ndarray:
+    """Number of legal plays of each position (``(N,)`` int64); same checks as :func:`legal_plays_batch`."""
+    boards = validate_board(boards)
+    if boards.ndim == 1:
+        boards = boards[None]
+    dice = validate_dice(dice)
+    if len(dice) != len(boards):
+        raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
+    _check_not_over(boards)
+    return _count_batch(boards, dice, rules.code, ZOBRIST, _workspace())
+
+
+def _check_not_over(boards: np.ndarray) -> None:
+    mine = np.clip(boards, 0, None).sum(axis=1)
+    theirs = np.clip(-boards.astype(np.int16), 0, None).sum(axis=1)
+    over = (mine == 0) | (theirs == 0)
+    if over.any():
+        raise ValueError(f"position {int(np.argmax(over))} is a finished game (a side has borne off all 15 checkers)")
+
+
+@njit(cache=True)
+def _random_games(n_games, rule, rng, zob, ws, boards_out):
+    """Play ``n_games`` complete games with uniformly random legal plays.
+
+    Both sides pick uniformly among the distinct legal plays (RULES.md §2
+    opening roll: no doubles, the starter plays the two opening dice).
+    Returns ``(points, plies)``: ``points[g]`` in points at cube 1 from the
+    starting player's view, ``plies[g]`` the number of turns played.
+    """
+    entries = ws[0]
+    keep = ws[5]
+    points = np.empty(n_games, dtype=np.int64)
+    plies = np.empty(n_games, dtype=np.int64)
+    start = np.zeros(BOARD_SIZE, dtype=np.int8)
+    start[24] = 2
+    start[13] = 5
+    start[8] = 3
+    start[6] = 5
+    start[1] = -2
+    start[12] = -5
+    start[17] = -3
+    start[19] = -5
+    b = boards_out
+    for g in range(n_games):
+        b[:] = start
+        d1 = rng.integers(1, 7)
+        d2 = rng.integers(1, 7)
+        while d1 == d2:
+            d1 = rng.integers(1, 7)
+            d2 = rng.integers(1, 7)
+        ply = 0
+        sign = 1  # +1 while the starting player is on roll
+        while True:
+            nkeep = _enumerate(b, d1, d2, rule, zob, ws)
+            e = keep[rng.integers(0, nkeep)]
+            ply += 1
+            on_board = 0
+            for i in range(BOARD_SIZE):
+                if entries[e, i] > 0:
+                    on_board += entries[e, i]
+            if on_board == 0:
+                # RULES.md §6: single, gammon or backgammon, from the winner's board.
+                opp_on = 0
+                back = entries[e, 0] < 0
+                for i in range(BOARD_SIZE):
+                    if entries[e, i] < 0:
+                        opp_on -= entries[e, i]
+                        if i <= 6:
+                            back = True
+                if opp_on < NUM_CHECKERS:
+                    result = 1
+                elif back:
+                    result = 3
+                else:
+                    result = 2
+                points[g] = sign * result
+                plies[g] = ply
+                break
+            for i in range(BOARD_SIZE):
+                b[i] = -entries[e, BOARD_SIZE - 1 - i]  # swap_sides: the opponent is on roll
+            sign = -sign
+            d1 = rng.integers(1, 7)
+            d2 = rng.integers(1, 7)
+    return points, plies
+
+
+def random_games(n_games: int, rng: np.random.Generator, rules: Rules = Rules()) -> tuple[np.ndarray, np.ndarray]:
+    """Play complete games between two uniformly random players, fully compiled.
+
+    Args:
+        n_games: number of games (>= 0).
+        rng: the dice and the players' choices come from this generator.
+        rules: the rule settings.
+
+    Returns:
+        ``(points, plies)``: ``(n_games,)`` int64 each; ``points`` is the
+        result at cube 1 from the view of the player who started (±1, ±2,
+        ±3, RULES.md §6) and ``plies`` the number of turns the game took.
+    """
+    if n_games < 0:
+        raise ValueError(f"n_games must be >= 0, got {n_games}")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return _random_games(n_games, rules.code, rng, ZOBRIST, _workspace(), np.zeros(BOARD_SIZE, dtype=np.int8))
