@@ -16,7 +16,12 @@ and undone on the way back:
   that is legal in some order is legal in that order (checkers only move
   down, opposing points only open as blots are hit, moves from outside the
   home board come before bear-offs), so nothing is lost and far fewer
-  duplicate sequences are visited.
+  duplicate sequences are visited. Under seed 002's Iranian rule the order
+  decides whether a hitter moves onto a held point, so there every order is
+  searched.
+* non-doubles, second order: a second move that was already legal in the
+  original position commutes with the first, so its afterstate was found by
+  the first order and it is not searched again (standard rules only).
 
 Every leaf (no further die playable, all dice used, or the mover's last
 checker borne off, RULES.md §3.6) is recorded once per distinct afterstate
@@ -136,8 +141,18 @@ _NEXT_SRC, _NEXT_VAR, _MOVED, _SRC, _DST, _HIT, _TAG, _TAG_DST, _VIOL = range(9)
 
 
 @njit(cache=True)
-def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count):
-    """Depth-first search over the dice ``seq[:ndice]``, recording leaves; returns the entry count.
+def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
+    """Depth-first search over the dice ``seq[:ndice]``, recording leaves.
+
+    ``skip_mask`` (non-doubles, second order only): a bit per source point
+    whose move with ``seq[1]`` was legal in the original position. Such a
+    second move commutes with the first (same afterstate in the other
+    order, already searched), so it is not searched again, only noted as
+    "a move exists here" so that its parent is not taken for a leaf.
+
+    Returns:
+        ``(count, root_mask)``: the new entry count and a bit per source
+        point with a legal first move (used to build ``skip_mask``).
 
     ``b`` is modified in place and restored before returning.
     """
@@ -159,6 +174,7 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count):
     off = NUM_CHECKERS - on_board
     violations = 0
 
+    root_mask = np.int64(0)
     depth = 0
     st[_NEXT_SRC, 0] = BAR
     st[_NEXT_VAR, 0] = 0
@@ -169,9 +185,9 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count):
             die = seq[depth]
             src = st[_NEXT_SRC, depth]
             var = st[_NEXT_VAR, depth]
-            if b[BAR] > 0 and src != BAR:
-                src = 0  # RULES.md §4: checkers on the bar enter before any other move
             while src >= 1:
+                if src != BAR and b[BAR] > 0:
+                    break  # RULES.md §4: checkers on the bar enter before any other move
                 if b[src] > 0:
                     ok = False
                     if src == BAR:
@@ -189,7 +205,12 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count):
                                     if b[p] > 0:
                                         ok = False
                                         break
+                    if ok and depth == 1 and (skip_mask >> src) & 1:
+                        st[_MOVED, depth] = 1  # commutes with the first move: found by the other order
+                        ok = False
                     if ok:
+                        if depth == 0:
+                            root_mask |= np.int64(1) << src
                         # Which checker moves (Iranian rule only): var 0 untagged, var 1 tagged.
                         use_tag = 0
                         viol = False
@@ -244,8 +265,11 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count):
                 var = 0
         if found:
             depth += 1
-            # Doubles: non-increasing source order; non-doubles: any source.
-            st[_NEXT_SRC, depth] = st[_SRC, depth - 1] if is_double else BAR
+            # Doubles: non-increasing source order; non-doubles: any source. Under
+            # seed 002's rule the order matters (a point the hitter would move onto
+            # may be vacated first), so doubles are searched in every order there.
+            ordered = is_double and rule != NO_HIT_AND_CONTINUE_002
+            st[_NEXT_SRC, depth] = st[_SRC, depth - 1] if ordered else BAR
             st[_NEXT_VAR, depth] = 0
             st[_MOVED, depth] = 0
             continue
@@ -286,7 +310,7 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count):
                 tags[src] += 1
             if st[_VIOL, depth]:
                 violations -= 1
-    return count
+    return count, root_mask
 
 
 @njit(cache=True)
@@ -302,15 +326,17 @@ def _enumerate(board, d1, d2, rule, zob, ws):
     count = 0
     if d1 == d2:
         seq[:] = d1
-        count = _search(b, seq, 4, True, d1, rule, zob, ws, count)
+        count, _ = _search(b, seq, 4, True, d1, rule, zob, ws, count, 0)
     else:
         larger = max(d1, d2)
         seq[0] = d1
         seq[1] = d2
-        count = _search(b, seq, 2, False, larger, rule, zob, ws, count)
+        count, first_moves = _search(b, seq, 2, False, larger, rule, zob, ws, count, 0)
         seq[0] = d2
         seq[1] = d1
-        count = _search(b, seq, 2, False, larger, rule, zob, ws, count)
+        # With the Iranian rule the order of moves matters (which checker hit), so search it all.
+        skip = first_moves if rule == 0 else np.int64(0)
+        count, _ = _search(b, seq, 2, False, larger, rule, zob, ws, count, skip)
     # The highest class present decides (RULES.md §3.4).
     union = 0
     for e in range(count):
