@@ -41,6 +41,7 @@ legal play respects it, only those remain.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -50,8 +51,8 @@ from .rules import NO_HIT_AND_CONTINUE_000, NO_HIT_AND_CONTINUE_002, Rules
 # The most distinct afterstates kept while enumerating one position (all
 # classes together). The largest number of legal plays known for backgammon
 # is a few thousand (doubles with many checkers spread out), far below this.
-ENTRY_CAPACITY = 1 << 14
-_TABLE_BITS = 15
+ENTRY_CAPACITY = 1 << 13
+_TABLE_BITS = 14
 _TABLE_SIZE = 1 << _TABLE_BITS
 
 
@@ -74,25 +75,46 @@ ZOBRIST = _zobrist_table()
 
 
 class Workspace:
-    """Scratch buffers for one thread of the generator, reused across calls."""
+    """Scratch buffers of the generator, one set per thread, reused across calls.
 
-    def __init__(self) -> None:
-        self.entries = np.empty((ENTRY_CAPACITY, BOARD_SIZE), dtype=np.int8)  # distinct leaves
-        self.hashes = np.empty(ENTRY_CAPACITY, dtype=np.uint64)
-        self.masks = np.empty((ENTRY_CAPACITY, 2), dtype=np.uint8)  # [class mask, respecting-class mask]
-        self.table = np.zeros(_TABLE_SIZE, dtype=np.int64)  # (stamp << 32) | entry index
-        self.stamp = np.zeros(1, dtype=np.int64)
-        self.keep = np.empty(ENTRY_CAPACITY, dtype=np.int64)  # indices of the legal plays
-        self.stack = np.zeros((10, 5), dtype=np.int64)  # the DFS stack, one column per depth
-        self.tags = np.zeros(BOARD_SIZE, dtype=np.int8)  # Iranian rule: tagged hitters per point
-        self.board = np.zeros(BOARD_SIZE, dtype=np.int8)
-        self.sort_keys = np.empty((ENTRY_CAPACITY, 4), dtype=np.uint64)
+    Every array has a leading axis of length ``threads``; :meth:`views` gives
+    the tuple of one thread's buffers that the kernels take.
+    """
 
-    def as_tuple(self) -> tuple:
+    def __init__(self, threads: int = 1) -> None:
+        t = threads
+        self.threads = t
+        self.entries = np.empty((t, ENTRY_CAPACITY, BOARD_SIZE), dtype=np.int8)  # distinct leaves
+        self.hashes = np.empty((t, ENTRY_CAPACITY), dtype=np.uint64)
+        self.masks = np.empty((t, ENTRY_CAPACITY, 2), dtype=np.uint8)  # [class mask, respecting-class mask]
+        self.table = np.zeros((t, _TABLE_SIZE), dtype=np.int64)  # (stamp << 32) | entry index
+        # Small per-thread buffers are padded to separate cache lines (no false sharing).
+        self.stamp = np.zeros((t, 16), dtype=np.int64)
+        self.keep = np.empty((t, ENTRY_CAPACITY), dtype=np.int64)  # indices of the legal plays
+        self.stack = np.zeros((t, 16, 5), dtype=np.int64)  # the DFS stack, one column per depth
+        self.tags = np.zeros((t, 128), dtype=np.int8)  # Iranian rule: tagged hitters per point
+        self.board = np.zeros((t, 128), dtype=np.int8)
+        self.sort_keys = np.empty((t, ENTRY_CAPACITY, 4), dtype=np.uint64)
+        self.hash_stack = np.zeros((t, 16), dtype=np.uint64)  # the hash before each depth's move
+
+    def arrays(self) -> tuple:
+        """All buffers, thread axis first (for the parallel kernels)."""
         return (
             self.entries, self.hashes, self.masks, self.table, self.stamp,
-            self.keep, self.stack, self.tags, self.board, self.sort_keys,
+            self.keep, self.stack, self.tags, self.board, self.sort_keys, self.hash_stack,
         )
+
+    def views(self, thread: int = 0) -> tuple:
+        """One thread's buffers (for the serial kernels)."""
+        return _thread_views(self.arrays(), thread)
+
+
+@njit(cache=True, inline="always")
+def _thread_views(wsa, t):
+    return (
+        wsa[0][t], wsa[1][t], wsa[2][t], wsa[3][t], wsa[4][t][:1], wsa[5][t],
+        wsa[6][t][:10], wsa[7][t][:BOARD_SIZE], wsa[8][t][:BOARD_SIZE], wsa[9][t], wsa[10][t][:5],
+    )
 
 
 @njit(cache=True, inline="always")
@@ -156,7 +178,7 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
 
     ``b`` is modified in place and restored before returning.
     """
-    entries, hashes, masks, table, stamp_arr, _keep, st, tags, _board, _keys = ws
+    entries, hashes, masks, table, stamp_arr, _keep, st, tags, _board, _keys, hst = ws
     stamp = stamp_arr[0]
     if rule != 0:
         tags[:] = 0
@@ -224,6 +246,7 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
                                 elif dst >= 1 and b[dst] > 0:
                                     viol = True  # 002: not onto a point the mover holds
                         hit = False
+                        hst[depth] = h
                         h = _set(b, src, b[src] - 1, h, zob)
                         if dst >= 1:
                             if b[dst] == -1:
@@ -294,13 +317,14 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
         dst = st[_DST, depth]
         if dst >= 1:
             if st[_HIT, depth]:
-                h = _set(b, dst, -1, h, zob)
-                h = _set(b, 0, b[0] + 1, h, zob)
+                b[dst] = -1
+                b[0] += 1
             else:
-                h = _set(b, dst, b[dst] - 1, h, zob)
+                b[dst] -= 1
         else:
             off -= 1
-        h = _set(b, src, b[src] + 1, h, zob)
+        b[src] += 1
+        h = hst[depth]
         if src > 6 and dst <= 6:
             outside += 1
         if rule != 0:
@@ -316,7 +340,7 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
 @njit(cache=True)
 def _enumerate(board, d1, d2, rule, zob, ws):
     """Enumerate one position; the legal plays are left as indices ``ws.keep[:n]``; returns ``n``."""
-    entries, hashes, masks, table, stamp_arr, keep, _st, _tags, b, _keys = ws
+    entries, hashes, masks, table, stamp_arr, keep, _st, _tags, b, _keys, _hst = ws
     stamp_arr[0] += 1
     if stamp_arr[0] >= 1 << 30:
         table[:] = 0
@@ -398,7 +422,7 @@ def _batch(boards, dice, rule, sort, zob, ws):
     entries = ws[0]
     keep = ws[5]
     keys = ws[9]
-    cap = max(64, n * 32)
+    cap = max(64, n * 24)
     out = np.empty((cap, BOARD_SIZE), dtype=np.int8)
     owner = np.empty(cap, dtype=np.int64)
     m = 0
@@ -423,6 +447,54 @@ def _batch(boards, dice, rule, sort, zob, ws):
     return out[:m], owner[:m]
 
 
+@njit(cache=True, parallel=True)
+def _batch_parallel(boards, dice, rule, sort, zob, wsa, threads):
+    """:func:`_batch` split into one chunk per thread.
+
+    Each chunk writes into its own region of one buffer sized for 48 plays
+    per position on average; returns ``ok = False`` if a chunk overflows its
+    region (the caller then runs the serial kernel).
+    """
+    n = boards.shape[0]
+    chunks = threads
+    per = (n + chunks - 1) // chunks
+    region = per * 48 + 4096
+    out = np.empty((chunks * region, BOARD_SIZE), dtype=np.int8)
+    owner = np.empty(chunks * region, dtype=np.int64)
+    used = np.zeros(chunks, dtype=np.int64)
+    overflow = np.zeros(chunks, dtype=np.bool_)
+    for c in numba.prange(chunks):
+        ws = _thread_views(wsa, numba.get_thread_id())
+        entries = ws[0]
+        keep = ws[5]
+        keys = ws[9]
+        base = c * region
+        m = 0
+        for i in range(c * per, min(n, (c + 1) * per)):
+            nkeep = _enumerate(boards[i], dice[i, 0], dice[i, 1], rule, zob, ws)
+            if m + nkeep > region:
+                overflow[c] = True
+                break
+            if sort:
+                _sort_keep(entries, keep, keys, nkeep)
+            for j in range(nkeep):
+                out[base + m] = entries[keep[j]]
+                owner[base + m] = i
+                m += 1
+        used[c] = m
+    if overflow.any():
+        return out[:0], owner[:0], False
+    total = used.sum()
+    result = np.empty((total, BOARD_SIZE), dtype=np.int8)
+    result_owner = np.empty(total, dtype=np.int64)
+    pos = 0
+    for c in range(chunks):
+        result[pos : pos + used[c]] = out[c * region : c * region + used[c]]
+        result_owner[pos : pos + used[c]] = owner[c * region : c * region + used[c]]
+        pos += used[c]
+    return result, result_owner, True
+
+
 @njit(cache=True)
 def _count_batch(boards, dice, rule, zob, ws):
     """Number of legal plays per position, without writing the afterstates out."""
@@ -434,13 +506,24 @@ def _count_batch(boards, dice, rule, zob, ws):
 
 
 _WORKSPACE: Workspace | None = None
+PARALLEL_MIN_BATCH = 256  # smaller batches run on one thread (thread start-up costs more)
 
 
-def _workspace() -> tuple:
+def _workspace() -> Workspace:
     global _WORKSPACE
-    if _WORKSPACE is None:
-        _WORKSPACE = Workspace()
-    return _WORKSPACE.as_tuple()
+    threads = numba.get_num_threads()
+    if _WORKSPACE is None or _WORKSPACE.threads != threads:
+        _WORKSPACE = Workspace(threads)
+    return _WORKSPACE
+
+
+def _run_batch(boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool) -> tuple[np.ndarray, np.ndarray]:
+    ws = _workspace()
+    if len(boards) >= PARALLEL_MIN_BATCH and ws.threads > 1:
+        out, owner, ok = _batch_parallel(boards, dice, rule, sort, ZOBRIST, ws.arrays(), ws.threads)
+        if ok:
+            return out, owner
+    return _batch(boards, dice, rule, sort, ZOBRIST, ws.views(0))
 
 
 def legal_plays_batch(
@@ -475,7 +558,7 @@ def legal_plays_batch(
     if len(dice) != len(boards):
         raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
     _check_not_over(boards)
-    return _batch(boards, dice, rules.code, sort, ZOBRIST, _workspace())
+    return _run_batch(boards, dice, rules.code, sort)
 
 
 def legal_plays(board: np.ndarray, dice, rules: Rules = Rules()) -> np.ndarray:
@@ -509,7 +592,7 @@ def count_plays_batch(boards: np.ndarray, dice: np.ndarray, rules: Rules = Rules
     if len(dice) != len(boards):
         raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
     _check_not_over(boards)
-    return _count_batch(boards, dice, rules.code, ZOBRIST, _workspace())
+    return _count_batch(boards, dice, rules.code, ZOBRIST, _workspace().views(0))
 
 
 def _check_not_over(boards: np.ndarray) -> None:
@@ -520,87 +603,120 @@ def _check_not_over(boards: np.ndarray) -> None:
         raise ValueError(f"position {int(np.argmax(over))} is a finished game (a side has borne off all 15 checkers)")
 
 
-@njit(cache=True)
-def _random_games(n_games, rule, rng, zob, ws, boards_out):
-    """Play ``n_games`` complete games with uniformly random legal plays.
+@njit(cache=True, inline="always")
+def _next_random(state, g):
+    """splitmix64 step of game ``g``'s generator (Steele, Lea & Flood 2014); returns 64 random bits."""
+    s = state[g] + np.uint64(0x9E3779B97F4A7C15)
+    state[g] = s
+    z = (s ^ (s >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
-    Both sides pick uniformly among the distinct legal plays (RULES.md §2
-    opening roll: no doubles, the starter plays the two opening dice).
-    Returns ``(points, plies)``: ``points[g]`` in points at cube 1 from the
-    starting player's view, ``plies[g]`` the number of turns played.
-    """
+
+@njit(cache=True, inline="always")
+def _below(state, g, k):
+    """A uniform integer in ``0..k-1`` from game ``g``'s generator (multiply-shift, Lemire 2019)."""
+    return np.int64(((_next_random(state, g) >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32))
+
+
+_START = np.zeros(BOARD_SIZE, dtype=np.int8)
+for _p, _c in ((24, 2), (13, 5), (8, 3), (6, 5)):
+    _START[_p] = _c
+    _START[25 - _p] = -_c
+
+
+@njit(cache=True)
+def _play_random_turn(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws):
+    """One turn of game ``g``: enumerate, pick a play uniformly, score or pass the turn."""
     entries = ws[0]
     keep = ws[5]
-    points = np.empty(n_games, dtype=np.int64)
-    plies = np.empty(n_games, dtype=np.int64)
-    start = np.zeros(BOARD_SIZE, dtype=np.int8)
-    start[24] = 2
-    start[13] = 5
-    start[8] = 3
-    start[6] = 5
-    start[1] = -2
-    start[12] = -5
-    start[17] = -3
-    start[19] = -5
-    b = boards_out
-    for g in range(n_games):
-        b[:] = start
-        d1 = rng.integers(1, 7)
-        d2 = rng.integers(1, 7)
-        while d1 == d2:
-            d1 = rng.integers(1, 7)
-            d2 = rng.integers(1, 7)
-        ply = 0
-        sign = 1  # +1 while the starting player is on roll
-        while True:
-            nkeep = _enumerate(b, d1, d2, rule, zob, ws)
-            e = keep[rng.integers(0, nkeep)]
-            ply += 1
-            on_board = 0
+    nkeep = _enumerate(boards[g], dice[g, 0], dice[g, 1], rule, zob, ws)
+    e = keep[_below(rng_state, g, nkeep)]
+    plies[g] += 1
+    on_board = 0
+    for i in range(BOARD_SIZE):
+        if entries[e, i] > 0:
+            on_board += entries[e, i]
+    if on_board == 0:
+        # RULES.md §6: single, gammon or backgammon, from the winner's board.
+        opp_on = 0
+        back = False
+        for i in range(0, 7):
+            if entries[e, i] < 0:
+                back = True
+        for i in range(BOARD_SIZE):
+            if entries[e, i] < 0:
+                opp_on -= entries[e, i]
+        result = 1 if opp_on < NUM_CHECKERS else (3 if back else 2)
+        points[g] = sign[g] * result
+        return True
+    for i in range(BOARD_SIZE):
+        boards[g, i] = -entries[e, BOARD_SIZE - 1 - i]  # swap_sides: the opponent is on roll
+    sign[g] = -sign[g]
+    dice[g, 0] = 1 + _below(rng_state, g, 6)
+    dice[g, 1] = 1 + _below(rng_state, g, 6)
+    return False
+
+
+@njit(cache=True, parallel=True)
+def _random_games(seeds, rule, zob, wsa, threads):
+    """Random games to completion, thread ``t`` playing games ``t, t + threads, ...`` one after another.
+
+    Each game owns a splitmix64 generator seeded from ``seeds[g]``, so the
+    results do not depend on the number of threads. Threads never wait for
+    each other until the end (no per-turn barrier).
+    """
+    n = seeds.shape[0]
+    rng_state = seeds.copy()
+    points = np.zeros(n, dtype=np.int64)
+    plies = np.zeros(n, dtype=np.int64)
+    boards = np.empty((n, BOARD_SIZE), dtype=np.int8)
+    dice = np.empty((n, 2), dtype=np.int8)
+    sign = np.ones(n, dtype=np.int64)
+    for t in numba.prange(threads):
+        ws = _thread_views(wsa, numba.get_thread_id())
+        for g in range(t, n, threads):
             for i in range(BOARD_SIZE):
-                if entries[e, i] > 0:
-                    on_board += entries[e, i]
-            if on_board == 0:
-                # RULES.md §6: single, gammon or backgammon, from the winner's board.
-                opp_on = 0
-                back = entries[e, 0] < 0
-                for i in range(BOARD_SIZE):
-                    if entries[e, i] < 0:
-                        opp_on -= entries[e, i]
-                        if i <= 6:
-                            back = True
-                if opp_on < NUM_CHECKERS:
-                    result = 1
-                elif back:
-                    result = 3
-                else:
-                    result = 2
-                points[g] = sign * result
-                plies[g] = ply
-                break
-            for i in range(BOARD_SIZE):
-                b[i] = -entries[e, BOARD_SIZE - 1 - i]  # swap_sides: the opponent is on roll
-            sign = -sign
-            d1 = rng.integers(1, 7)
-            d2 = rng.integers(1, 7)
+                boards[g, i] = _START[i]
+            # RULES.md §2: each rolls one die, ties roll again; the starter plays both numbers.
+            d1 = 1 + _below(rng_state, g, 6)
+            d2 = 1 + _below(rng_state, g, 6)
+            while d1 == d2:
+                d1 = 1 + _below(rng_state, g, 6)
+                d2 = 1 + _below(rng_state, g, 6)
+            dice[g, 0] = d1
+            dice[g, 1] = d2
+            while not _play_random_turn(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws):
+                pass
     return points, plies
 
 
 def random_games(n_games: int, rng: np.random.Generator, rules: Rules = Rules()) -> tuple[np.ndarray, np.ndarray]:
     """Play complete games between two uniformly random players, fully compiled.
 
+    The games are spread over numba's threads. Each game draws its dice and
+    choices from its own splitmix64 generator seeded from ``rng``, so the
+    results depend only on ``rng`` (not on the thread count). Both players
+    pick uniformly among the distinct legal plays; the opening roll follows
+    RULES.md §2.
+
     Args:
         n_games: number of games (>= 0).
-        rng: the dice and the players' choices come from this generator.
+        rng: seeds the games' generators.
         rules: the rule settings.
 
     Returns:
         ``(points, plies)``: ``(n_games,)`` int64 each; ``points`` is the
         result at cube 1 from the view of the player who started (±1, ±2,
         ±3, RULES.md §6) and ``plies`` the number of turns the game took.
+
+    Raises:
+        ValueError: on a negative ``n_games`` or a non-Generator ``rng``.
     """
     if n_games < 0:
         raise ValueError(f"n_games must be >= 0, got {n_games}")
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    return _random_games(n_games, rules.code, rng, ZOBRIST, _workspace(), np.zeros(BOARD_SIZE, dtype=np.int8))
+    seeds = rng.integers(0, 2**63, size=n_games, dtype=np.int64).astype(np.uint64)
+    ws = _workspace()
+    return _random_games(seeds, rules.code, ZOBRIST, ws.arrays(), ws.threads)

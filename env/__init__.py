@@ -1,0 +1,39 @@
+"""Gymnasium environments for nard_ai (the library never imports this package).
+
+Importing ``env`` registers:
+
+=======================  =====================================================
+id                       what
+=======================  =====================================================
+``nard/Backgammon-v0``   :class:`env.backgammon.BackgammonEnv`, with the native
+                         vector env :class:`env.vector.BackgammonVectorEnv`
+                         as its ``vector_entry_point``
+=======================  =====================================================
+
+::
+
+    import gymnasium as gym
+    import env  # noqa: F401  (registers the ids)
+
+    single = gym.make("nard/Backgammon-v0", action_mode="checker", opponent="random")
+    batch = gym.make_vec("nard/Backgammon-v0", num_envs=256, vectorization_mode="vector_entry_point")
+
+Spaces and the observation layout: :mod:`env.spaces`.
+"""
+
+from gymnasium.envs.registration import register, registry
+
+from .backgammon import BackgammonEnv
+from .spaces import CHECKER_OBS_SIZE, MAX_PLAYS, PLAY_OBS_SIZE
+from .vector import BackgammonVectorEnv
+
+ENV_ID = "nard/Backgammon-v0"
+
+if ENV_ID not in registry:
+    register(
+        id=ENV_ID,
+        entry_point="env.backgammon:BackgammonEnv",
+        vector_entry_point="env.vector:BackgammonVectorEnv",
+    )
+
+__all__ = ["BackgammonEnv", "BackgammonVectorEnv", "CHECKER_OBS_SIZE", "ENV_ID", "MAX_PLAYS", "PLAY_OBS_SIZE"]

@@ -1,0 +1,153 @@
+"""The single-game backgammon environment (``nard/Backgammon-v0``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from nard_ai.rules import Rules
+
+from ._games import Games, Opponent
+from .spaces import MAX_PLAYS, action_space, observation_space
+
+
+class BackgammonEnv(gym.Env):
+    """Backgammon (takhte nard) against an opponent or against itself.
+
+    ## Description
+    Money-game backgammon without the doubling cube, by the rules of
+    ``RULES.md`` (sections 1-7; the Iranian no-hit-and-continue variant through
+    ``rules``). The rules come from :mod:`nard_ai`: legal plays from
+    :func:`nard_ai.movegen.legal_plays_batch`, game stepping from
+    :mod:`nard_ai.game`. A game starts with the opening roll (RULES.md §2), so
+    the opponent may move first. A turn with no legal move passes by itself:
+    the agent is only asked to act when it has at least one move.
+
+    ## Action Space
+    ``action_mode="play"`` (default): ``Discrete(max_plays)``, an index into the
+    turn's legal plays, given as distinct afterstates sorted lexicographically
+    (the order of :func:`nard_ai.movegen.legal_plays`). ``info["action_mask"]``
+    marks the first ``M`` indices, ``M`` the number of legal plays.
+    ``max_plays`` defaults to :data:`env.spaces.MAX_PLAYS` (3060, a proven
+    bound; the most seen is 1492); a smaller value shrinks the space and
+    raises ``RuntimeError`` on a position with more plays.
+
+    ``action_mode="checker"``: ``Discrete(156)``, one checker moved by one die
+    per step, ``action = 6 * source + (die - 1)`` with ``source`` the board
+    index the checker leaves (1..24 a point in the mover's numbering, 25 the
+    bar) and ``die`` 1..6 (the checker lands on ``source - die``, or is borne
+    off). The mask already enforces the whole-turn rules (use both dice, the
+    larger die, bar first, ...): a move is allowed only if it starts a sequence
+    that ends in one of the turn's legal plays (:mod:`nard_ai.checker_moves`).
+    The turn passes when no such move remains.
+
+    An action outside the mask ends the game as a single-game loss for the
+    side that chose it (``illegal_action="lose"``, ``info["illegal_action"]``
+    is set), or raises ``ValueError`` (``illegal_action="raise"``).
+
+    ## Observation Space
+    ``Box(0, high, (210,), float32)`` in play mode, ``(216,)`` in checker mode,
+    from the view of the side to act (layout in :mod:`env.spaces`): units
+    0-197 TD-Gammon's 198 inputs (:data:`nard_ai.encoding.TD198`, ``td198``
+    v1) of the board as it stands; 198-203 the larger die one-hot; 204-209 the
+    smaller die one-hot; in checker mode 210-215 the unplayed dice, count per
+    face / 4. ``info`` holds ``action_mask`` (int8), ``player`` (the side the
+    observation is for), ``dice`` (larger first), ``board`` (``(26,)`` int8,
+    :mod:`nard_ai.board` layout, that side's view), ``illegal_action``, and in
+    checker mode ``dice_left`` (``(4,)`` int8, 0-padded).
+
+    ## Rewards
+    0 on every step but the last. At the end, the game's points (RULES.md §6:
+    1 single, 2 gammon, 3 backgammon): against an opponent, from the agent's
+    side (player 0), so ``+`` for a win and ``-`` for a loss; with
+    ``opponent="self"``, from the side that took the final action (the winner,
+    so ``+1/+2/+3``; ``-1`` for an illegal action).
+
+    ## Episode End
+    Terminated when a side has borne off all 15 checkers (or after an illegal
+    action with ``illegal_action="lose"``). The final observation is from the
+    agent's side (the last actor's with ``"self"``), dice units 0, mask all 0.
+    Never truncated by the env (wrap in ``TimeLimit`` if needed).
+
+    ## Arguments
+    * ``action_mode``: ``"play"`` or ``"checker"`` (above).
+    * ``opponent``: ``"random"`` (uniform over the legal plays, from the env's
+      generator), ``"self"`` (the agent plays both sides, observations always
+      from the side to act; ``info["player"]`` says which), or a callable
+      ``(obs, info) -> action`` called with the opponent's own observation and
+      info in the env's action mode (in checker mode once per checker move).
+    * ``rules``: :class:`nard_ai.rules.Rules` (standard by default).
+    * ``max_plays``: size of the play-mode action space (above).
+    * ``illegal_action``: ``"lose"`` or ``"raise"`` (above).
+    * ``render_mode``: ``None`` or ``"ansi"`` (a text board).
+
+    ``reset(seed=...)`` seeds ``self.np_random``, the source of all dice and of
+    the random opponent. ``reset(options=...)`` accepts ``board`` (``(26,)``,
+    the view of the side on roll), ``dice`` (``(2,)``) and ``player`` (0 or 1,
+    the side on roll) to start from a given position; what is not given comes
+    from the opening roll.
+
+    ## Version History
+    * v0: initial version (``td198`` v1 observations).
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        action_mode: str = "play",
+        opponent: str | Opponent = "random",
+        rules: Rules | None = None,
+        max_plays: int = MAX_PLAYS,
+        illegal_action: str = "lose",
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self._games = Games(
+            1, action_mode, opponent, Rules() if rules is None else rules, max_plays, illegal_action
+        )
+        self.action_mode = action_mode
+        self.opponent = opponent
+        self.rules = self._games.rules
+        self.action_space = action_space(action_mode, self._games.max_plays)
+        self.observation_space = observation_space(action_mode)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        options = options or {}
+        unknown = set(options) - {"board", "dice", "player"}
+        if unknown:
+            raise ValueError(f"unknown reset options {sorted(unknown)}; known: board, dice, player")
+        self._games.rngs[0] = self.np_random
+        self._games.reset([0], options.get("board"), options.get("dice"), options.get("player"))
+        return self._games.observe_one(0)
+
+    def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
+        self._games.rngs[0] = self.np_random
+        reward = self._games.act([0], [action])[0]
+        obs, info = self._games.observe_one(0)
+        return obs, float(reward), bool(self._games.done([0])[0]), False, info
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self._games.render(0)
+        return None
+
+    def legal_afterstates(self) -> np.ndarray:
+        """The legal plays of the turn being played, ``(M, 26)`` int8 afterstates (mover's view), sorted.
+
+        In play mode, action ``a`` chooses row ``a``. Useful for afterstate
+        evaluators (score each row with a value network, pick the best).
+        """
+        plays = self._games.plays[0]
+        if plays is None or self._games.done([0])[0]:
+            return np.empty((0, 26), dtype=np.int8)
+        return plays.copy()

@@ -1,0 +1,165 @@
+"""The native vector environment: ``N`` backgammon games as arrays, stepped through the batched core."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from nard_ai.rules import Rules
+
+from ._games import Games, Opponent
+from .spaces import MAX_PLAYS, action_space, observation_space
+
+
+class BackgammonVectorEnv(VectorEnv):
+    """``num_envs`` games of :class:`env.backgammon.BackgammonEnv`, held as arrays.
+
+    Every argument, space, reward and info key is that of
+    :class:`~env.backgammon.BackgammonEnv` (see its docstring), batched on a
+    leading ``num_envs`` axis; infos follow Gymnasium's vector convention
+    (``infos[key]`` an array over games, ``infos["_" + key]`` a bool mask).
+    All games at a turn start get their legal plays from one
+    :func:`nard_ai.movegen.legal_plays_batch` call and their chosen plays
+    applied in one :func:`nard_ai.game.step` call.
+
+    Seeding matches ``num_envs`` single envs (and Gymnasium's ``SyncVectorEnv``):
+    ``reset(seed=s)`` gives game ``i`` its own generator seeded ``s + i``;
+    a list seeds each game; ``None`` keeps the generators (fresh random ones
+    on the first reset). With the same seeds and actions, game ``i`` plays
+    exactly as a single env reset with seed ``s + i`` (and reset without a
+    seed after each episode).
+
+    Autoreset mode ``NEXT_STEP`` (``metadata["autoreset_mode"]``): the step
+    after a game terminates resets that game, ignores its action and returns
+    its first observation with reward 0 and no termination.
+    """
+
+    metadata = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        action_mode: str = "play",
+        opponent: str | Opponent = "random",
+        rules: Rules | None = None,
+        max_plays: int = MAX_PLAYS,
+        illegal_action: str = "lose",
+        render_mode: str | None = None,
+    ) -> None:
+        if int(num_envs) < 1:
+            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.num_envs = int(num_envs)
+        self.render_mode = render_mode
+        self._games = Games(
+            self.num_envs,
+            action_mode,
+            opponent,
+            Rules() if rules is None else rules,
+            max_plays,
+            illegal_action,
+        )
+        self.action_mode = action_mode
+        self.opponent = opponent
+        self.rules = self._games.rules
+        self.single_action_space = action_space(action_mode, self._games.max_plays)
+        self.single_observation_space = observation_space(action_mode)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._autoreset = np.zeros(self.num_envs, dtype=bool)
+        self._all = np.arange(self.num_envs)
+
+    def _seed(self, seed: int | list[int | None] | None) -> None:
+        if seed is None:
+            seeds = [None] * self.num_envs
+        elif isinstance(seed, (int, np.integer)):
+            seeds = [int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ValueError(f"got {len(seeds)} seeds for {self.num_envs} games")
+        for i, s in enumerate(seeds):
+            if s is not None or self._games.rngs[i] is None:
+                self._games.rngs[i], _ = seeding.np_random(s)
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset all games (or those of ``options["reset_mask"]``).
+
+        Args:
+            seed: ``int`` (game ``i`` gets ``seed + i``), a list of per-game
+                seeds, or ``None``.
+            options: ``reset_mask`` (``(num_envs,)`` bool: reset only these),
+                and ``board``, ``dice``, ``player`` as for the single env,
+                applied to every game reset.
+        """
+        options = dict(options or {})
+        reset_mask = options.pop("reset_mask", None)
+        unknown = set(options) - {"board", "dice", "player"}
+        if unknown:
+            raise ValueError(
+                f"unknown reset options {sorted(unknown)}; known: reset_mask, board, dice, player"
+            )
+        self._seed(seed)
+        if reset_mask is None:
+            reset_mask = np.ones(self.num_envs, dtype=bool)
+        reset_mask = np.asarray(reset_mask, dtype=bool)
+        if reset_mask.shape != (self.num_envs,):
+            raise ValueError(
+                f"options['reset_mask'] must have shape ({self.num_envs},), got {reset_mask.shape}"
+            )
+        idx = self._all[reset_mask]
+        self._games.reset(idx, options.get("board"), options.get("dice"), options.get("player"))
+        self._autoreset[idx] = False
+        obs, info = self._games.observe(self._all)
+        return obs, self._vector_info(info, reset_mask)
+
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        actions = np.asarray(actions).reshape(self.num_envs)
+        rewards = np.zeros(self.num_envs, dtype=np.float64)
+        restart = self._all[self._autoreset]
+        play = self._all[~self._autoreset]
+        if len(restart):
+            self._games.reset(restart)
+        if len(play):
+            rewards[play] = self._games.act(play, actions[play])
+        terminations = np.zeros(self.num_envs, dtype=bool)
+        terminations[play] = self._games.done(play)
+        truncations = np.zeros(self.num_envs, dtype=bool)
+        self._autoreset = terminations | truncations
+        obs, info = self._games.observe(self._all)
+        return (
+            obs,
+            rewards,
+            terminations,
+            truncations,
+            self._vector_info(info, np.ones(self.num_envs, dtype=bool)),
+        )
+
+    def render(self) -> tuple[str, ...] | None:
+        if self.render_mode == "ansi":
+            return tuple(self._games.render(i) for i in range(self.num_envs))
+        return None
+
+    def legal_afterstates(self, i: int) -> np.ndarray:
+        """Game ``i``'s legal plays this turn, ``(M, 26)`` int8 sorted afterstates (mover's view); see the single env."""
+        plays = self._games.plays[i]
+        if plays is None or self._games.done([i])[0]:
+            return np.empty((0, 26), dtype=np.int8)
+        return plays.copy()
+
+    @staticmethod
+    def _vector_info(info: dict[str, np.ndarray], present: np.ndarray) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for key, value in info.items():
+            out[key] = value
+            out["_" + key] = present.copy()
+        return out

@@ -1,0 +1,173 @@
+"""GNU Backgammon Position IDs.
+
+A Position ID is 14 characters of base64 (standard alphabet ``A-Z a-z 0-9 +
+/``, no ``=`` padding) holding an 80-bit *position key*, built from gnubg's
+two-row board (:mod:`nard_ai.formats.tanboard`, RULES.md section 1):
+
+1. For each player, **first the player not on roll** (gnubg's row 0), then
+   the player on roll (row 1), and for each of that player's 25 locations in
+   its own numbering (points 1..24, then the bar): write as many ``1`` bits
+   as it has checkers there, then one ``0`` bit. That is ``50`` zeros and at
+   most ``30`` ones; the rest of the 80 bits are ``0``.
+2. Pack the bits little-endian into 10 bytes: bit ``k`` is bit ``k % 8``
+   (least significant first) of byte ``k // 8``.
+3. Base64-encode the 10 bytes (16 characters with ``==``) and drop the
+   padding: 14 characters. The last character carries 4 unused bits, which
+   must be ``0``.
+
+The starting position is ``4HPwATDgc/ABMA``. The mover of a nard_ai board is
+gnubg's player on roll, so ``position_id`` never swaps sides.
+
+Decoding is strict: gnubg itself ignores the 4 unused bits of the last
+character, but an ID with them set was not written by gnubg (most likely a
+typo), so it is rejected here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nard_ai.board import NUM_CHECKERS, validate_board
+from nard_ai.formats.tanboard import from_tanboard, to_tanboard
+
+POSITION_ID_LENGTH = 14
+KEY_BYTES = 10
+KEY_BITS = 8 * KEY_BYTES
+LOCATIONS = 25  # points 1..24 and the bar, per player
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_DIGIT = {ch: i for i, ch in enumerate(_ALPHABET)}
+_UNUSED_BITS = 6 * POSITION_ID_LENGTH - KEY_BITS  # 4 bits at the end of the last character
+
+
+def position_key(board: np.ndarray) -> bytes:
+    """The 10-byte gnubg position key of a board.
+
+    Args:
+        board: ``(26,)`` integer board, mover's view (the mover is gnubg's
+            player on roll).
+
+    Returns:
+        10 bytes, bits packed little-endian as the module docstring describes.
+
+    Raises:
+        ValueError: if the board is not one valid ``(26,)`` board.
+    """
+    arr = np.asarray(board)
+    if arr.ndim != 1:
+        raise ValueError(f"position_key takes one board of shape (26,), got shape {arr.shape}")
+    tan = to_tanboard(validate_board(arr))
+    key = 0
+    bit = 0
+    for row in (0, 1):  # the player not on roll first
+        for count in tan[row]:
+            # `count` ones then a zero: the ones occupy bits bit..bit+count-1.
+            key |= ((1 << int(count)) - 1) << bit
+            bit += int(count) + 1
+    return key.to_bytes(KEY_BYTES, "little")
+
+
+def position_id(board: np.ndarray) -> str:
+    """The GNU Backgammon Position ID of a board.
+
+    Args:
+        board: ``(26,)`` integer board, mover's view (the mover is gnubg's
+            player on roll).
+
+    Returns:
+        The 14-character Position ID, e.g. ``"4HPwATDgc/ABMA"`` for the
+        starting position.
+
+    Raises:
+        ValueError: if the board is not one valid ``(26,)`` board.
+    """
+    value = int.from_bytes(position_key(board), "big") << _UNUSED_BITS
+    chars = [_ALPHABET[(value >> (6 * i)) & 0x3F] for i in range(POSITION_ID_LENGTH)]
+    return "".join(reversed(chars))
+
+
+def _key_from_id(pid: str) -> int:
+    """Decode the base64 of a Position ID to its 80-bit key (bit k = bit k of the int)."""
+    if len(pid) != POSITION_ID_LENGTH:
+        raise ValueError(f"a Position ID has {POSITION_ID_LENGTH} characters, got {len(pid)}: {pid!r}")
+    bad = sorted({ch for ch in pid if ch not in _DIGIT})
+    if bad:
+        raise ValueError(
+            f"Position ID {pid!r} has characters outside the base64 alphabet (A-Z a-z 0-9 + /): "
+            + " ".join(repr(ch) for ch in bad)
+        )
+    value = 0
+    for ch in pid:
+        value = (value << 6) | _DIGIT[ch]
+    if value & ((1 << _UNUSED_BITS) - 1):
+        raise ValueError(
+            f"Position ID {pid!r}: the last character {pid[-1]!r} sets unused bits "
+            "(gnubg never writes them; is it mistyped?)"
+        )
+    return int.from_bytes((value >> _UNUSED_BITS).to_bytes(KEY_BYTES, "big"), "little")
+
+
+def tanboard_from_position_id(pid: str) -> np.ndarray:
+    """Decode a Position ID to gnubg's two-row form.
+
+    Args:
+        pid: the 14-character Position ID; surrounding whitespace is ignored.
+
+    Returns:
+        ``(2, 25)`` int64 counts, row 1 the player on roll (see
+        :mod:`nard_ai.formats.tanboard`).
+
+    Raises:
+        ValueError: if the ID is not a string, has the wrong length,
+            characters outside base64, unused bits set, fewer than 50 ``0``
+            bits (too many ``1`` bits), ``1`` bits after the 50th ``0``, more
+            than 15 checkers for a player, or both players on one point.
+    """
+    if not isinstance(pid, str):
+        raise ValueError(f"a Position ID must be a str, got {type(pid).__name__}")
+    pid = pid.strip()
+    key = _key_from_id(pid)
+    tan = np.zeros((2, LOCATIONS), dtype=np.int64)
+    bit = 0
+    for row in (0, 1):  # the player not on roll first
+        who = "on roll" if row == 1 else "not on roll"
+        for loc in range(LOCATIONS):
+            count = 0
+            while bit < KEY_BITS and (key >> bit) & 1:
+                count += 1
+                bit += 1
+            if tan[row].sum() + count > NUM_CHECKERS:
+                raise ValueError(
+                    f"Position ID {pid!r} gives the player {who} more than {NUM_CHECKERS} checkers"
+                )
+            if bit >= KEY_BITS:
+                raise ValueError(
+                    f"Position ID {pid!r} runs out of bits at row {row}, location {loc + 1}: "
+                    f"it has fewer than {2 * LOCATIONS} separating 0 bits"
+                )
+            bit += 1  # the separating 0
+            tan[row, loc] = count
+    if key >> bit:
+        raise ValueError(
+            f"Position ID {pid!r} has 1 bits after the {2 * LOCATIONS} locations (wrong bit count)"
+        )
+    try:
+        from_tanboard(tan)  # both players on one point, both with all checkers off
+    except ValueError as exc:
+        raise ValueError(f"Position ID {pid!r} is not a valid position: {exc}") from None
+    return tan
+
+
+def board_from_position_id(pid: str) -> np.ndarray:
+    """Decode a Position ID to a board.
+
+    Args:
+        pid: the 14-character Position ID; surrounding whitespace is ignored.
+
+    Returns:
+        ``(26,)`` int8 board from the view of gnubg's player on roll (the
+        mover).
+
+    Raises:
+        ValueError: on any malformed ID (see :func:`tanboard_from_position_id`).
+    """
+    return from_tanboard(tanboard_from_position_id(pid))
