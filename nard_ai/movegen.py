@@ -105,8 +105,13 @@ class Workspace:
         )
 
     def views(self, thread: int = 0) -> tuple:
-        """One thread's buffers (for the serial kernels)."""
-        return _thread_views(self.arrays(), thread)
+        """One thread's buffers (for the serial kernels); the same views as ``_thread_views``."""
+        t = thread
+        return (
+            self.entries[t], self.hashes[t], self.masks[t], self.table[t], self.stamp[t][:1], self.keep[t],
+            self.stack[t][:10], self.tags[t][:BOARD_SIZE], self.board[t][:BOARD_SIZE], self.sort_keys[t],
+            self.hash_stack[t][:5],
+        )
 
 
 @njit(cache=True, inline="always")
