@@ -18,6 +18,14 @@ from .board import (
     swap_sides,
     validate_board,
 )
+from .formats import (
+    board_from_position_id,
+    from_tanboard,
+    play_notation,
+    position_id,
+    render_board,
+    to_tanboard,
+)
 from .game import GameState, new_games, opening_roll, roll_dice, step
 from .movegen import count_plays_batch, legal_plays, legal_plays_batch, random_games
 from .rules import Rules
@@ -29,6 +37,12 @@ __all__ = [
     "NUM_CHECKERS",
     "OPP_BAR",
     "GameState",
+    "board_from_position_id",
+    "from_tanboard",
+    "play_notation",
+    "position_id",
+    "render_board",
+    "to_tanboard",
     "Rules",
     "checkers_off",
     "count_plays_batch",
