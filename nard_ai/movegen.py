@@ -41,6 +41,8 @@ legal play respects it, only those remain.
 
 from __future__ import annotations
 
+import os
+
 import numba
 import numpy as np
 from numba import njit
@@ -51,8 +53,8 @@ from .rules import NO_HIT_AND_CONTINUE_000, NO_HIT_AND_CONTINUE_002, Rules
 # The most distinct afterstates kept while enumerating one position (all
 # classes together). The largest number of legal plays known for backgammon
 # is a few thousand (doubles with many checkers spread out), far below this.
-ENTRY_CAPACITY = 1 << 13
-_TABLE_BITS = 14
+ENTRY_CAPACITY = 1 << 14
+_TABLE_BITS = 15
 _TABLE_SIZE = 1 << _TABLE_BITS
 
 
@@ -511,21 +513,39 @@ def _count_batch(boards, dice, rule, zob, ws):
 
 
 _WORKSPACE: Workspace | None = None
+_WORKSPACE_PID = 0
 PARALLEL_MIN_BATCH = 256  # smaller batches run on one thread (thread start-up costs more)
 
 
 def _workspace() -> Workspace:
-    global _WORKSPACE
-    threads = numba.get_num_threads()
-    if _WORKSPACE is None or _WORKSPACE.threads != threads:
-        _WORKSPACE = Workspace(threads)
+    """The process's workspace, one buffer set for every thread numba may start."""
+    global _WORKSPACE, _WORKSPACE_PID
+    if _WORKSPACE is None or _WORKSPACE_PID != os.getpid():
+        _WORKSPACE = Workspace(numba.config.NUMBA_NUM_THREADS)
+        _WORKSPACE_PID = os.getpid()
     return _WORKSPACE
+
+
+def _parallel_threads() -> int:
+    """Threads for the parallel kernels: numba's current setting, 1 in a forked child.
+
+    GNU OpenMP (numba's default threading layer on Linux) is not fork-safe,
+    so a process forked from one that may have started the thread pool runs
+    the kernels on one thread.
+    """
+    if _PARENT_PID != os.getpid():
+        return 1
+    return numba.get_num_threads()
+
+
+_PARENT_PID = os.getpid()
 
 
 def _run_batch(boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool) -> tuple[np.ndarray, np.ndarray]:
     ws = _workspace()
-    if len(boards) >= PARALLEL_MIN_BATCH and ws.threads > 1:
-        out, owner, ok = _batch_parallel(boards, dice, rule, sort, ZOBRIST, ws.arrays(), ws.threads)
+    threads = _parallel_threads()
+    if len(boards) >= PARALLEL_MIN_BATCH and threads > 1:
+        out, owner, ok = _batch_parallel(boards, dice, rule, sort, ZOBRIST, ws.arrays(), threads)
         if ok:
             return out, owner
     return _batch(boards, dice, rule, sort, ZOBRIST, ws.views(0))
@@ -663,8 +683,38 @@ def _play_random_turn(g, boards, dice, sign, plies, points, rng_state, rule, zob
     return False
 
 
+@njit(cache=True)
+def _play_random_game(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws):
+    """Game ``g`` from the opening roll (RULES.md §2) to its end, both sides playing at random."""
+    for i in range(BOARD_SIZE):
+        boards[g, i] = _START[i]
+    # Each player rolls one die, ties roll again; the starter plays both numbers.
+    d1 = 1 + _below(rng_state, g, 6)
+    d2 = 1 + _below(rng_state, g, 6)
+    while d1 == d2:
+        d1 = 1 + _below(rng_state, g, 6)
+        d2 = 1 + _below(rng_state, g, 6)
+    dice[g, 0] = d1
+    dice[g, 1] = d2
+    while not _play_random_turn(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws):
+        pass
+
+
+@njit(cache=True)
+def _game_arrays(seeds):
+    n = seeds.shape[0]
+    return (
+        seeds.copy(),
+        np.zeros(n, dtype=np.int64),
+        np.zeros(n, dtype=np.int64),
+        np.empty((n, BOARD_SIZE), dtype=np.int8),
+        np.empty((n, 2), dtype=np.int8),
+        np.ones(n, dtype=np.int64),
+    )
+
+
 @njit(cache=True, parallel=True)
-def _random_games(seeds, rule, zob, wsa, threads):
+def _random_games_parallel(seeds, rule, zob, wsa, threads):
     """Random games to completion, thread ``t`` playing games ``t, t + threads, ...`` one after another.
 
     Each game owns a splitmix64 generator seeded from ``seeds[g]``, so the
@@ -672,27 +722,22 @@ def _random_games(seeds, rule, zob, wsa, threads):
     each other until the end (no per-turn barrier).
     """
     n = seeds.shape[0]
-    rng_state = seeds.copy()
-    points = np.zeros(n, dtype=np.int64)
-    plies = np.zeros(n, dtype=np.int64)
-    boards = np.empty((n, BOARD_SIZE), dtype=np.int8)
-    dice = np.empty((n, 2), dtype=np.int8)
-    sign = np.ones(n, dtype=np.int64)
+    rng_state, points, plies, boards, dice, sign = _game_arrays(seeds)
     for t in numba.prange(threads):
         ws = _thread_views(wsa, numba.get_thread_id())
         for g in range(t, n, threads):
-            for i in range(BOARD_SIZE):
-                boards[g, i] = _START[i]
-            # RULES.md §2: each rolls one die, ties roll again; the starter plays both numbers.
-            d1 = 1 + _below(rng_state, g, 6)
-            d2 = 1 + _below(rng_state, g, 6)
-            while d1 == d2:
-                d1 = 1 + _below(rng_state, g, 6)
-                d2 = 1 + _below(rng_state, g, 6)
-            dice[g, 0] = d1
-            dice[g, 1] = d2
-            while not _play_random_turn(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws):
-                pass
+            _play_random_game(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws)
+    return points, plies
+
+
+@njit(cache=True)
+def _random_games_serial(seeds, rule, zob, wsa):
+    """:func:`_random_games_parallel` on the calling thread only."""
+    n = seeds.shape[0]
+    rng_state, points, plies, boards, dice, sign = _game_arrays(seeds)
+    ws = _thread_views(wsa, 0)
+    for g in range(n):
+        _play_random_game(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws)
     return points, plies
 
 
@@ -723,5 +768,7 @@ def random_games(n_games: int, rng: np.random.Generator, rules: Rules = Rules())
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     seeds = rng.integers(0, 2**63, size=n_games, dtype=np.int64).astype(np.uint64)
-    ws = _workspace()
-    return _random_games(seeds, rules.code, ZOBRIST, ws.arrays(), ws.threads)
+    threads = _parallel_threads()
+    if threads > 1 and n_games >= 2 * threads:
+        return _random_games_parallel(seeds, rules.code, ZOBRIST, _workspace().arrays(), threads)
+    return _random_games_serial(seeds, rules.code, ZOBRIST, _workspace().arrays())

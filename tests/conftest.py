@@ -1,0 +1,382 @@
+"""Shared helpers for the rules-core tests: random positions, gnubg conversion, hypothesis strategies.
+
+Every board here uses the layout of :mod:`nard_ai.board` (``(26,)`` int8,
+the mover's view). Randomness always comes from an explicit
+``np.random.Generator`` (STYLE.md rule 5); nothing is seeded at import.
+
+Position sources:
+
+* :func:`random_play_positions`: positions met in random games from the
+  starting position. Each turn rolls two dice and moves random checkers one
+  die at a time with :func:`reference.single_die_moves` (bar first, bear-off
+  rules, hits), so every position is one real play could reach; the forced
+  play rules are not needed to *reach* positions, only to test them.
+* :func:`random_bearoff_positions`: bear-off-heavy positions: the mover has
+  every checker (or all but one) in its home board, some already off; the
+  opponent sometimes keeps checkers on the mover's home board or the bar
+  (hits during bear-off, blocked points).
+* :func:`random_scattered_positions`: any valid board: each side's checkers
+  dropped on random points, the bar or off (deep stress: several checkers on
+  the bar, primes, odd bear-offs).
+* :func:`random_home_hit_positions`: opponent blots in the mover's home
+  board within reach (the Iranian rule of RULES.md 7 matters).
+* :func:`mixed_positions`: random play, bear-off and scattered, de-duplicated.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+# The package is not installed; make ``import nard_ai`` work under plain ``pytest``.
+_REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _REPO_ROOT not in sys.path:
+    sys.path.insert(0, _REPO_ROOT)
+
+import reference  # noqa: E402
+
+from nard_ai.board import starting_board, swap_sides  # noqa: E402
+from nard_ai.rules import Rules  # noqa: E402
+
+STANDARD = Rules()
+
+#: The 21 distinct rolls, larger die first.
+ALL_ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b in range(1, a + 1))
+
+
+# --------------------------------------------------------------------------
+# The generators under test
+# --------------------------------------------------------------------------
+
+
+def import_movegen():
+    """``nard_ai.movegen``, or skip the test with a clear message while it does not exist."""
+    return pytest.importorskip("nard_ai.movegen", reason="nard_ai/movegen.py is not written yet")
+
+
+@pytest.fixture(params=["reference", "movegen"])
+def generate(request):
+    """``generate(board, dice, rules=Rules()) -> (M, 26) int8`` for each implementation.
+
+    ``reference`` is :func:`reference.legal_plays`; ``movegen`` is
+    ``nard_ai.movegen.legal_plays`` (skipped while the module is missing).
+    """
+    if request.param == "reference":
+        return reference.legal_plays
+    movegen = import_movegen()
+
+    def movegen_legal_plays(board, dice, rules: Rules = STANDARD):
+        return movegen.legal_plays(np.asarray(board, dtype=np.int8), np.asarray(dice, dtype=np.int8), rules)
+
+    return movegen_legal_plays
+
+
+def play_set(afterstates) -> set[tuple[int, ...]]:
+    """``(M, 26)`` afterstates -> a set of board tuples."""
+    return {tuple(row) for row in np.asarray(afterstates, dtype=np.int64).tolist()}
+
+
+def theirs(points: dict[int, int]) -> dict[int, int]:
+    """Opponent checkers given on the **mover's** point numbers, renumbered for ``pos(opp=...)``.
+
+    The mover's point ``p`` is the opponent's point ``25 - p`` (RULES.md 1);
+    key 25 (the bar) stays 25.
+    """
+    return {(25 - p if p != 25 else 25): n for p, n in points.items()}
+
+
+# --------------------------------------------------------------------------
+# Random positions
+# --------------------------------------------------------------------------
+
+
+def _mover_left(board) -> int:
+    return int(np.clip(board[1:26], 0, None).sum())
+
+
+def _opp_left(board) -> int:
+    return int(np.clip(-board[0:25], 0, None).sum())
+
+
+def random_turn(board: np.ndarray, dice: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+    """Move random checkers one die at a time (not necessarily a maximal play).
+
+    Each single-die move is legal on its own (RULES.md 3.2, 4, 5); a die that
+    cannot move is skipped. Returns the afterstate (mover's view).
+    """
+    b = reference.as_tuple(board)
+    d1, d2 = dice
+    order = [d1] * 4 if d1 == d2 else ([d1, d2] if rng.random() < 0.5 else [d2, d1])
+    for die in order:
+        if reference.mover_checkers_left(b) == 0:
+            break
+        steps = reference.single_die_moves(b, die)
+        if steps:
+            b = steps[rng.integers(len(steps))].after
+    return np.array(b, dtype=np.int8)
+
+
+def random_play_positions(rng: np.random.Generator, n: int, max_turns: int = 400) -> np.ndarray:
+    """``(n, 26)`` int8 positions (mover's view) met in random games from the start.
+
+    Each game is sampled at random turns; a finished game restarts. Only
+    positions where both sides still have checkers in play are returned.
+    """
+    out = []
+    board = starting_board()
+    turns = 0
+    while len(out) < n:
+        dice = tuple(int(x) for x in rng.integers(1, 7, size=2))
+        board = swap_sides(random_turn(board, dice, rng))
+        turns += 1
+        if _mover_left(board) == 0 or _opp_left(board) == 0 or turns > max_turns:
+            board, turns = starting_board(), 0
+            continue
+        if rng.random() < 0.5:
+            out.append(board.copy())
+    return np.array(out, dtype=np.int8)
+
+
+def random_bearoff_positions(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``(n, 26)`` int8 bear-off-heavy positions (mover's view)."""
+    out = []
+    while len(out) < n:
+        b = np.zeros(26, dtype=np.int64)
+        in_play = int(rng.integers(1, 16))
+        # Mostly all home; sometimes one straggler outside or on the bar.
+        straggler = rng.random() < 0.2 and in_play >= 1
+        points = rng.integers(1, 7, size=in_play)
+        if rng.random() < 0.5:  # bunch checkers on few, low points (overshoot cases)
+            points = rng.integers(1, int(rng.integers(1, 7)) + 1, size=in_play)
+        for p in points:
+            b[p] += 1
+        if straggler:
+            lowest = int(np.flatnonzero(b[1:7] > 0)[0] + 1)
+            b[lowest] -= 1
+            b[int(rng.choice([7, 8, 9, 12, 20, 25]))] += 1
+        # The opponent: mostly in its own home board (mover's 19..24), some
+        # checkers off; sometimes checkers on the mover's home board or its bar.
+        opp_in_play = int(rng.integers(1, 16))
+        free = [i for i in range(1, 25) if b[i] == 0]
+        opp_points = [i for i in free if i >= 19] or free
+        for _ in range(opp_in_play):
+            r = rng.random()
+            if r < 0.15:
+                b[0] -= 1
+            elif r < 0.45:
+                home_free = [i for i in free if i <= 6] or free
+                b[int(rng.choice(home_free))] -= 1
+            else:
+                b[int(rng.choice(opp_points))] -= 1
+        if _mover_left(b) > 0:
+            out.append(b.astype(np.int8))
+    return np.array(out, dtype=np.int8)
+
+
+def random_scattered_positions(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``(n, 26)`` int8 arbitrary valid boards: checkers dropped on random points, bar or off."""
+    out = []
+    while len(out) < n:
+        b = np.zeros(26, dtype=np.int64)
+        p_off, p_bar = rng.random() * 0.5, rng.random() * 0.15
+        for side in (1, -1):
+            bar = 25 if side == 1 else 0
+            for _ in range(15):
+                r = rng.random()
+                if r < p_off:
+                    continue
+                if r < p_off + p_bar:
+                    b[bar] += side
+                    continue
+                free = [i for i in range(1, 25) if b[i] * side >= 0]
+                b[int(rng.choice(free))] += side
+        if _mover_left(b) > 0 and _opp_left(b) > 0:
+            out.append(b.astype(np.int8))
+    return np.array(out, dtype=np.int8)
+
+
+def random_home_hit_positions(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``(n, 26)`` int8 positions where the mover can hit blots in its home board (RULES.md 7).
+
+    The mover has checkers on points 1..12 (some off); the opponent has one to
+    four blots and a few made points on the mover's points 1..9, the rest far
+    away or on its bar. These are the positions where the Iranian
+    no-hit-and-continue rule changes the legal plays.
+    """
+    out = []
+    while len(out) < n:
+        b = np.zeros(26, dtype=np.int64)
+        for p in rng.integers(1, 13, size=int(rng.integers(2, 15))):
+            b[p] += 1
+        if rng.random() < 0.15:
+            b[int(rng.choice([13, 18, 25]))] += 1
+        free_home = [p for p in range(1, 10) if b[p] == 0]
+        rng.shuffle(free_home)
+        opp_left = 15
+        for p in free_home[: int(rng.integers(1, 5))]:
+            b[p] = -1
+            opp_left -= 1
+        for p in free_home[4:6]:
+            if rng.random() < 0.5:
+                b[p] = -2
+                opp_left -= 2
+        far = [p for p in range(13, 25) if b[p] == 0]
+        for _ in range(opp_left):
+            if rng.random() < 0.1:
+                b[0] -= 1
+            elif rng.random() < 0.2:
+                continue  # borne off
+            else:
+                b[int(rng.choice(far))] -= 1
+        if _mover_left(b) > 0 and _opp_left(b) > 0:
+            out.append(b.astype(np.int8))
+    return np.array(out, dtype=np.int8)
+
+
+def mixed_positions(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``(n, 26)`` distinct positions: about 60% random play, 25% bear-off, 15% scattered."""
+    n_play, n_bear = int(n * 0.6), int(n * 0.25)
+    seen = set()
+    out = []
+    sources = [
+        (random_play_positions, n_play),
+        (random_bearoff_positions, n_bear),
+        (random_scattered_positions, n - n_play - n_bear),
+    ]
+    for make, count in sources:
+        target = len(out) + count
+        while len(out) < target:
+            for row in make(rng, target - len(out) + 8):
+                key = row.tobytes()
+                if key not in seen and len(out) < target:
+                    seen.add(key)
+                    out.append(row)
+    return np.array(out, dtype=np.int8)
+
+
+# --------------------------------------------------------------------------
+# gnubg's two-row board (RULES.md section 1, "gnubg's two-row form")
+# --------------------------------------------------------------------------
+
+
+def to_gnubg(board) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Our board -> gnubg's ``(opponent row, mover row)``; gnubg's row 1 is the side on roll.
+
+    Each row is in its own player's numbering: column ``i`` = point ``i + 1``,
+    column 24 = that player's bar. Our index ``p`` is the opponent's point ``25 - p``.
+    """
+    b = [int(x) for x in np.asarray(board)]
+    mover = [max(b[p], 0) for p in range(1, 25)] + [b[25]]
+    opp = [max(-b[25 - q], 0) for q in range(1, 25)] + [-b[0]]
+    return tuple(opp), tuple(mover)
+
+
+def from_gnubg(rows) -> np.ndarray:
+    """gnubg's ``(opponent row, mover row)`` -> our ``(26,)`` int8 board (mover's view)."""
+    opp, mover = rows
+    b = np.zeros(26, dtype=np.int64)
+    for p in range(1, 25):
+        b[p] = mover[p - 1] - opp[24 - p]
+    b[25] = mover[24]
+    b[0] = -opp[24]
+    return b.astype(np.int8)
+
+
+def gnubg_play_set(gnubg_nn, board, dice) -> set[tuple[int, ...]]:
+    """gnubg's legal afterstates (mover's view) as a set of tuples; ``{board}`` if it has none."""
+    keys = gnubg_nn.moves(to_gnubg(board), int(dice[0]), int(dice[1]))
+    if not keys:
+        return {reference.as_tuple(board)}
+    return {reference.as_tuple(from_gnubg(gnubg_nn.boardfromkey(k))) for k in keys}
+
+
+# --------------------------------------------------------------------------
+# Comparison helpers
+# --------------------------------------------------------------------------
+
+
+def describe_difference(board, dice, expected: set, actual: set, limit: int = 6) -> str:
+    """A readable report of two afterstate sets that differ."""
+    b = reference.as_tuple(board)
+
+    def moved(after):
+        return {i: after[i] - b[i] for i in range(26) if after[i] != b[i]}
+
+    missing = sorted(expected - actual)[:limit]
+    extra = sorted(actual - expected)[:limit]
+    lines = [f"board={list(b)} dice={tuple(dice)}: expected {len(expected)} plays, got {len(actual)}"]
+    lines += [f"  missing {list(a)} (changes {moved(a)})" for a in missing]
+    lines += [f"  extra   {list(a)} (changes {moved(a)})" for a in extra]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------
+# Hypothesis strategies
+# --------------------------------------------------------------------------
+
+
+@st.composite
+def scattered_boards(draw) -> np.ndarray:
+    """Any valid board: each checker of each side drawn on a point, the bar or off.
+
+    Location codes: 0 = off, 1..24 = own point, 25 = own bar. The opponent's
+    checkers go only where the mover has none. The mover keeps >= 1 checker.
+    """
+    b = np.zeros(26, dtype=np.int64)
+    mover_locations = draw(st.lists(st.integers(0, 25), min_size=15, max_size=15))
+    if all(loc == 0 for loc in mover_locations):
+        mover_locations[0] = 1
+    for loc in mover_locations:
+        if loc:
+            b[loc] += 1
+    opp_allowed = [0] + [q for q in range(1, 25) if b[25 - q] == 0] + [25]
+    opp_locations = draw(st.lists(st.sampled_from(opp_allowed), min_size=15, max_size=15))
+    if all(q == 0 for q in opp_locations):
+        opp_locations[0] = 25  # keep the game going: the opponent keeps one checker (on its bar)
+    for q in opp_locations:
+        if q:
+            b[25 - q if q < 25 else 0] -= 1
+    return b.astype(np.int8)
+
+
+@st.composite
+def finished_boards(draw) -> np.ndarray:
+    """A finished game: the mover has borne off all 15; the opponent has 1..15 in play
+    anywhere (its bar, the mover's home board, its own home board...). Use
+    ``swap_sides`` for the other winner."""
+    b = np.zeros(26, dtype=np.int64)
+    locations = draw(st.lists(st.integers(0, 25), min_size=15, max_size=15))
+    if all(q == 0 for q in locations):
+        locations[0] = 1
+    for q in locations:  # the opponent's own numbering; 25 = its bar (our index 0)
+        if q:
+            b[25 - q if q < 25 else 0] -= 1
+    return b.astype(np.int8)
+
+
+@st.composite
+def played_boards(draw) -> np.ndarray:
+    """A position from random play (seeded by hypothesis)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    return random_play_positions(np.random.default_rng(seed), 1, max_turns=120)[0]
+
+
+@st.composite
+def bearoff_boards(draw) -> np.ndarray:
+    """A bear-off-heavy position (seeded by hypothesis)."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    return random_bearoff_positions(np.random.default_rng(seed), 1)[0]
+
+
+def boards() -> st.SearchStrategy[np.ndarray]:
+    """Valid boards with at least one mover checker in play, from all sources."""
+    return st.one_of(scattered_boards(), played_boards(), bearoff_boards())
+
+
+def dice() -> st.SearchStrategy[tuple[int, int]]:
+    """Two dice, 1..6 each, in any order."""
+    return st.tuples(st.integers(1, 6), st.integers(1, 6))
