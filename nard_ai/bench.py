@@ -188,7 +188,7 @@ def run_benchmarks(positions: int = 20_000, games: int = 2_000, repeats: int = 5
 
 def format_table(result: dict) -> str:
     """The figures as a plain-text table."""
-    lines = ["nard_ai rules-core benchmark (medians; threads=%d)" % result["machine"]["threads"]]
+    lines = [f"nard_ai rules-core benchmark (medians; threads={result['machine']['threads']})"]
     gnubg = result.get("gnubg_afterstates_per_s")
     lines.append(f"{'batch':>8} {'afterstates/s':>15} {'unsorted':>15} {'vs gnubg':>9} {'random games/s':>15}")
     for batch in BATCH_SIZES:

@@ -16,7 +16,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .board import BOARD_SIZE, game_result, pip_count, starting_board, swap_sides, validate_board, validate_dice
+from .board import (
+    BOARD_SIZE,
+    game_result,
+    pip_count,
+    starting_board,
+    swap_sides,
+    validate_board,
+    validate_dice,
+)
 
 CENTERED = -1  # cube owner value for a centred cube
 
