@@ -1,0 +1,183 @@
+"""The ``nard`` command line: argument parsing and output only.
+
+Commands
+--------
+``nard hint POSITION_ID --dice D1 D2 [--checkpoint PATH] [--top N]``
+    Print the board (side on roll at the bottom) and every legal play in
+    standard notation, ranked by the network's 0-ply cubeless equity, with
+    the win / gammon / backgammon probabilities of each (for the side on
+    roll). The position is a gnubg Position ID, read with its side on roll
+    as the mover. Without ``--checkpoint`` the shipped network
+    (``checkpoints/nard-td198.pt``) is used.
+
+Bad input (a malformed Position ID, dice outside 1..6, a missing or corrupt
+checkpoint) prints one ``nard: error: ...`` line and exits with status 2.
+
+Also here: :func:`parse_dataclass_args`, the CleanRL-style argument parser
+that ``train.py`` and ``evaluate.py`` use (one flag per dataclass field, the
+docstring under each field as its help text).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import sys
+import textwrap
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+__all__ = ["main", "build_parser", "parse_dataclass_args", "format_hint"]
+
+T = TypeVar("T")
+
+
+def _field_docs(cls: type) -> dict[str, str]:
+    """The string literal under each field of a dataclass (CleanRL/tyro convention)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError):
+        return {}
+    docs: dict[str, str] = {}
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
+    for node, nxt in zip(body, body[1:], strict=False):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(nxt, ast.Expr)
+            and isinstance(nxt.value, ast.Constant)
+            and isinstance(nxt.value.value, str)
+        ):
+            docs[node.target.id] = " ".join(nxt.value.value.split())
+    return docs
+
+
+def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
+    """Parse command-line flags into a dataclass, one ``--field-name`` per field.
+
+    ``bool`` fields become ``--flag/--no-flag``; the docstring under each field
+    is its help text; the class docstring is the description.
+
+    Args:
+        cls: a dataclass whose fields all have defaults (int, float, str, bool).
+        argv: arguments (default ``sys.argv[1:]``).
+    """
+    docs = _field_docs(cls)
+    parser = argparse.ArgumentParser(
+        description=inspect.cleandoc(cls.__doc__ or ""),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    hints = {f.name: f.type for f in dataclasses.fields(cls)}
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        kind = hints[f.name] if not isinstance(hints[f.name], str) else eval(hints[f.name])  # noqa: S307
+        help_text = docs.get(f.name, "")
+        if kind is bool:
+            parser.add_argument(
+                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=f.default, help=help_text
+            )
+        else:
+            parser.add_argument(flag, dest=f.name, type=kind, default=f.default, help=help_text)
+    return cls(**vars(parser.parse_args(argv)))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``nard`` argument parser."""
+    parser = argparse.ArgumentParser(
+        prog="nard", description="nard_ai: backgammon analysis from the command line"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    hint = sub.add_parser("hint", help="rank the legal plays of a position by the network's equity")
+    hint.add_argument("position_id", help="gnubg Position ID, e.g. 4HPwATDgc/ABMA (the starting position)")
+    hint.add_argument(
+        "--dice", nargs=2, type=int, required=True, metavar=("D1", "D2"), help="the roll, e.g. --dice 3 1"
+    )
+    hint.add_argument(
+        "--checkpoint",
+        default=None,
+        help="network checkpoint (default: the shipped checkpoints/nard-td198.pt)",
+    )
+    hint.add_argument("--top", type=int, default=0, help="show only the best N plays (default: all)")
+    return parser
+
+
+def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int = 0) -> str:
+    """The ranked plays as a table (equity and probabilities for the side on roll)."""
+    from .formats.notation import play_notation
+
+    rows = [f"{'#':>3}  {'play':<24} {'equity':>7}  {'win':>6} {'w-g':>6} {'w-bg':>6} {'l-g':>6} {'l-bg':>6}"]
+    n = len(ranked) if top <= 0 else min(top, len(ranked))
+    for i in range(n):
+        p = ranked.probs[i]
+        move = play_notation(board, ranked.afterstates[i], dice) or "(no move)"
+        rows.append(
+            f"{i + 1:>3}  {move:<24} {ranked.equity[i]:>+7.3f}  " + " ".join(f"{100 * v:>5.1f}%" for v in p)
+        )
+    if n < len(ranked):
+        rows.append(f"     ... {len(ranked) - n} more")
+    return "\n".join(rows)
+
+
+def _render_board(board: np.ndarray, dice: tuple[int, int]) -> str:
+    try:
+        from .formats.ascii import render_board
+    except ImportError:  # TEMPORARY SHIM until nard_ai/formats/ascii.py lands: a bare one-line dump
+        from .formats.position_id import position_id
+
+        return f"Position ID {position_id(board)}  board {board.tolist()}  dice {dice[0]}-{dice[1]}"
+    return render_board(board, dice)
+
+
+def _hint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .arena import agent_from_spec
+    from .board import validate_dice
+    from .formats.position_id import board_from_position_id
+
+    try:
+        board = board_from_position_id(args.position_id)
+    except ValueError as exc:
+        parser.error(f"bad position ID {args.position_id!r}: {exc}")
+    try:
+        dice = tuple(int(d) for d in validate_dice(np.asarray(args.dice))[0])
+    except ValueError as exc:
+        parser.error(f"bad dice {args.dice}: {exc}")
+    if not (board > 0).any() or not (board < 0).any():
+        parser.error("the game in that position is already over")
+    try:
+        agent = agent_from_spec(args.checkpoint or "default")
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+    ranked = agent.rank_plays(board, dice)
+    print(_render_board(board, dice))
+    print()
+    print(
+        f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} for {dice[0]}-{dice[1]}, "
+        f"ranked by 0-ply cubeless equity ({agent.name}); probabilities for the side on roll:"
+    )
+    print(format_hint(board, dice, ranked, args.top))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``nard`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "hint":
+        return _hint(args, _sub(parser, "hint"))
+    parser.error(f"unknown command {args.command!r}")
+    return 2
+
+
+def _sub(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

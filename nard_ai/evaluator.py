@@ -1,0 +1,215 @@
+"""The ``Evaluator`` protocol and its implementations: network, pubeval, random.
+
+An evaluator maps boards to outcome probabilities::
+
+    evaluate(boards: (N, 26) int8) -> (N, 5) float32
+
+Each board is in the layout of :mod:`nard_ai.board`, seen **from its side on
+roll** (about to roll the dice), and the 5 numbers are gnubg's cumulative
+probabilities for **that side**: win, win-gammon, win-backgammon,
+lose-gammon, lose-backgammon (:mod:`nard_ai.network`). To value an afterstate
+(the mover's board just after its play), search swaps it to the opponent's
+view, evaluates, and inverts (:func:`nard_ai.search.afterstate_probs`).
+
+An evaluator may also offer ``score_plays(boards, afterstates, owner) -> (M,)``
+(higher is better for the mover) when it ranks plays by something other than
+the equity of its probabilities; search then uses that for move choice. Pubeval
+does (it picks its weights from the position *before* the move), and so does
+the random evaluator (uniformly random plays).
+
+Lookahead (1-ply, 2-ply) will be an evaluator that wraps an evaluator.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numba import njit
+
+from .board import BAR, NUM_CHECKERS, swap_sides
+from .network import Network, exclusive_to_gnubg, load_checkpoint
+
+__all__ = [
+    "Evaluator",
+    "NetworkEvaluator",
+    "PubevalEvaluator",
+    "RandomEvaluator",
+    "has_contact",
+    "pubeval_scores",
+]
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Boards ``(N, 26)`` int8 (side on roll's view) -> ``(N, 5)`` float32 gnubg-order probabilities for that side."""
+
+    def evaluate(self, boards: np.ndarray) -> np.ndarray: ...
+
+
+class NetworkEvaluator:
+    """Evaluates boards with a :class:`nard_ai.network.Network` (one batched forward pass).
+
+    Args:
+        network: the network; it is put in eval mode for evaluation.
+    """
+
+    def __init__(self, network: Network) -> None:
+        self.network = network
+
+    @classmethod
+    def from_checkpoint(cls, path) -> NetworkEvaluator:
+        """Load a checkpoint (see :func:`nard_ai.network.load_checkpoint`; raises ``ValueError`` on a bad file)."""
+        return cls(load_checkpoint(path).network)
+
+    def probs6(self, boards: np.ndarray) -> np.ndarray:
+        """``(N, 6)`` float32 exclusive outcome probabilities for the side on roll (may be a strided view)."""
+        return self.network.probs6(boards)
+
+    def evaluate(self, boards: np.ndarray) -> np.ndarray:
+        """``(N, 26)`` boards -> ``(N, 5)`` float32 gnubg-order probabilities for the side on roll."""
+        return exclusive_to_gnubg(self.probs6(boards))
+
+
+def _pubeval_weights_path() -> Path:
+    here = Path(__file__).resolve().parent
+    for candidate in (
+        here / "data" / "pubeval_weights.json",
+        here.parent.parent / "shared" / "data" / "pubeval_weights.json",
+    ):
+        if candidate.is_file():
+            return candidate
+    raise FileNotFoundError("pubeval_weights.json not found in nard_ai/data/")
+
+
+@njit(cache=True)
+def _pubeval_kernel(afterstates, race, contact_w, race_w, out):
+    for i in range(afterstates.shape[0]):
+        b = afterstates[i]
+        on = 0
+        for j in range(1, BAR + 1):
+            if b[j] > 0:
+                on += b[j]
+        if on == 0:
+            # "A position with all own checkers off scores +infinity."
+            out[i] = np.inf
+            continue
+        w = race_w if race[i] else contact_w
+        s = 0.0
+        # locations 24 down to 1: unit block k encodes board index 24 - k
+        for k in range(24):
+            n = b[24 - k]
+            base = 5 * k
+            if n == -1:
+                s += w[base]
+            elif n == 1:
+                s += w[base + 1]
+            elif n >= 2:
+                s += w[base + 2]
+                if n == 3:
+                    s += w[base + 3]
+                elif n >= 4:
+                    s += w[base + 4] * (n - 3) * 0.5
+        s += w[120] * (-b[0]) * 0.5
+        s += w[121] * (NUM_CHECKERS - on) / NUM_CHECKERS
+        out[i] = s
+
+
+def has_contact(boards: np.ndarray) -> np.ndarray:
+    """Whether any mover checker still has an opposing checker in front of it.
+
+    Args:
+        boards: ``(N, 26)`` int8 (either side's view: contact is symmetric).
+
+    Returns:
+        ``(N,)`` bool. No contact means the mover's rearmost checker (highest
+        index with a mover checker, the bar being 25) is below the opponent's
+        rearmost checker (lowest index with an opponent checker, its bar being 0).
+    """
+    boards = np.asarray(boards)
+    idx = np.arange(boards.shape[1])
+    mine_back = np.where(boards > 0, idx, -1).max(axis=1)
+    theirs_back = np.where(boards < 0, idx, 99).min(axis=1)
+    return mine_back > theirs_back
+
+
+def pubeval_scores(afterstates: np.ndarray, race: np.ndarray, weights: dict[str, np.ndarray]) -> np.ndarray:
+    """Tesauro's pubeval score of afterstates, for the side that just moved (higher is better).
+
+    Args:
+        afterstates: ``(M, 26)`` int8, the mover's view (not swapped).
+        race: ``(M,)`` bool, use the race weights (pubeval: when the position
+            *before* the move has no contact) instead of the contact weights.
+        weights: ``{"contact": (122,), "race": (122,)}`` float64.
+
+    Returns:
+        ``(M,)`` float64; ``+inf`` where the mover has borne off everything.
+    """
+    out = np.empty(len(afterstates), dtype=np.float64)
+    _pubeval_kernel(
+        np.ascontiguousarray(afterstates, dtype=np.int8),
+        np.ascontiguousarray(race, dtype=np.bool_),
+        weights["contact"],
+        weights["race"],
+        out,
+    )
+    return out
+
+
+class PubevalEvaluator:
+    """Tesauro's pubeval (1993), the classic benchmark, from ``nard_ai/data/pubeval_weights.json``.
+
+    Pubeval is a move chooser: a linear score of the position after the move,
+    from the mover's side, with race weights when the position before the
+    move has no contact. :meth:`score_plays` is exactly that and is what
+    search uses to choose plays. :meth:`evaluate` exists to satisfy the
+    :class:`Evaluator` protocol: it scores the board from the side that just
+    moved (the side *not* on roll), choosing the weights by the board's own
+    contact, and maps the score to a pseudo win probability
+    ``1 - sigmoid(score)`` for the side on roll with no gammons. That number is
+    monotone in the score but not calibrated; do not read it as a real
+    probability.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        data = json.loads(Path(path or _pubeval_weights_path()).read_text())
+        self.weights = {k: np.asarray(data[k], dtype=np.float64) for k in ("contact", "race")}
+        if any(w.shape != (122,) for w in self.weights.values()):
+            raise ValueError("pubeval weights must be two lists of 122 numbers ('contact' and 'race')")
+
+    def score_plays(self, boards: np.ndarray, afterstates: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """Pubeval scores ``(M,)`` of afterstates; ``boards[owner]`` is each one's position before the move."""
+        race = ~has_contact(boards)[owner]
+        return pubeval_scores(afterstates, race, self.weights)
+
+    def evaluate(self, boards: np.ndarray) -> np.ndarray:
+        """Pseudo-probabilities ``(N, 5)`` float32 for the side on roll (see the class docstring)."""
+        movers = swap_sides(np.asarray(boards, dtype=np.int8))
+        score = pubeval_scores(movers, ~has_contact(movers), self.weights)
+        with np.errstate(over="ignore"):
+            mover_win = 1.0 / (1.0 + np.exp(-np.clip(score, -50.0, None)))
+        out = np.zeros((len(boards), 5), dtype=np.float32)
+        out[:, 0] = 1.0 - mover_win
+        return out
+
+
+class RandomEvaluator:
+    """Random probabilities; as a move chooser it picks a uniformly random legal play.
+
+    Args:
+        seed: seed or ``np.random.Generator``; randomness is explicit, never global.
+    """
+
+    def __init__(self, seed: int | np.random.Generator | None = None) -> None:
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+    def score_plays(self, boards: np.ndarray, afterstates: np.ndarray, owner: np.ndarray) -> np.ndarray:
+        """Independent uniform scores ``(M,)``: the argmax per position is a uniformly random play."""
+        return self.rng.random(len(afterstates))
+
+    def evaluate(self, boards: np.ndarray) -> np.ndarray:
+        """Random consistent probabilities ``(N, 5)`` float32 (a flat Dirichlet over the 6 outcomes)."""
+        p6 = self.rng.dirichlet(np.ones(6), size=len(boards)).astype(np.float32)
+        return exclusive_to_gnubg(p6)

@@ -1,0 +1,418 @@
+"""The torch evaluator network, outcome-probability views, and checkpoints with a contract.
+
+Outcomes and whose perspective
+------------------------------
+Every probability here is for **the side on roll in the encoded board**
+(after :mod:`nard_ai.encoding`), unless a function's name says it inverts.
+
+Internally the network predicts 6 *exclusive* outcomes with a softmax
+(the wildbg choice), in the order of :data:`OUTCOMES`::
+
+    win single, win gammon, win backgammon, lose single, lose gammon, lose backgammon
+    points:  +1,  +2,  +3,  -1,  -2,  -3
+
+so the probabilities are always consistent (non-negative, summing to 1, a
+backgammon is a gammon is a win). At the edges the project uses gnubg's 5
+*cumulative* numbers, in gnubg's order (``WIN, WINGAMMON, WINBACKGAMMON,
+LOSEGAMMON, LOSEBACKGAMMON``)::
+
+    win = ws + wg + wb,  win_gammon = wg + wb,  win_backgammon = wb,
+    lose_gammon = lg + lb,  lose_backgammon = lb
+
+Cubeless money equity, for the same side (gnubg ``eval.c``, ``Utility()``)::
+
+    equity = 2 win - 1 + win_gammon + win_backgammon - lose_gammon - lose_backgammon
+
+which equals the expected points ``ws + 2 wg + 3 wb - ls - 2 lg - 3 lb``.
+
+Checkpoints
+-----------
+:func:`save_checkpoint` writes one ``torch.save`` dict atomically (a temporary
+file in the same folder, fsync, ``os.replace``), so a crash never leaves a
+half-written checkpoint. Its contract:
+
+==================  ============================================================
+key                 value
+==================  ============================================================
+``format``          ``"nard_ai.checkpoint"``
+``format_version``  :data:`CHECKPOINT_VERSION`
+``layout_version``  :data:`nard_ai.board.LAYOUT_VERSION` of the boards trained on
+``encoder``         ``{"name": str, "version": int, "size": int}``
+``network``         :class:`NetworkConfig` as a dict
+``state_dict``      the network's tensors
+``games_trained``   self-play games behind these weights
+``args``            the training hyperparameters (a plain dict)
+``optimizer``       the optimizer's ``state_dict`` or ``None``
+``rng``             RNG state (JSON text of numpy's bit-generator state, and
+                    torch's CPU RNG state) or ``None``
+``extra``           free-form dict (e.g. last benchmark), or ``{}``
+==================  ============================================================
+
+:func:`load_checkpoint` checks every key and raises ``ValueError`` naming the
+file and the problem on a corrupt, truncated or mismatched file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .board import LAYOUT_VERSION
+from .encoding import Encoder, get_encoder
+
+__all__ = [
+    "OUTCOMES",
+    "OUTCOME_POINTS",
+    "GNUBG_OUTPUTS",
+    "NetworkConfig",
+    "Network",
+    "Checkpoint",
+    "exclusive_to_gnubg",
+    "gnubg_to_exclusive",
+    "invert_probs",
+    "invert_exclusive",
+    "cubeless_equity",
+    "result_probs",
+    "save_checkpoint",
+    "load_checkpoint",
+    "default_checkpoint_path",
+    "CHECKPOINT_FORMAT",
+    "CHECKPOINT_VERSION",
+]
+
+OUTCOMES = ("win_single", "win_gammon", "win_backgammon", "lose_single", "lose_gammon", "lose_backgammon")
+OUTCOME_POINTS = np.array([1, 2, 3, -1, -2, -3], dtype=np.float32)
+GNUBG_OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+CHECKPOINT_FORMAT = "nard_ai.checkpoint"
+CHECKPOINT_VERSION = 1
+DEFAULT_CHECKPOINT_NAME = "nard-td198.pt"
+
+_INVERT6 = [3, 4, 5, 0, 1, 2]
+
+
+def exclusive_to_gnubg(p6):
+    """6 exclusive outcome probabilities -> gnubg's 5 cumulative ones (same side).
+
+    Args:
+        p6: ``(..., 6)`` numpy array or torch tensor in :data:`OUTCOMES` order.
+
+    Returns:
+        ``(..., 5)`` of the same kind: win, win-gammon, win-backgammon,
+        lose-gammon, lose-backgammon.
+    """
+    ws, wg, wb, _ls, lg, lb = (p6[..., i] for i in range(6))
+    parts = [ws + wg + wb, wg + wb, wb, lg + lb, lb]
+    if isinstance(p6, torch.Tensor):
+        return torch.stack(parts, dim=-1)
+    return np.stack(parts, axis=-1)
+
+
+def gnubg_to_exclusive(p5: np.ndarray) -> np.ndarray:
+    """gnubg's 5 cumulative probabilities -> the 6 exclusive outcomes (same side).
+
+    Small negative values from rounding are clipped to 0.
+
+    Args:
+        p5: ``(..., 5)`` array in gnubg order.
+
+    Returns:
+        ``(..., 6)`` array in :data:`OUTCOMES` order.
+    """
+    p5 = np.asarray(p5)
+    w, wg, wb, lg, lb = (p5[..., i] for i in range(5))
+    out = np.stack([w - wg, wg - wb, wb, 1.0 - w - lg, lg - lb, lb], axis=-1)
+    return np.clip(out, 0.0, None).astype(p5.dtype, copy=False)
+
+
+def invert_probs(p5: np.ndarray) -> np.ndarray:
+    """gnubg-order probabilities for one side -> the same for the other side.
+
+    ``win' = 1 - win``, ``win_gammon' = lose_gammon``, ``win_backgammon' =
+    lose_backgammon`` and vice versa (gnubg ``InvertEvaluation``).
+
+    Args:
+        p5: ``(..., 5)`` array.
+
+    Returns:
+        A new ``(..., 5)`` array.
+    """
+    p5 = np.asarray(p5)
+    out = np.empty_like(p5)
+    out[..., 0] = 1.0 - p5[..., 0]
+    out[..., 1] = p5[..., 3]
+    out[..., 2] = p5[..., 4]
+    out[..., 3] = p5[..., 1]
+    out[..., 4] = p5[..., 2]
+    return out
+
+
+def invert_exclusive(p6):
+    """6 exclusive outcome probabilities for one side -> for the other side (wins <-> losses)."""
+    return p6[..., _INVERT6]
+
+
+def cubeless_equity(p5):
+    """Cubeless money equity from gnubg-order probabilities (gnubg ``Utility()``).
+
+    ``equity = 2 win - 1 + win_gammon + win_backgammon - lose_gammon - lose_backgammon``,
+    in points per game at cube 1, for the side the probabilities belong to.
+
+    Args:
+        p5: ``(..., 5)`` numpy array or torch tensor.
+
+    Returns:
+        ``(...)`` equities.
+    """
+    return 2.0 * p5[..., 0] - 1.0 + p5[..., 1] + p5[..., 2] - p5[..., 3] - p5[..., 4]
+
+
+def result_probs(points: np.ndarray) -> np.ndarray:
+    """Exact gnubg-order probabilities of finished games.
+
+    Args:
+        points: ``(N,)`` results ``+-1, +-2, +-3`` (from :func:`nard_ai.board.game_result`),
+            for the side the probabilities are wanted for.
+
+    Returns:
+        ``(N, 5)`` float32 of zeros and ones.
+    """
+    points = np.asarray(points)
+    out = np.zeros((len(points), 5), dtype=np.float32)
+    out[:, 0] = points > 0
+    out[:, 1] = points >= 2
+    out[:, 2] = points >= 3
+    out[:, 3] = points <= -2
+    out[:, 4] = points <= -3
+    return out
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """Architecture of a :class:`Network` (stored in checkpoints).
+
+    Attributes:
+        encoder: name of the input encoder (:mod:`nard_ai.encoding`).
+        encoder_version: its version.
+        hidden: sizes of the hidden layers.
+        activation: ``"sigmoid"`` (TD-Gammon's), ``"tanh"`` or ``"relu"``.
+    """
+
+    encoder: str = "td198"
+    encoder_version: int = 1
+    hidden: tuple[int, ...] = (80,)
+    activation: str = "sigmoid"
+
+    def __post_init__(self) -> None:
+        if self.activation not in _ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {self.activation!r}")
+        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        if not self.hidden or min(self.hidden) < 1:
+            raise ValueError(f"hidden must be one or more positive sizes, got {self.hidden}")
+
+
+_ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
+
+
+class Network(nn.Module):
+    """An MLP from encoded boards to the 6 exclusive outcomes, for the side on roll.
+
+    ``forward`` returns logits ``(N, 6)`` in :data:`OUTCOMES` order; a softmax
+    gives the probabilities. Use :class:`nard_ai.evaluator.NetworkEvaluator`
+    to evaluate boards (it encodes and converts to gnubg's 5 numbers).
+    """
+
+    def __init__(self, config: NetworkConfig = NetworkConfig()) -> None:
+        super().__init__()
+        self.config = config
+        self.encoder: Encoder = get_encoder(config.encoder, config.encoder_version)
+        layers: list[nn.Module] = []
+        width = self.encoder.size
+        for h in config.hidden:
+            layers += [nn.Linear(width, h), _ACTIVATIONS[config.activation]()]
+            width = h
+        layers.append(nn.Linear(width, len(OUTCOMES)))
+        self.mlp = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``(N, encoder.size)`` float32 inputs -> ``(N, 6)`` logits."""
+        return self.mlp(x)
+
+    @torch.no_grad()
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        """Softmax probabilities ``(N, 6)`` for encoded inputs ``(N, size)``, without gradients.
+
+        The output layer is computed transposed, ``(6, N)``, and the softmax
+        taken over its first axis: torch's CPU softmax over a last axis of
+        length 6 is about 20 times slower. The result is a transposed view.
+        """
+        h = x
+        for layer in self.mlp[:-1]:
+            h = layer(h)
+        last = self.mlp[-1]
+        logits_t = torch.addmm(last.bias[:, None], last.weight, h.T)
+        return torch.softmax(logits_t, dim=0).T
+
+    def probs6(self, boards: np.ndarray) -> np.ndarray:
+        """Exclusive outcome probabilities ``(N, 6)`` float32 for the side on roll of each ``(N, 26)`` board."""
+        return self.predict(torch.from_numpy(self.encoder.encode(boards))).numpy()
+
+
+@dataclass
+class Checkpoint:
+    """A loaded checkpoint (see the module docstring for the file's contract).
+
+    Attributes:
+        network: the network, in eval mode, on the CPU.
+        games_trained: self-play games behind the weights.
+        args: training hyperparameters as saved.
+        optimizer_state: the optimizer's ``state_dict``, or ``None``.
+        rng_state: saved RNG state, or ``None``.
+        extra: free-form metadata.
+        path: where it was read from.
+    """
+
+    network: Network
+    games_trained: int = 0
+    args: dict[str, Any] = field(default_factory=dict)
+    optimizer_state: dict[str, Any] | None = None
+    rng_state: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    network: Network,
+    *,
+    games_trained: int = 0,
+    args: dict[str, Any] | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    rng_state: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write a checkpoint atomically (temporary file in the same folder, fsync, ``os.replace``).
+
+    Args:
+        path: destination file; its folder is created if needed.
+        network: the network to save.
+        games_trained: self-play games behind the weights.
+        args: training hyperparameters (plain, picklable values).
+        optimizer: its state is saved for an exact resume.
+        rng_state: RNG state to restore on resume (plain values).
+        extra: free-form metadata.
+
+    Returns:
+        The path written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    enc = network.encoder
+    payload = {
+        "format": CHECKPOINT_FORMAT,
+        "format_version": CHECKPOINT_VERSION,
+        "layout_version": LAYOUT_VERSION,
+        "encoder": {"name": enc.name, "version": enc.version, "size": enc.size},
+        "network": {**asdict(network.config), "hidden": list(network.config.hidden)},
+        "state_dict": {k: v.detach().cpu().clone() for k, v in network.state_dict().items()},
+        "games_trained": int(games_trained),
+        "args": dict(args or {}),
+        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "rng": rng_state,
+        "extra": dict(extra or {}),
+    }
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; give it a normal file's mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """Read and check a checkpoint written by :func:`save_checkpoint`.
+
+    Args:
+        path: the checkpoint file.
+
+    Returns:
+        A :class:`Checkpoint` whose network is in eval mode.
+
+    Raises:
+        FileNotFoundError: if the file does not exist.
+        ValueError: if the file is not a readable nard_ai checkpoint, or its
+            format version, board layout version or encoder does not match
+            this code, or its tensors do not fit the declared network.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises many kinds on a damaged file
+        raise ValueError(f"{path}: not a readable nard_ai checkpoint (corrupt or truncated?): {exc}") from exc
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path}: not a nard_ai checkpoint (no 'format': {CHECKPOINT_FORMAT!r} entry)")
+    if payload.get("format_version") != CHECKPOINT_VERSION:
+        raise ValueError(
+            f"{path}: checkpoint format version {payload.get('format_version')!r}, this code reads {CHECKPOINT_VERSION}"
+        )
+    if payload.get("layout_version") != LAYOUT_VERSION:
+        raise ValueError(
+            f"{path}: trained on board layout version {payload.get('layout_version')!r}, "
+            f"this code uses layout version {LAYOUT_VERSION}"
+        )
+    try:
+        enc_info = payload["encoder"]
+        net_info = dict(payload["network"])
+        enc = get_encoder(enc_info["name"], enc_info["version"])
+        if enc.size != enc_info["size"]:
+            raise ValueError(
+                f"encoder {enc.key} has {enc.size} inputs, the checkpoint says {enc_info['size']}"
+            )
+        if (net_info["encoder"], net_info["encoder_version"]) != (enc.name, enc.version):
+            raise ValueError("the network and encoder entries disagree")
+        config = NetworkConfig(**{**net_info, "hidden": tuple(net_info["hidden"])})
+        network = Network(config)
+        network.load_state_dict(payload["state_dict"], strict=True)
+    except (KeyError, TypeError, RuntimeError, ValueError) as exc:
+        raise ValueError(f"{path}: checkpoint does not match this code: {exc}") from exc
+    network.eval()
+    return Checkpoint(
+        network=network,
+        games_trained=int(payload.get("games_trained", 0)),
+        args=dict(payload.get("args") or {}),
+        optimizer_state=payload.get("optimizer"),
+        rng_state=payload.get("rng"),
+        extra=dict(payload.get("extra") or {}),
+        path=path,
+    )
+
+
+def default_checkpoint_path() -> Path:
+    """The shipped network: ``checkpoints/nard-td198.pt`` of the source tree.
+
+    Falls back to a copy inside the package (``nard_ai/data/``) for
+    non-editable installs.
+    """
+    repo = Path(__file__).resolve().parent.parent / "checkpoints" / DEFAULT_CHECKPOINT_NAME
+    if repo.is_file():
+        return repo
+    packaged = Path(__file__).resolve().parent / "data" / DEFAULT_CHECKPOINT_NAME
+    return packaged if packaged.is_file() else repo

@@ -1,0 +1,393 @@
+"""Tests of the learning half: encoding, network and checkpoints, evaluators, search, TD(lambda), arena, scripts.
+
+Boards follow :mod:`nard_ai.board` (``(26,)`` int8, side on roll's view).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nard_ai.arena import agent_from_spec, play_match
+from nard_ai.board import BAR, LAYOUT_VERSION, pos, starting_board, swap_sides
+from nard_ai.encoding import TD198, get_encoder
+from nard_ai.evaluator import Evaluator, NetworkEvaluator, PubevalEvaluator, RandomEvaluator, has_contact
+from nard_ai.learn import Learner, lambda_returns, td_loss
+from nard_ai.movegen import legal_plays
+from nard_ai.network import (
+    Network,
+    NetworkConfig,
+    cubeless_equity,
+    default_checkpoint_path,
+    exclusive_to_gnubg,
+    gnubg_to_exclusive,
+    invert_exclusive,
+    invert_probs,
+    load_checkpoint,
+    result_probs,
+    save_checkpoint,
+)
+from nard_ai.search import Agent, afterstate_probs, choose_plays, rank_plays, select_plays
+
+REPO = Path(__file__).resolve().parent.parent
+START_ID = "4HPwATDgc/ABMA"
+
+
+def random_boards(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Valid boards with each side's checkers dropped on random points, its bar, or off (none shared)."""
+    out = np.zeros((n, 26), dtype=np.int8)
+    for i in range(n):
+        for side in (1, -1):
+            for _ in range(15):
+                spot = int(rng.integers(0, 27))  # 0..23 points, 24 bar, 25..26 off
+                if spot >= 25:
+                    continue
+                if spot == 24:
+                    idx = BAR if side == 1 else 0
+                else:
+                    idx = spot + 1
+                if out[i, idx] * side < 0:
+                    continue  # the other side holds it: leave this checker off
+                out[i, idx] += side
+        if not (out[i] > 0).any():
+            out[i, 6] = 1
+        if not (out[i] < 0).any():
+            out[i, 19] = -1
+    return out
+
+
+def td198_reference(board: np.ndarray) -> np.ndarray:
+    """Obviously correct td198 v1 (layout in :mod:`nard_ai.encoding`)."""
+    x = np.zeros(198, dtype=np.float32)
+
+    def units(n: int) -> list[float]:
+        return [n >= 1, n >= 2, n >= 3, (n - 3) / 2 if n > 3 else 0.0]
+
+    for p in range(1, 25):
+        x[4 * (p - 1) : 4 * p] = units(max(int(board[p]), 0))
+        x[96 + 4 * (p - 1) : 96 + 4 * p] = units(max(-int(board[25 - p]), 0))
+    x[192] = board[25] / 2
+    x[193] = -board[0] / 2
+    x[194] = (15 - board[board > 0].sum()) / 15
+    x[195] = (15 + board[board < 0].sum()) / 15
+    x[196] = 1.0
+    return x
+
+
+# ---------------------------------------------------------------- encoding
+
+
+def test_td198_of_the_starting_position_has_the_published_units():
+    """Each side: 2 on its 24, 5 on 13, 3 on 8, 5 on 6; nothing on the bar or off."""
+    x = TD198.encode(starting_board())
+    assert x.shape == (1, 198) and x.dtype == np.float32
+    x = x[0]
+    for half in (0, 96):
+        assert list(x[half + 4 * 5 : half + 4 * 6]) == [1, 1, 1, 1.0]  # point 6: 5 checkers
+        assert list(x[half + 4 * 7 : half + 4 * 8]) == [1, 1, 1, 0]  # point 8: 3
+        assert list(x[half + 4 * 12 : half + 4 * 13]) == [1, 1, 1, 1.0]  # point 13: 5
+        assert list(x[half + 4 * 23 : half + 4 * 24]) == [1, 1, 0, 0]  # point 24: 2
+    assert list(x[192:198]) == [0, 0, 0, 0, 1, 0]
+    assert x.sum() == pytest.approx(2 * 13 + 1)
+
+
+def test_td198_matches_a_slow_reference_on_random_boards():
+    boards = random_boards(np.random.default_rng(1), 500)
+    fast = TD198.encode(boards)
+    slow = np.stack([td198_reference(b) for b in boards])
+    np.testing.assert_allclose(fast, slow, atol=1e-6)
+
+
+def test_td198_is_symmetric_under_swap_sides():
+    boards = random_boards(np.random.default_rng(2), 200)
+    x, y = TD198.encode(boards), TD198.encode(swap_sides(boards))
+    np.testing.assert_array_equal(x[:, :96], y[:, 96:192])
+    np.testing.assert_array_equal(x[:, 192:196], y[:, [193, 192, 195, 194]])
+    np.testing.assert_array_equal(x[:, 196:], y[:, 196:])
+
+
+def test_unknown_encoder_or_version_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown encoder"):
+        get_encoder("nope")
+    with pytest.raises(ValueError, match="version"):
+        get_encoder("td198", 99)
+
+
+# ---------------------------------------------------------------- probabilities and equity
+
+
+def test_cubeless_equity_is_gnubgs_utility_and_the_expected_points():
+    """equity = 2w - 1 + wg + wb - lg - lb; on a certain result it is that result's points."""
+    for points in (1, 2, 3, -1, -2, -3):
+        assert cubeless_equity(result_probs(np.array([points]))[0]) == pytest.approx(points)
+    p = np.array([0.6, 0.2, 0.05, 0.1, 0.01])
+    assert cubeless_equity(p) == pytest.approx(2 * 0.6 - 1 + 0.2 + 0.05 - 0.1 - 0.01)
+    p6 = gnubg_to_exclusive(p)
+    assert float(p6 @ np.array([1, 2, 3, -1, -2, -3])) == pytest.approx(cubeless_equity(p))
+
+
+def test_probability_views_round_trip_and_invert():
+    p6 = np.random.default_rng(3).dirichlet(np.ones(6), size=50)
+    p5 = exclusive_to_gnubg(p6)
+    np.testing.assert_allclose(gnubg_to_exclusive(p5), p6, atol=1e-12)
+    np.testing.assert_allclose(invert_probs(invert_probs(p5)), p5)
+    np.testing.assert_allclose(invert_probs(p5), exclusive_to_gnubg(invert_exclusive(p6)), atol=1e-12)
+    np.testing.assert_allclose(cubeless_equity(invert_probs(p5)), -cubeless_equity(p5), atol=1e-12)
+
+
+# ---------------------------------------------------------------- network and checkpoints
+
+
+def small_network(seed: int = 0) -> Network:
+    torch.manual_seed(seed)
+    return Network(NetworkConfig(hidden=(16,)))
+
+
+def test_network_evaluator_returns_consistent_probabilities():
+    ev = NetworkEvaluator(small_network())
+    assert isinstance(ev, Evaluator)
+    p = ev.evaluate(random_boards(np.random.default_rng(4), 64))
+    assert p.shape == (64, 5) and p.dtype == np.float32
+    assert (p >= 0).all() and (p[:, 0] <= 1 + 1e-6).all()
+    assert (p[:, 1] <= p[:, 0] + 1e-6).all() and (p[:, 2] <= p[:, 1] + 1e-6).all()
+    assert (p[:, 4] <= p[:, 3] + 1e-6).all() and (p[:, 3] <= 1 - p[:, 0] + 1e-6).all()
+
+
+def test_checkpoint_round_trip_keeps_weights_and_contract(tmp_path):
+    net = small_network(1)
+    learner = Learner(net)
+    boards = random_boards(np.random.default_rng(5), 32)
+    learner.update(boards, np.full((32, 6), 1 / 6, dtype=np.float32))
+    path = save_checkpoint(
+        tmp_path / "sub" / "n.pt",
+        net,
+        games_trained=123,
+        args={"lr": 1e-3},
+        optimizer=learner.optimizer,
+        rng_state={"numpy": "{}"},
+        extra={"note": "x"},
+    )
+    assert not list(path.parent.glob("*.tmp"))
+    ckpt = load_checkpoint(path)
+    assert ckpt.games_trained == 123 and ckpt.args == {"lr": 1e-3} and ckpt.extra == {"note": "x"}
+    assert ckpt.rng_state == {"numpy": "{}"} and ckpt.optimizer_state is not None
+    assert ckpt.network.config == net.config
+    np.testing.assert_array_equal(
+        NetworkEvaluator(ckpt.network).evaluate(boards), NetworkEvaluator(net).evaluate(boards)
+    )
+    raw = torch.load(path, weights_only=True)
+    assert raw["layout_version"] == LAYOUT_VERSION
+    assert raw["encoder"] == {"name": "td198", "version": 1, "size": 198}
+
+
+def test_corrupt_or_mismatched_checkpoint_raises_value_error(tmp_path):
+    good = save_checkpoint(tmp_path / "good.pt", small_network())
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(good.read_bytes()[:200])
+    with pytest.raises(ValueError, match="truncated.pt"):
+        load_checkpoint(truncated)
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"not a checkpoint at all")
+    with pytest.raises(ValueError, match="not a readable"):
+        load_checkpoint(garbage)
+    for key, value, message in (
+        ("layout_version", LAYOUT_VERSION + 1, "layout version"),
+        ("encoder", {"name": "td198", "version": 7, "size": 198}, "version"),
+        ("format", "something else", "not a nard_ai checkpoint"),
+    ):
+        payload = torch.load(good, weights_only=True)
+        payload[key] = value
+        bad = tmp_path / f"bad_{key}.pt"
+        torch.save(payload, bad)
+        with pytest.raises(ValueError, match=message):
+            load_checkpoint(bad)
+    payload = torch.load(good, weights_only=True)
+    payload["state_dict"]["mlp.0.weight"] = torch.zeros(3, 3)
+    torch.save(payload, tmp_path / "bad_weights.pt")
+    with pytest.raises(ValueError, match="does not match"):
+        load_checkpoint(tmp_path / "bad_weights.pt")
+    with pytest.raises(FileNotFoundError):
+        load_checkpoint(tmp_path / "missing.pt")
+
+
+# ---------------------------------------------------------------- TD(lambda)
+
+
+def test_td_update_decreases_the_loss_on_a_fixed_target():
+    net = small_network(2)
+    learner = Learner(net, lr=1e-2)
+    boards = random_boards(np.random.default_rng(6), 64)
+    targets = np.random.default_rng(7).dirichlet(np.ones(6), size=64).astype(np.float32)
+    losses = [learner.update(boards, targets) for _ in range(50)]
+    assert losses[-1] < losses[0] - 0.05
+    with torch.no_grad():
+        final = td_loss(net(torch.from_numpy(TD198.encode(boards))), torch.from_numpy(targets))
+    assert float(final) < losses[0]
+
+
+def test_lambda_returns_flip_perspective_every_ply():
+    """Three plies; the last is a gammon win for its mover (one-hot outcome 1)."""
+    y = np.zeros((1, 3, 6), dtype=np.float32)
+    y[0, 0] = [0.1, 0.1, 0.1, 0.3, 0.2, 0.2]
+    y[0, 1] = [0.5, 0.1, 0.0, 0.3, 0.1, 0.0]
+    y[0, 2] = [0, 1, 0, 0, 0, 0]
+    np.testing.assert_allclose(lambda_returns(y, np.array([3]), 0.0), y)
+    mc = lambda_returns(y, np.array([3]), 1.0)[0]
+    np.testing.assert_allclose(mc[2], y[0, 2])
+    np.testing.assert_allclose(mc[1], [0, 0, 0, 0, 1, 0])  # the previous mover lost a gammon
+    np.testing.assert_allclose(mc[0], [0, 1, 0, 0, 0, 0])
+    lam = 0.5
+    g2 = y[0, 2]
+    g1 = (1 - lam) * y[0, 1] + lam * invert_exclusive(g2)
+    g0 = (1 - lam) * y[0, 0] + lam * invert_exclusive(g1)
+    np.testing.assert_allclose(lambda_returns(y, np.array([3]), lam)[0], np.stack([g0, g1, g2]), atol=1e-6)
+
+
+# ---------------------------------------------------------------- evaluators and search
+
+
+class PipEvaluator:
+    """A fake evaluator: the side on roll's win probability rises with its pip lead."""
+
+    def evaluate(self, boards):
+        from nard_ai.board import pip_count
+
+        pips = pip_count(boards).astype(np.float64)
+        p = np.zeros((len(boards), 5), dtype=np.float32)
+        p[:, 0] = 1 / (1 + np.exp(-(pips[:, 1] - pips[:, 0]) / 10))
+        return p
+
+
+def test_search_takes_the_play_the_evaluator_likes_best():
+    """With a pip-lead evaluator every play of a non-hitting roll is equal; hitting gains the most."""
+    board = pos(me={24: 2, 13: 5, 8: 3, 6: 5}, opp={24: 2, 13: 4, 8: 3, 6: 5, 20: 1})  # opp blot on my 5
+    ranked = rank_plays(PipEvaluator(), board, (3, 1))
+    assert len(ranked) == len(legal_plays(board, (3, 1)))
+    assert ranked.afterstates[0][0] == -1  # the blot was hit: it is on the opponent's bar
+    assert np.all(np.diff(ranked.equity) <= 1e-6)
+    chosen = choose_plays(PipEvaluator(), board[None], np.array([[3, 1]]))
+    np.testing.assert_array_equal(chosen[0], ranked.afterstates[0])
+
+
+def test_bearing_off_the_last_checker_is_valued_exactly():
+    # my last checker on my 2; the opponent has borne off none and has one on its 24 (my 1): a backgammon
+    board = pos(me={2: 1}, opp={24: 1, 6: 14})
+    after = legal_plays(board, (2, 1))
+    probs = afterstate_probs(RandomEvaluator(0), after)
+    np.testing.assert_array_equal(probs, np.tile([1, 1, 1, 0, 0], (len(after), 1)))  # 2/off or 2/1*/off
+    sel = select_plays(NetworkEvaluator(small_network()), board[None], np.array([[2, 1]]))
+    assert sel.finished[0] and sel.equity[0] == pytest.approx(3.0)
+
+
+def test_pubeval_scores_and_contact():
+    ev = PubevalEvaluator()
+    race = pos(me={6: 5, 5: 5, 4: 5}, opp={6: 5, 5: 5, 4: 5})
+    assert not has_contact(race[None])[0] and has_contact(starting_board()[None])[0]
+    p = ev.evaluate(starting_board()[None])
+    assert p.shape == (1, 5) and 0 < p[0, 0] < 1
+    ranked = Agent(ev).rank_plays(starting_board(), (3, 1))
+    assert ranked.afterstates[0][5] == 2  # pubeval makes the 5-point with 3-1 (8/5 6/5)
+
+
+def test_duplicate_dice_make_a_mirror_match_exactly_even():
+    res = play_match(agent_from_spec("pubeval"), agent_from_spec("pubeval"), 40, seed=3)
+    assert res.games == 40 and (res.points.reshape(-1, 2).sum(axis=1) == 0).all()
+
+
+def test_pubeval_crushes_random():
+    res = play_match(agent_from_spec("pubeval"), agent_from_spec("random", seed=1), 100, seed=4, batch=64)
+    assert res.ppg > 1.5
+    assert set(np.unique(np.abs(res.points))) <= {1, 2, 3}
+
+
+# ---------------------------------------------------------------- scripts (subprocess smoke runs)
+
+
+def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_train_script_smoke_resume_is_exact_and_evaluate_runs(tmp_path):
+    tiny = [
+        "--hidden",
+        "8",
+        "--pool",
+        "8",
+        "--batch-size",
+        "32",
+        "--checkpoint-every",
+        "20",
+        "--eval-every",
+        "0",
+        "--no-progress",
+        "--seed",
+        "5",
+    ]
+    a, b = tmp_path / "a.pt", tmp_path / "b.pt"
+    r = run([str(REPO / "train.py"), "--games", "20", "--checkpoint", str(a), *tiny], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert load_checkpoint(a).games_trained == 20
+    assert list((tmp_path / "runs").iterdir()), "no TensorBoard run written"
+    r = run([str(REPO / "train.py"), "--games", "40", "--checkpoint", str(a), "--resume", *tiny], tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run([str(REPO / "train.py"), "--games", "40", "--checkpoint", str(b), *tiny], tmp_path)
+    assert r.returncode == 0, r.stderr
+    wa, wb = load_checkpoint(a), load_checkpoint(b)
+    assert wa.games_trained == wb.games_trained == 40
+    for k, v in wa.network.state_dict().items():
+        assert torch.equal(v, wb.network.state_dict()[k]), k
+    r = run([str(REPO / "train.py"), "--games", "40", "--checkpoint", str(b), *tiny], tmp_path)
+    assert r.returncode != 0 and "exists" in r.stderr
+    r = run(
+        [
+            str(REPO / "evaluate.py"),
+            "--agent-a",
+            str(a),
+            "--agent-b",
+            "random",
+            "--games",
+            "20",
+            "--no-progress",
+        ],
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "ppg" in r.stdout and "95% CI" in r.stdout and "games/s" in r.stdout
+
+
+@pytest.mark.skipif(not default_checkpoint_path().is_file(), reason="the shipped checkpoint is missing")
+def test_nard_hint_ranks_the_opening_3_1_with_the_shipped_network(tmp_path):
+    r = run(["-m", "nard_ai.cli", "hint", START_ID, "--dice", "3", "1"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    first = next(line for line in lines if line.strip().startswith("1 "))
+    assert "8/5 6/5" in first  # every decent player makes the 5-point with an opening 3-1
+    assert "equity" in r.stdout and "win" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "argv", [["hint", "not-an-id", "--dice", "3", "1"], ["hint", START_ID, "--dice", "3", "7"]]
+)
+def test_nard_hint_rejects_bad_input_without_a_traceback(tmp_path, argv):
+    r = run(["-m", "nard_ai.cli", *argv], tmp_path)
+    assert r.returncode == 2
+    assert "Traceback" not in r.stderr and "error" in r.stderr
+
+
+def test_agent_specs(tmp_path):
+    path = save_checkpoint(tmp_path / "n.pt", small_network())
+    assert agent_from_spec(f"{path}:0").ply == 0
+    assert agent_from_spec("pubeval").name == "pubeval" and agent_from_spec("random").name == "random"
+    with pytest.raises(ValueError, match="0-ply"):
+        agent_from_spec(f"{path}:2")
+    with pytest.raises(FileNotFoundError):
+        agent_from_spec(str(tmp_path / "missing.pt"))

@@ -1,0 +1,175 @@
+"""Train the TD(lambda) self-play network (TD-Gammon style). Logic: nard_ai.selfplay, nard_ai.learn.
+
+python train.py                                 # 200,000 games into checkpoints/nard-td198.pt
+python train.py --resume --games 400000         # continue the same network up to 400,000 games
+tensorboard --logdir runs
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils.tensorboard import SummaryWriter
+from tqdm import tqdm
+
+from nard_ai.arena import agent_from_spec, play_match
+from nard_ai.cli import parse_dataclass_args
+from nard_ai.evaluator import NetworkEvaluator
+from nard_ai.learn import Learner
+from nard_ai.network import Network, NetworkConfig, load_checkpoint, save_checkpoint
+from nard_ai.search import Agent
+from nard_ai.selfplay import RoundStats, play_round, rng_from_state, rng_state
+
+
+@dataclass
+class Args:
+    """TD(lambda) self-play training of a td198 network (0-ply greedy move choice)."""
+
+    exp_name: str = "nard-td198"
+    """experiment name; TensorBoard logs go to runs/{exp_name}__{seed}__{unix time}"""
+    seed: int = 1
+    """seed of the initial weights, the dice and the sample order (runs are deterministic on CPU)"""
+    games: int = 200_000
+    """total self-play games behind the network; with --resume, training continues up to this total"""
+    checkpoint: str = "checkpoints/nard-td198.pt"
+    """checkpoint file, written atomically every --checkpoint-every games and at exit"""
+    resume: bool = False
+    """continue the network, optimizer, game counter and RNG saved in --checkpoint"""
+    force: bool = False
+    """start a new network even if --checkpoint exists (it is overwritten)"""
+    hidden: int = 80
+    """hidden units (one hidden layer); ignored on --resume (the checkpoint's network is used)"""
+    activation: str = "sigmoid"
+    """hidden activation: sigmoid, tanh or relu; ignored on --resume"""
+    lr: float = 1e-3
+    """Adam learning rate"""
+    lam: float = 0.7
+    """TD lambda (0 = TD(0), 1 = Monte Carlo)"""
+    pool: int = 512
+    """self-play games in flight at once (the batch of each network call is all their afterstates)"""
+    batch_size: int = 512
+    """training samples (pre-roll states) per gradient step"""
+    checkpoint_every: int = 5000
+    """games per round; a round ends with no game in flight and writes the checkpoint"""
+    eval_every: int = 25_000
+    """games between benchmark matches against pubeval (0 = never)"""
+    eval_games: int = 1000
+    """games (duplicate pairs x 2) per benchmark match against pubeval"""
+    threads: int = 1
+    """torch CPU threads (1 is fastest for these small batches on 2 cores)"""
+    progress: bool = True
+    """show a tqdm progress bar"""
+
+
+_STOP = {"requested": False}
+
+
+def _request_stop(signum, frame) -> None:
+    # only set a flag: self-play checks it once per ply, so weights are never left half-updated
+    _STOP["requested"] = True
+
+
+def log_round(writer: SummaryWriter, rs: RoundStats, step: int) -> None:
+    """One round's self-play statistics under charts/ and losses/."""
+    writer.add_scalar("charts/games_per_s", rs.games / rs.seconds, step)
+    writer.add_scalar("charts/positions_per_s", rs.positions / rs.seconds, step)
+    writer.add_scalar("charts/plies_per_game", rs.plies / rs.games, step)
+    writer.add_scalar("charts/gammon_rate", rs.results[1:].sum() / rs.games, step)
+    writer.add_scalar("charts/backgammon_rate", rs.results[2] / rs.games, step)
+    writer.add_scalar("charts/first_player_ppg", rs.first_player_points / rs.games, step)
+    writer.add_scalar("losses/td_loss", rs.mean_loss, step)
+
+
+def main(args: Args) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # `kill PID` (SIGTERM) and Ctrl-C (SIGINT; ignored in `nohup ... &` jobs) stop at the next ply,
+    # save (the interrupted round's finished games count) and exit
+    signal.signal(signal.SIGTERM, _request_stop)
+    signal.signal(signal.SIGINT, _request_stop)
+    torch.set_num_threads(args.threads)
+    path = Path(args.checkpoint)
+    if args.resume:
+        ckpt = load_checkpoint(path)
+        learner = Learner(ckpt.network, lr=args.lr)
+        if ckpt.optimizer_state is not None:
+            learner.optimizer.load_state_dict(ckpt.optimizer_state)
+            for group in learner.optimizer.param_groups:
+                group["lr"] = args.lr
+        rng = rng_from_state(ckpt.rng_state) if ckpt.rng_state else np.random.default_rng(args.seed)
+        games_done, extra = ckpt.games_trained, ckpt.extra
+    else:
+        if path.exists() and not args.force:
+            raise SystemExit(f"{path} exists: pass --resume to continue it or --force to start over")
+        torch.manual_seed(args.seed)
+        learner = Learner(
+            Network(NetworkConfig(hidden=(args.hidden,), activation=args.activation)), lr=args.lr
+        )
+        rng, games_done, extra = np.random.default_rng(args.seed), 0, {}
+    hyper = {**dataclasses.asdict(args), "network": dataclasses.asdict(learner.network.config)}
+    writer = SummaryWriter(f"runs/{args.exp_name}__{args.seed}__{int(time.time())}")
+    writer.add_text(
+        "hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in hyper.items())
+    )
+
+    def save() -> None:
+        save_checkpoint(
+            path,
+            learner.network,
+            games_trained=games_done,
+            args=hyper,
+            optimizer=learner.optimizer,
+            rng_state=rng_state(rng),
+            extra=extra,
+        )
+
+    bar = tqdm(total=args.games, initial=games_done, unit="game", disable=not args.progress, smoothing=0.05)
+    try:
+        while games_done < args.games and not _STOP["requested"]:
+            # rounds end on multiples of checkpoint_every, so a resumed run replays the same rounds
+            n = min(args.checkpoint_every - games_done % args.checkpoint_every, args.games - games_done)
+            rs = play_round(
+                learner,
+                n,
+                rng,
+                pool=args.pool,
+                lam=args.lam,
+                batch_size=args.batch_size,
+                on_games=bar.update,
+                should_stop=lambda: _STOP["requested"],
+            )
+            games_done += rs.games  # an interrupted round's finished games are in the weights too
+            if rs.interrupted:
+                logging.info("stopped by a signal; saving at %d games", games_done)
+                break
+            log_round(writer, rs, games_done)
+            postfix = {"games/s": f"{rs.games / rs.seconds:.0f}", "loss": f"{rs.mean_loss:.3f}"}
+            if args.eval_every and games_done % args.eval_every < n and games_done >= args.eval_every:
+                agent = Agent(NetworkEvaluator(learner.network), name="net")
+                res = play_match(agent, agent_from_spec("pubeval"), args.eval_games, seed=10_007)
+                writer.add_scalar("eval/ppg_vs_pubeval", res.ppg, games_done)
+                writer.add_scalar("eval/ci95_vs_pubeval", res.ci95, games_done)
+                extra = {**extra, "last_eval": {"opponent": "pubeval", "games": res.games, "ppg": res.ppg,
+                                                "ci95": res.ci95, "games_trained": games_done}}  # fmt: skip
+                logging.info("games %d: %+.3f ppg vs pubeval ± %.3f", games_done, res.ppg, res.ci95)
+            if "last_eval" in extra:
+                postfix["vs pubeval"] = f"{extra['last_eval']['ppg']:+.3f}"
+            bar.set_postfix(postfix)
+            if not args.progress:
+                logging.info("games %d: %s", games_done, "  ".join(f"{k} {v}" for k, v in postfix.items()))
+            save()
+    finally:
+        save()  # at exit, whatever the reason (a finished round is saved twice: harmless)
+        bar.close()
+        writer.close()
+    logging.info("checkpoint %s: %d games", path, games_done)
+
+
+if __name__ == "__main__":
+    main(parse_dataclass_args(Args))
