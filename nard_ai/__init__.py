@@ -19,12 +19,18 @@ from .board import (
     validate_board,
 )
 from .formats import (
+    MatchState,
     board_from_position_id,
+    from_match_id,
     from_tanboard,
+    from_xgid,
+    match_id,
+    parse_play,
     play_notation,
     position_id,
     render_board,
     to_tanboard,
+    to_xgid,
 )
 from .game import GameState, new_games, opening_roll, roll_dice, step
 from .movegen import count_plays_batch, legal_plays, legal_plays_batch, random_games
@@ -43,6 +49,12 @@ __all__ = [
     "position_id",
     "render_board",
     "to_tanboard",
+    "MatchState",
+    "from_match_id",
+    "from_xgid",
+    "match_id",
+    "parse_play",
+    "to_xgid",
     "Rules",
     "checkers_off",
     "count_plays_batch",

@@ -1,4 +1,4 @@
-"""Standard move notation (``24/18 13/11*``), derived by diffing two positions.
+"""Standard move notation (``24/18 13/11*``): written by diffing two positions, read back by :func:`parse_play`.
 
 As in wildbg, the engine's plays are afterstates; a written move exists only
 for output. :func:`play_notation` finds single-die move sequences that take a
@@ -20,19 +20,28 @@ ties go to the fewest checker paths, the fewest ``*``, then the longest
 paths first. On all legal plays of thousands of random positions this gives
 the same text as gnubg's ``FormatMove`` applied to gnubg's own move list.
 
-This module does not check that a play is *legal* (most dice used, larger
-die, RULES.md section 3.4): that is the move generator's job. It only checks
-that each single-die move is possible.
+:func:`play_notation` does not check that a play is *legal* (most dice
+used, larger die, RULES.md section 3.4): that is the move generator's job.
+It only checks that each single-die move is possible.
+
+:func:`parse_play` goes the other way: it reads a user's play (any of the
+usual spellings), finds the afterstates its moves can produce with the dice,
+and returns the one that is among ``legal_plays(board, dice, rules)``, or
+raises a ``ValueError`` saying whether the text is malformed, impossible
+with these dice, or possible but not legal, and why.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from functools import cache
 
 import numpy as np
 
 from nard_ai.board import BAR, NUM_POINTS, validate_board, validate_dice
+from nard_ai.movegen import legal_plays
+from nard_ai.rules import Rules
 
 EMPTY_PLAY = "-"
 OFF = 0  # destination "point" of a checker borne off
@@ -234,3 +243,335 @@ def play_notation(board: np.ndarray, afterstate: np.ndarray, dice: tuple[int, in
     hit_points = frozenset(p for p in range(1, BAR) if start[p] < 0 and target[p] >= 0)
     ranked = (_format(chains, hit_points) for moves in move_sets for chains in _chainings(moves))
     return min(ranked)[-1]
+
+
+# --------------------------------------------------------------------------
+# Reading a written play
+# --------------------------------------------------------------------------
+
+_POINT_NAMES = {"bar": BAR, "off": OFF}
+_GROUP_RE = re.compile(r"(?P<path>[^()]+?)(?:\((?P<count>[^()]*)\))?")
+_STEP_RE = re.compile(r"(?P<name>[A-Za-z]+|\d+)(?P<star>\*?)")
+
+STANDARD_RULES = Rules()
+Path = tuple[int, ...]  # a checker's written path: source, named landings, destination
+
+
+def _parse_point(name: str, token: str, first: bool, last: bool) -> int:
+    """One point name of a written path: 1-24, ``bar``/25 (source only), ``off``/0 (destination only)."""
+    lowered = name.lower()
+    if lowered in _POINT_NAMES:
+        point = _POINT_NAMES[lowered]
+    elif name.isdigit() and name.isascii():
+        point = int(name)
+        if point > BAR:
+            raise ValueError(f"move {token!r}: point {name} is outside 1-24 (25 = bar, 0 = off)")
+    else:
+        raise ValueError(f"move {token!r}: {name!r} is not a point (1-24, bar/25, off/0)")
+    if point == BAR and not first:
+        raise ValueError(f"move {token!r}: the bar can only be where a checker starts")
+    if point == OFF and not last:
+        raise ValueError(f"move {token!r}: 'off' can only be where a checker ends")
+    return point
+
+
+def _parse_text(text: str) -> tuple[list[Path], frozenset[int]]:
+    """Split a written play into checker paths (one per checker, repeats expanded) and starred points.
+
+    Raises:
+        ValueError: naming the token, when a group is not ``from/to[/to...][*][(n)]``
+            with points moving forward.
+    """
+    paths: list[Path] = []
+    starred: set[int] = set()
+    for token in text.replace(",", " ").split():
+        match = _GROUP_RE.fullmatch(token)
+        if not match:
+            raise ValueError(f"move {token!r} is not of the form from/to (e.g. 24/18, bar/22, 6/off, 8/2(2))")
+        count_text = match.group("count")
+        if count_text is None:
+            count = 1
+        elif count_text.isdigit() and count_text.isascii() and 1 <= int(count_text) <= 4:
+            count = int(count_text)
+        else:
+            raise ValueError(f"move {token!r}: the repeat count ({count_text}) must be 1-4")
+        steps = match.group("path").split("/")
+        if len(steps) < 2:
+            raise ValueError(f"move {token!r} needs a source and a destination separated by '/'")
+        points = []
+        for i, step in enumerate(steps):
+            step_match = _STEP_RE.fullmatch(step)
+            if not step_match:
+                raise ValueError(
+                    f"move {token!r}: {step!r} is not a point (1-24, bar/25, off/0, optional '*')"
+                )
+            point = _parse_point(step_match.group("name"), token, first=i == 0, last=i == len(steps) - 1)
+            if step_match.group("star"):
+                if i == 0:
+                    raise ValueError(
+                        f"move {token!r}: a '*' marks a hit where a checker lands, not its source"
+                    )
+                if point == OFF:
+                    raise ValueError(f"move {token!r}: nothing can be hit off the board")
+                starred.add(point)
+            points.append(point)
+        for a, b in zip(points, points[1:], strict=False):
+            if b >= a:
+                raise ValueError(f"move {token!r}: {_point_name(a)}/{_point_name(b)} does not move forward")
+        paths.extend([tuple(points)] * count)
+    if len(paths) > 4:
+        raise ValueError(f"{text!r} moves {len(paths)} checkers; a roll moves at most 4")
+    return paths, frozenset(starred)
+
+
+def _realisations(start: Board, paths: list[Path], dice: tuple[int, ...]) -> dict[Board, int]:
+    """Every afterstate the written paths can produce with these dice, with the most dice it can use.
+
+    Each path is one checker that must land on each named point in turn,
+    moving by single dice (RULES.md 3.2: every landing point open; 4: the bar
+    first; 5: bearing off). Dice may be left over; whether that is legal is
+    for the legal-play generator to say.
+    """
+    found: dict[Board, int] = {}
+    total = len(dice)
+
+    @cache
+    def search(state: Board, remaining: tuple[int, ...], pending: tuple[Path, ...]) -> None:
+        if not pending:
+            used = total - len(remaining)
+            if all(c <= 0 for c in state[1:]):
+                used = total  # RULES.md 3.6: bearing off the last checker uses every die
+            found[state] = max(found.get(state, 0), used)
+            return
+        for die in sorted(set(remaining)):
+            rest = list(remaining)
+            rest.remove(die)
+            moves = dict(_single_moves(state, die))
+            for k, path in enumerate(pending):
+                if k and path == pending[k - 1]:
+                    continue  # identical checkers: one is enough
+                src, target = path[0], path[1]
+                dst = src - die
+                if target != OFF and dst < target:
+                    continue  # would overshoot the named point
+                after = moves.get((src, max(dst, OFF)))
+                if after is None:
+                    continue
+                if dst <= OFF:
+                    advanced: Path = ()
+                elif dst == target:
+                    advanced = path[1:] if len(path) > 2 else ()
+                else:
+                    advanced = (dst, *path[1:])
+                others = pending[:k] + pending[k + 1 :]
+                new_pending = tuple(sorted((*others, advanced) if advanced else others, reverse=True))
+                search(after, tuple(rest), new_pending)
+
+    search(start, tuple(sorted(dice)), tuple(sorted(paths, reverse=True)))
+    return found
+
+
+def _max_dice(start: Board, dice: tuple[int, ...]) -> tuple[int, frozenset[int]]:
+    """The most dice any sequence can play (RULES.md 3.4, 3.6), and which single dice can open it when that is 1."""
+
+    @cache
+    def most(state: Board, remaining: tuple[int, ...]) -> int:
+        if all(c <= 0 for c in state[1:]):
+            return len(remaining)  # the last checker is off: every die counts as used
+        best = 0
+        for die in set(remaining):
+            rest = list(remaining)
+            rest.remove(die)
+            for _, after in _single_moves(state, die):
+                best = max(best, 1 + most(after, tuple(rest)))
+                if best == len(remaining):
+                    return best
+        return best
+
+    remaining = tuple(sorted(dice))
+    playable = frozenset(d for d in set(dice) if _single_moves(start, d))
+    return most(start, remaining), playable
+
+
+def _leg_reason(board: Board, a: int, b: int, dice: tuple[int, ...], token: str) -> str | None:
+    """Why one leg ``a -> b`` of a path cannot be played on its own, or ``None`` if it might be."""
+    d1, d2 = dice[0], dice[-1]
+    if len(dice) == 4:
+        reach = [d1 * k for k in range(1, 5)]
+    else:
+        reach = sorted({d1, d2, d1 + d2})
+    if b != OFF:
+        pips = a - b
+        if pips not in reach:
+            return (
+                f"{token}: {_point_name(a)}/{_point_name(b)} moves {pips} pips, "
+                f"but with {d1}-{d2} one checker moves {', '.join(map(str, reach))} pips"
+            )
+        if board[b] < -1:
+            return f"{token}: point {b} is closed ({-board[b]} opposing checkers)"
+    else:
+        if any(board[p] > 0 for p in range(7, BAR + 1)):
+            return f"{token}: you cannot bear off until all your checkers are in your home board (points 1-6)"
+        if a > reach[-1]:
+            return f"{token}: {_point_name(a)}/off needs {a} pips, but {d1}-{d2} moves one checker at most {reach[-1]}"
+    return None
+
+
+def _why_impossible(start: Board, paths: list[Path], text: str, dice: tuple[int, ...]) -> str:
+    """A reason, as specific as can be found, why no sequence of single-die moves plays ``text``."""
+    d1, d2 = dice[0], dice[-1]
+    ends = {path[-1] for path in paths}
+    on_bar = start[BAR]
+    from_bar = sum(1 for path in paths if path[0] == BAR)
+    if on_bar and from_bar < min(on_bar, len(dice)) and any(path[0] != BAR for path in paths):
+        return (
+            f"you have {on_bar} checker(s) on the bar: they must enter (bar/...) "
+            "before any other checker moves (RULES.md 4)"
+        )
+    for path in paths:
+        token = "/".join(_point_name(p) for p in path)
+        src = path[0]
+        if src == BAR and on_bar == 0:
+            return f"{token}: you have no checker on the bar"
+        if src != BAR and start[src] <= 0 and src not in ends:
+            owner = "the opponent's checkers" if start[src] < 0 else "no checker"
+            return f"{token}: point {src} holds {owner}, none of yours"
+        for a, b in zip(path, path[1:], strict=False):
+            reason = _leg_reason(start, a, b, dice, token)
+            if reason:
+                return reason
+        if not _realisations(start, [path], dice):
+            return f"{token} cannot be played with {d1}-{d2} from this position (a landing point is closed)"
+    return f"{text!r} cannot be played with {d1}-{d2} from this position: the moves together need other dice"
+
+
+def parse_play(
+    board: np.ndarray, text: str, dice: tuple[int, int], rules: Rules = STANDARD_RULES
+) -> np.ndarray:
+    """Read a play written in standard notation and return its afterstate, if it is legal.
+
+    Accepted, case-insensitively: moves ``from/to`` separated by spaces (or
+    commas); points 1-24 in the mover's numbering, ``bar`` or ``25`` as a
+    source, ``off`` or ``0`` as a destination; one checker's moves joined
+    (``13/7/5``, ``13/7*/5``); a repeat count (``8/2(2)``) or the move
+    repeated (``8/2 8/2``); ``*`` on a hit, optional; ``-`` for a roll that
+    cannot be played. Identical afterstates are one play (RULES.md 3.5), so
+    any way of writing a play is accepted.
+
+    A named point is a landing of that checker. Unnamed intermediate landings
+    are read as not hitting, as gnubg writes them (it marks ``13/7*/5``), so
+    when both readings are legal ``24/18`` means the one that passes a blot
+    by; a ``*`` on a point requires a hit there.
+
+    Args:
+        board: ``(26,)`` board before the play, mover's view.
+        text: the play, e.g. ``"24/18 13/11*"``, ``"bar/22"``, ``"6/off"``,
+            ``"8/2(2)"``, ``"13/7*/5"``, ``"25/22"``.
+        dice: the two dice, each 1-6 (a double gives four moves).
+        rules: the rule settings (the Iranian variant restricts the legal plays).
+
+    Returns:
+        ``(26,)`` int8 afterstate, mover's view (not swapped): one of
+        ``legal_plays(board, dice, rules)``.
+
+    Raises:
+        ValueError: if the board or dice are invalid; if the text is malformed
+            (naming the token); if it cannot be played with these dice (saying
+            which move and why: no checker there, wrong distance, a closed
+            point, the bar first, bearing off too early); or if it can be
+            played but is not a legal play (saying why: it does not use as
+            many dice as possible, it must play the larger die, or the
+            Iranian no-hit-and-continue rule).
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"a play must be written as a str, got {type(text).__name__}")
+    before = np.asarray(board)
+    if before.ndim != 1:
+        raise ValueError(f"parse_play takes one board of shape (26,), got shape {before.shape}")
+    start: Board = tuple(int(c) for c in validate_board(before))
+    d1, d2 = (int(d) for d in validate_dice(np.asarray(dice))[0])
+    d1, d2 = max(d1, d2), min(d1, d2)
+    all_dice = (d1,) * 4 if d1 == d2 else (d1, d2)
+    legal = legal_plays(np.asarray(start, dtype=np.int8), (d1, d2), rules)
+    legal_set = {tuple(int(c) for c in row) for row in legal}
+    written = text.strip()
+    if not written:
+        raise ValueError("the play is empty; write '-' for a roll that cannot be played")
+    if written == EMPTY_PLAY:
+        if start in legal_set:
+            return np.asarray(start, dtype=np.int8)
+        raise ValueError(
+            f"'-' (no move) is not legal: {d1}-{d2} can be played here, e.g. {_example(start, legal, (d1, d2))}"
+        )
+    paths, starred = _parse_text(written)
+    reachable = _realisations(start, paths, all_dice)
+    blots = frozenset(p for p in range(1, BAR) if start[p] == -1)
+    missing = sorted(starred - blots)
+    if missing:
+        raise ValueError(
+            f"{written!r} marks a hit ('*') on point(s) {', '.join(map(str, missing))}, "
+            "where there is no opposing blot to hit"
+        )
+
+    def hits(after: Board) -> frozenset[int]:
+        return frozenset(p for p in blots if after[p] >= 0)
+
+    candidates = {after: used for after, used in reachable.items() if starred <= hits(after)}
+    if not candidates:
+        if reachable:
+            raise ValueError(f"{written!r} cannot hit on every point marked '*' with {d1}-{d2}")
+        raise ValueError(_why_impossible(start, paths, written, all_dice))
+    good = [after for after in candidates if after in legal_set]
+    if good:
+        fewest = min(len(hits(after)) for after in good)
+        best = [after for after in good if len(hits(after)) == fewest]
+        if len(best) > 1:
+            options = " or ".join(
+                repr(play_notation(np.asarray(start), np.asarray(after), (d1, d2))) for after in sorted(best)
+            )
+            raise ValueError(f"{written!r} is ambiguous with {d1}-{d2}: write {options}")
+        return np.asarray(best[0], dtype=np.int8)
+    # Possible with these dice, but not a legal play: say which rule it breaks.
+    used = max(candidates.values())
+    most, playable = _max_dice(start, all_dice)
+    if used < most:
+        return _raise_not_legal(
+            written,
+            f"it plays {used} {'die' if used == 1 else 'dice'} but {most} can be played, "
+            "and as many dice as possible must be "
+            "played (RULES.md 3.4)",
+            start,
+            legal,
+            (d1, d2),
+        )
+    if d1 != d2 and most == 1 and d1 in playable:
+        return _raise_not_legal(
+            written,
+            f"only one die can be played, and then it must be the larger one ({d1}) (RULES.md 3.4)",
+            start,
+            legal,
+            (d1, d2),
+        )
+    if rules.no_hit_and_continue is not None:
+        return _raise_not_legal(
+            written,
+            f"the Iranian no-hit-and-continue rule (form {rules.no_hit_and_continue}, RULES.md 7) forbids it "
+            "here: a checker that hits in your home board may not move on",
+            start,
+            legal,
+            (d1, d2),
+        )
+    return _raise_not_legal(written, "it is not among the legal plays", start, legal, (d1, d2))
+
+
+def _example(start: Board, legal: np.ndarray, dice: tuple[int, int]) -> str:
+    return repr(play_notation(np.asarray(start), legal[0], dice))
+
+
+def _raise_not_legal(
+    written: str, reason: str, start: Board, legal: np.ndarray, dice: tuple[int, int]
+) -> np.ndarray:
+    raise ValueError(
+        f"{written!r} can be played with {dice[0]}-{dice[1]} but is not legal: {reason}; "
+        f"a legal play is {_example(start, legal, dice)}"
+    )

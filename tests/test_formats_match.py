@@ -1,0 +1,1031 @@
+"""Tests of the match-level formats: gnubg Match IDs, XGIDs, reading written plays, ``.mat`` records.
+
+Every board is the layout of :mod:`nard_ai.board` (``(26,)`` int8, the
+mover's view). Boards built by hand use ``pos(me=..., opp=...)``, each side
+in its own numbering. Known vectors come from the formats' own
+documentation (the gnubg manual's Match ID example, the XGID of the starting
+position in ``shared/data/README.md``) and from gnubg itself (the ``gnubg``
+Python module's ``match_id`` and ``set_gnubg_id``/``gnubg_id``), recorded
+here as literals; the live gnubg cross-checks are skipped where the module is
+not installed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import nard_ai
+from nard_ai.board import BAR, game_result, pos, starting_board, swap_sides
+from nard_ai.formats import (
+    ActionKind,
+    GameState,
+    MatAction,
+    Match,
+    MatchState,
+    MatGame,
+    Resignation,
+    board_from_position_id,
+    from_match_id,
+    from_xgid,
+    gnubg_id,
+    match_id,
+    parse_gnubg_id,
+    parse_play,
+    play_notation,
+    position_id,
+    read_mat,
+    to_xgid,
+    write_mat,
+)
+from nard_ai.game import CENTERED
+from nard_ai.movegen import legal_plays
+from nard_ai.rules import Rules
+
+DATA = Path(__file__).parent / "data"
+START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def random_state(rng: np.random.Generator) -> MatchState:
+    """A random valid MatchState (Crawford only where the score allows it)."""
+    length = int(rng.choice([0, 1, 3, 5, 7, 9, 11, 25, 64]))
+    score = tuple(int(rng.integers(0, length + 1 if length else 100)) for _ in range(2))
+    crawford = bool(length and rng.random() < 0.5 and max(score) < length)
+    if crawford:
+        score = (length - 1, int(rng.integers(0, length - 1))) if length > 1 else score
+        score = score if rng.random() < 0.5 else score[::-1]
+        crawford = length > 1
+    cube = 1 if crawford else 1 << int(rng.integers(0, 16))
+    owner = CENTERED if crawford else int(rng.choice([CENTERED, 0, 1]))
+    dice = (0, 0) if rng.random() < 0.3 else (int(rng.integers(1, 7)), int(rng.integers(1, 7)))
+    return MatchState(
+        cube_value=cube,
+        cube_owner=owner,
+        player_on_roll=int(rng.integers(0, 2)),
+        crawford=crawford,
+        game_state=GameState(int(rng.integers(0, 5))),
+        turn=int(rng.integers(0, 2)),
+        double_offered=bool(not crawford and rng.random() < 0.3),
+        resignation=Resignation(int(rng.integers(0, 4))),
+        dice=dice,
+        match_length=length,
+        score=score,
+        jacoby=bool(rng.random() < 0.5),
+    )
+
+
+def random_board(rng: np.random.Generator) -> np.ndarray:
+    """A random valid board: each side's checkers scattered on free points, some on the bar, some off."""
+    board = np.zeros(26, dtype=np.int64)
+    for side in (1, -1):
+        off = int(rng.integers(0, 6)) if rng.random() < 0.3 else 0
+        on_bar = int(rng.integers(1, 4)) if rng.random() < 0.3 else 0
+        board[BAR if side == 1 else 0] = side * on_bar
+        left = 15 - off - on_bar
+        while left:
+            point = int(rng.integers(1, 25))
+            if board[point] * side >= 0:
+                board[point] += side
+                left -= 1
+    return board.astype(np.int8)
+
+
+def mutations(valid: list[str]) -> st.SearchStrategy[str]:
+    """Valid IDs with characters replaced, inserted or deleted."""
+
+    @st.composite
+    def mutate(draw) -> str:
+        text = draw(st.sampled_from(valid))
+        for _ in range(draw(st.integers(1, 3))):
+            i = draw(st.integers(0, len(text)))
+            op = draw(st.sampled_from(["replace", "insert", "delete"]))
+            ch = draw(st.characters(codec="utf-8") | st.sampled_from(list(":=-/ABab019+*()XGIDxgid \n")))
+            if op == "replace" and i < len(text):
+                text = text[:i] + ch + text[i + 1 :]
+            elif op == "insert":
+                text = text[:i] + ch + text[i:]
+            elif i < len(text):
+                text = text[:i] + text[i + 1 :]
+        return text
+
+    return mutate()
+
+
+def only_value_errors(parse, text) -> None:
+    """Call a parser; anything but success or a ValueError fails the test."""
+    try:
+        parse(text)
+    except ValueError as exc:
+        assert str(exc), "a ValueError must say what is wrong"
+
+
+# --------------------------------------------------------------------------
+# Match IDs: known vectors
+# --------------------------------------------------------------------------
+
+
+def test_match_id_of_the_manuals_example():
+    """gnubg manual 11.7: 9-point match at 2-4, player 0 owns a 2-cube, player 1 has rolled 5-2: QYkqASAAIAAA."""
+    state = MatchState(
+        cube_value=2,
+        cube_owner=0,
+        player_on_roll=1,
+        game_state=GameState.PLAYING,
+        turn=1,
+        dice=(5, 2),
+        match_length=9,
+        score=(2, 4),
+        jacoby=True,  # bit 66 is 0 in the manual's (pre-Jacoby-bit) ID
+    )
+    assert match_id(state) == "QYkqASAAIAAA"
+    assert from_match_id("QYkqASAAIAAA") == state
+
+
+@pytest.mark.parametrize(
+    ("mid", "state"),
+    [
+        # gnubg's ID of a new money session: player 1 on roll, Jacoby on (its default).
+        ("cAkAAAAAAAAA", MatchState(jacoby=True)),
+        # The default state (Jacoby off) sets bit 66, "not Jacoby".
+        ("cAkAAAAAAAAE", MatchState()),
+        # No game started, player 0 (gnubg's fresh board).
+        ("MAAAAAAAAAAA", MatchState(player_on_roll=0, turn=0, game_state=GameState.NONE, jacoby=True)),
+        # Computed with the gnubg module's match_id(cubeinfo, posinfo):
+        ("EgH7ADAAKAAE", MatchState(4, 1, 0, False, GameState.PLAYING, 0, False, 0, (6, 6), 7, (3, 5))),
+        ("8ImlAEAAEAAE", MatchState(1, CENTERED, 1, True, GameState.PLAYING, 1, False, 0, (3, 1), 5, (4, 2))),
+        ("ARkAAAAAAAAA", MatchState(2, 0, 0, False, GameState.PLAYING, 1, True, 0, (0, 0), 0, (0, 0), True)),
+        (
+            "c0FgAaAAOAAE",
+            MatchState(8, CENTERED, 1, False, GameState.PLAYING, 0, False, 2, (0, 0), 11, (10, 7)),
+        ),
+        ("MIJqAAAAEAAE", MatchState(1, CENTERED, 0, False, GameState.OVER, 0, False, 0, (5, 2), 3, (0, 2))),
+        ("VgwgA0ABwAAE", MatchState(64, 1, 1, False, GameState.DROPPED, 1, False, 0, (0, 0), 25, (20, 24))),
+    ],
+)
+def test_known_match_ids(mid, state):
+    """gnubg manual 11.7 and gnubg's own MatchID(): each field where the manual puts it."""
+    assert match_id(state) == mid
+    assert from_match_id(mid) == state
+
+
+def test_match_id_fields_sit_where_the_manual_says():
+    """gnubg manual 11.7: the bit positions, read back from an independent base64 decoding."""
+    import base64
+
+    state = MatchState(8, 0, 1, False, GameState.PLAYING, 0, True, Resignation.GAMMON, (0, 0), 21, (17, 9))
+    key = int.from_bytes(base64.b64decode(match_id(state)), "little")
+    assert key & 0xF == 3  # log2(8)
+    assert (key >> 4) & 3 == 0 and (key >> 6) & 1 == 1 and (key >> 11) & 1 == 0 and (key >> 12) & 1 == 1
+    assert (key >> 13) & 3 == 2
+    assert (key >> 21) & 0x7FFF == 21 and (key >> 36) & 0x7FFF == 17 and (key >> 51) & 0x7FFF == 9
+    assert (key >> 66) & 1 == 1  # Jacoby off
+
+
+def test_match_id_writes_the_higher_die_first_and_reads_either_order():
+    """gnubg's MatchID() stores the higher die in bits 15-17; MatchState keeps them high first."""
+    assert MatchState(dice=(2, 5)).dice == (5, 2)
+    low_first = "cAkVAAAAAAAE"  # dice 2, 5 written low first
+    assert from_match_id(low_first).dice == (5, 2)
+    assert match_id(from_match_id(low_first)) == match_id(MatchState(dice=(5, 2)))
+
+
+def test_match_ids_match_gnubg_on_random_states():
+    """gnubg's own MatchID() (the gnubg module) writes the same ID for random states, and we read its IDs back."""
+    gnubg = pytest.importorskip("gnubg")
+    rng = np.random.default_rng(3)
+    checked = 0
+    while checked < 400:
+        state = random_state(rng)
+        money = state.match_length == 0
+        score = (0, 0) if money else state.score  # gnubg's cubeinfo drops a money score
+        try:
+            cube_info = gnubg.cube_info(
+                state.cube_value,
+                state.cube_owner,
+                state.player_on_roll,
+                state.match_length,
+                score,
+                state.crawford,
+                0,
+            )
+        except RuntimeError:
+            continue  # states gnubg's SetCubeInfo refuses (e.g. a score at the match length)
+        pos_info = gnubg.pos_info(
+            state.turn, int(state.resignation), int(state.double_offered), int(state.game_state), state.dice
+        )
+        expected = MatchState(**{**state.__dict__, "score": score, "jacoby": bool(cube_info["jacoby"])})
+        theirs = gnubg.match_id(cube_info, pos_info)
+        assert match_id(expected) == theirs
+        assert from_match_id(theirs) == expected
+        checked += 1
+
+
+def test_match_id_round_trips_random_states():
+    """Encoding then decoding gives the state back, and the ID back."""
+    rng = np.random.default_rng(4)
+    for _ in range(2000):
+        state = random_state(rng)
+        mid = match_id(state)
+        assert len(mid) == 12 and from_match_id(mid) == state
+        assert match_id(from_match_id(f"  {mid}\n")) == mid
+
+
+# --------------------------------------------------------------------------
+# Match IDs: the board goes with the player on roll
+# --------------------------------------------------------------------------
+
+
+def test_gnubg_id_of_the_starting_position():
+    """gnubg shows 4HPwATDgc/ABMA:cAkAAAAAAAAA for a new money game; the board is the mover's."""
+    board, state = parse_gnubg_id("4HPwATDgc/ABMA:cAkAAAAAAAAA")
+    assert (board == starting_board()).all()
+    assert state == MatchState(jacoby=True)
+    assert gnubg_id(starting_board(), MatchState()) == "4HPwATDgc/ABMA:cAkAAAAAAAAE"
+
+
+def test_the_board_of_a_gnubg_id_is_seen_from_the_player_on_roll():
+    """gnubg's importer of the XGID below (X = player 1 played 8/5 6/5, O = player 0 on roll with 5-2) writes
+    sGfwATDgc/ABMA:MIEKAAAAAAAE: the Position ID is O's view, and player_on_roll is 0.
+
+        O (player 0, on roll) sees: its own 24:2 13:5 8:3 6:5; X's 24:2 13:5 8:2 6:4 5:2.
+    """
+    board, state = parse_gnubg_id("sGfwATDgc/ABMA:MIEKAAAAAAAE")
+    assert state.player_on_roll == 0 and state.turn == 0 and state.dice == (5, 2)
+    x_after_31 = {24: 2, 13: 5, 8: 2, 6: 4, 5: 2}
+    assert (board == pos(me={24: 2, 13: 5, 8: 3, 6: 5}, opp=x_after_31)).all()
+    assert state.mover_score == state.score[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        " 4HPwATDgc/ABMA:cAkAAAAAAAAA ",
+        "GNUBGID 4HPwATDgc/ABMA:cAkAAAAAAAAA",
+        "GNU Backgammon ID: 4HPwATDgc/ABMA:cAkAAAAAAAAA",
+    ],
+)
+def test_gnubg_id_accepts_labels_and_whitespace(text):
+    """gnubg prints 'GNU Backgammon ID: <pid>:<mid>'; the label and spaces are not part of the ID."""
+    board, state = parse_gnubg_id(text)
+    assert (board == starting_board()).all() and state == MatchState(jacoby=True)
+
+
+def test_gnubg_id_round_trips_random_boards_and_states():
+    """A board and state written as PositionID:MatchID read back unchanged."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        board, state = random_board(rng), random_state(rng)
+        got_board, got_state = parse_gnubg_id(gnubg_id(board, state))
+        assert (got_board == board).all() and got_state == state
+
+
+# --------------------------------------------------------------------------
+# Match IDs: refusals
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mid", "message"),
+    [
+        ("cAkAAAAAAAA", "12 characters"),
+        ("cAkAAAAAAAAAA", "12 characters"),
+        ("cAkAAAAAAA*A", "base64"),
+        ("cAkAAAAAAAAI", "unused bits"),
+        ("YAkAAAAAAAAA", "cube owner bits are 10"),
+        ("cA0AAAAAAAAA", "game state 5"),
+        ("cIkHAAAAAAAA", "die 1 is 7"),
+        ("cIkBAAAAAAAA", "both dice"),
+        ("8AkAAAAAAAAA", "money play"),
+        ("cAlgAFAAAAAA", "above the match length"),
+    ],
+)
+def test_malformed_match_ids_raise_value_error_naming_the_field(mid, message):
+    """Strict decoding: every field value gnubg never writes is refused, saying which."""
+    with pytest.raises(ValueError, match=message):
+        from_match_id(mid)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"cube_value": 3}, "power of two"),
+        ({"cube_value": 1 << 16}, "power of two"),
+        ({"cube_owner": 2}, "cube_owner"),
+        ({"player_on_roll": 2}, "player_on_roll"),
+        ({"turn": -1}, "turn"),
+        ({"dice": (3, 0)}, "both dice"),
+        ({"dice": (7, 1)}, "0-6"),
+        ({"dice": "31"}, "integer"),
+        ({"game_state": 9}, "game_state"),
+        ({"resignation": 4}, "resignation"),
+        ({"match_length": -1}, "match_length"),
+        ({"match_length": 5, "score": (6, 0)}, "above the match length"),
+        ({"crawford": True}, "money play"),
+        ({"crawford": True, "match_length": 5, "score": (3, 2)}, "exactly one player at 4"),
+        ({"crawford": True, "match_length": 5, "score": (4, 4)}, "exactly one player at 4"),
+        ({"crawford": True, "match_length": 5, "score": (4, 1), "cube_value": 2}, "Crawford game"),
+        ({"jacoby": "yes"}, "jacoby"),
+    ],
+)
+def test_match_state_refuses_what_a_match_id_cannot_hold(fields, message):
+    """MatchState checks its fields, so match_id never meets a value it cannot write."""
+    with pytest.raises(ValueError, match=message):
+        MatchState(**fields)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("4HPwATDgc/ABMA", "one ':'"),
+        ("4HPwATDgc/ABMA:cAkAAAAAAAAA:x", "one ':'"),
+        ("4HPwATDgc/ABM:cAkAAAAAAAAA", "Position ID"),
+        ("4HPwATDgc/ABMA:cAkAAAAAAAA", "Match ID"),
+    ],
+)
+def test_malformed_gnubg_ids_raise_value_error(text, message):
+    """The combined form is exactly one Position ID and one Match ID."""
+    with pytest.raises(ValueError, match=message):
+        parse_gnubg_id(text)
+
+
+@FUZZ
+@given(st.text(max_size=20) | mutations(["cAkAAAAAAAAA", "QYkqASAAIAAA", "VgwgA0ABwAAE"]))
+def test_match_id_parser_raises_only_value_errors(text):
+    """Fuzz: random and mutated Match IDs either decode or raise ValueError."""
+    only_value_errors(from_match_id, text)
+
+
+@FUZZ
+@given(st.text(max_size=40) | mutations(["4HPwATDgc/ABMA:cAkAAAAAAAAA", "sGfwATDgc/ABMA:MIEKAAAAAAAE"]))
+def test_gnubg_id_parser_raises_only_value_errors(text):
+    """Fuzz: random and mutated combined IDs either decode or raise ValueError."""
+    only_value_errors(parse_gnubg_id, text)
+
+
+# --------------------------------------------------------------------------
+# XGID
+# --------------------------------------------------------------------------
+
+
+def test_xgid_of_the_starting_position():
+    """shared/data/README.md: the starting position is XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10."""
+    assert to_xgid(starting_board()) == START_XGID
+    assert to_xgid(starting_board(), MatchState()) == START_XGID
+    board, state = from_xgid(START_XGID)
+    assert (board == starting_board()).all() and state == MatchState()
+
+
+def test_xgid_exports_from_the_package():
+    """The issue asks for to_xgid/from_xgid and match_id/from_match_id at the top level."""
+    assert nard_ai.to_xgid(nard_ai.starting_board()) == START_XGID
+    assert nard_ai.from_match_id(nard_ai.match_id(nard_ai.MatchState())) == nard_ai.MatchState()
+    assert (nard_ai.from_xgid(START_XGID)[0] == nard_ai.starting_board()).all()
+
+
+# XGIDs of non-symmetric positions and the GNU Backgammon IDs that gnubg's own
+# importer (set_gnubg_id, then gnubg_id) makes of them.
+GNUBG_XGID_VECTORS = [
+    # X (player 1) played 8/5 6/5; O (player 0) to play 5-2.
+    ("XGID=-b---BD-B---eE---c-e----B-:0:0:-1:52:0:0:0:0:10", "sGfwATDgc/ABMA:MIEKAAAAAAAE"),
+    # O played its 8/5 6/5 (X's 17/20 19/20); X to play 6-4.
+    ("XGID=-b----E-C---eE---b-db---B-:0:0:1:64:0:0:0:0:10", "sGfwATDgc/ABMA:cAkTAAAAAAAE"),
+    # As the first, O to roll, X owns a 2-cube, 5-point match at X 2, O 0.
+    ("XGID=-b---BD-B---eE---c-e----B-:1:1:-1:00:2:0:0:5:10", "sGfwATDgc/ABMA:EQGgAAAAEAAE"),
+    # Checkers on both bars and borne off; money with Jacoby; O to play 3-1.
+    ("XGID=aC----B-------------b---dB:0:0:-1:31:0:0:1:0:10", "BwMAYA8DAEAAAA:MIEFAAAAAAAA"),
+    ("XGID=aC----B-------------b---dB:0:0:1:31:0:0:1:0:10", "DwMAQAcDAGAAAA:cIkFAAAAAAAA"),
+    # A 7-point match at X 6, O 4, the Crawford game, X to play 3-1.
+    ("XGID=--A-bBBBB--BbB-----dbbc-B-:0:0:1:31:6:4:1:7:10", "3PaAAQZi25gBMA:8InlAEAAMAAE"),
+    # 7-point match at X 3, O 2, O owns a 4-cube and is to play 6-4.
+    ("XGID=-b----E-C---eE---b-d-b--B-:2:1:-1:64:3:2:0:7:10", "4HPwATCYZ/ABMA:EgHzACAAGAAE"),
+]
+
+
+@pytest.mark.parametrize(("xgid", "gnubg"), GNUBG_XGID_VECTORS)
+def test_xgid_gives_the_position_and_match_ids_gnubg_gives(xgid, gnubg):
+    """gnubg's SetXGID: X is player 1, O player 0, the board is the view of the side on roll."""
+    board, state = from_xgid(xgid)
+    assert gnubg_id(board, state) == gnubg
+    pid_board, pid_state = parse_gnubg_id(gnubg)
+    assert (pid_board == board).all() and pid_state == state
+    assert to_xgid(pid_board, pid_state) == xgid
+
+
+def test_an_opening_move_reads_the_same_from_both_sides():
+    """A non-symmetric position, both ways: after X's 3-1 (8/5 6/5), O on roll sees X's checkers on its 20, 19, 17.
+
+    The XGID string is always X's view (index i = X's point i); with O on roll
+    the board is turned to O, and its Position ID is gnubg's for O on roll.
+    """
+    x_after_31 = {24: 2, 13: 5, 8: 2, 6: 4, 5: 2}
+    start = {24: 2, 13: 5, 8: 3, 6: 5}
+    o_to_play = "XGID=-b---BD-B---eE---c-e----B-:0:0:-1:52:0:0:0:0:10"
+    board, state = from_xgid(o_to_play)
+    assert (board == pos(me=start, opp=x_after_31)).all()
+    assert state.player_on_roll == 0 and state.dice == (5, 2)
+    assert position_id(board) == "sGfwATDgc/ABMA"
+    # The same physical position with X to play instead: the string is unchanged, the board is X's view.
+    x_to_play = o_to_play.replace(":-1:52:", ":1:52:")
+    x_board, x_state = from_xgid(x_to_play)
+    assert (x_board == pos(me=x_after_31, opp=start)).all() and (x_board == swap_sides(board)).all()
+    assert x_state.player_on_roll == 1
+    assert to_xgid(board_from_position_id(position_id(x_board)), x_state) == x_to_play
+
+
+def test_xgids_match_gnubgs_importer_live():
+    """gnubg's set_gnubg_id then gnubg_id, on XGIDs with X on roll (the ones gnubg imports without asking to swap)."""
+    gnubg = pytest.importorskip("gnubg")
+    rng = np.random.default_rng(6)
+    for _ in range(40):
+        board = random_board(rng)
+        if game_result(board):
+            continue
+        state = MatchState(
+            player_on_roll=1,
+            turn=1,
+            dice=(int(rng.integers(1, 7)), int(rng.integers(1, 7))),
+            cube_value=1 << int(rng.integers(0, 4)),
+            cube_owner=int(rng.choice([CENTERED, 0, 1])),
+        )
+        xgid = to_xgid(board, state)
+        gnubg.set_gnubg_id(xgid)
+        assert gnubg.gnubg_id() == gnubg_id(board, state)
+
+
+@pytest.mark.parametrize(
+    ("xgid", "expected"),
+    [
+        # cube 2**3 owned by O (player 0), O's turn.
+        ("XGID=-b----E-C---eE---c-e----B-:3:-1:-1:31:0:0:0:0:10", {"cube_value": 8, "cube_owner": 0}),
+        # scores: X's first (player 1), O's second (player 0).
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:3:1:0:7:10", {"score": (1, 3), "match_length": 7}),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:6:3:1:7:10", {"crawford": True}),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:1:0:10", {"jacoby": True}),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:3:0:10", {"jacoby": True}),  # beavers dropped
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:13:0:0:0:0:10", {"dice": (3, 1)}),  # low die first
+        # D: X (turn 1) doubled from 2 (it owned the cube); O (player 0) must answer.
+        (
+            "XGID=-b----E-C---eE---c-e----B-:1:1:1:D:0:0:0:0:10",
+            {"double_offered": True, "player_on_roll": 1, "turn": 0, "cube_value": 2, "cube_owner": 1},
+        ),
+    ],
+)
+def test_xgid_fields(xgid, expected):
+    """XG's field meanings, as gnubg's importer reads them."""
+    _, state = from_xgid(xgid)
+    for name, value in expected.items():
+        assert getattr(state, name) == value, name
+
+
+def test_xgid_writes_a_pending_double_as_d_with_the_doubler_on_turn():
+    """XGID 'D': turn names the doubler; the cube is the cube before the double."""
+    state = MatchState(cube_value=2, cube_owner=0, player_on_roll=0, turn=1, double_offered=True)
+    xgid = to_xgid(starting_board(), state)
+    assert xgid == "XGID=-b----E-C---eE---c-e----B-:1:-1:-1:D:0:0:0:0:10"
+    assert from_xgid(xgid)[1] == state
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10",
+        "  xgid=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10\n",
+    ],
+)
+def test_xgid_prefix_is_optional_and_whitespace_ignored(text):
+    board, state = from_xgid(text)
+    assert (board == starting_board()).all() and state == MatchState()
+
+
+def test_xgid_round_trips_random_boards_and_states():
+    """to_xgid then from_xgid gives the board and state back (for every state an XGID can hold)."""
+    rng = np.random.default_rng(7)
+    done = 0
+    while done < 500:
+        board, state = random_board(rng), random_state(rng)
+        doubled = state.double_offered and state.dice == (0, 0)
+        state = MatchState(
+            **{
+                **state.__dict__,
+                "game_state": GameState.PLAYING,
+                "resignation": Resignation.NONE,
+                "double_offered": doubled,
+                "turn": 1 - state.player_on_roll if doubled else state.player_on_roll,
+                "jacoby": state.jacoby and not state.match_length,
+            }
+        )
+        if state.cube_value > 1 << 15:
+            continue
+        xgid = to_xgid(board, state)
+        got_board, got_state = from_xgid(xgid)
+        assert (got_board == board).all() and got_state == state, xgid
+        assert to_xgid(got_board, got_state) == xgid
+        done += 1
+
+
+@pytest.mark.parametrize(
+    ("xgid", "message"),
+    [
+        ("XGID=-b----E-C---eE---c-e----B:0:0:1:31:0:0:0:0:10", "26 characters"),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:0:0", "10 ':'-separated fields"),
+        ("XGID=-b----E-C---eE---c-e----?-:0:0:1:31:0:0:0:0:10", "'\\?' at index 24"),
+        ("XGID=-b----E-C---eE---c-e----P-:0:0:1:31:0:0:0:0:10", "16 checkers"),
+        ("XGID=-b----E-C---eE---c-e----C-:0:0:1:31:0:0:0:0:10", "16 checkers on the board"),
+        ("XGID=Ab----E-C---eE---c-e----A-:0:0:1:31:0:0:0:0:10", "O's bar"),
+        ("XGID=-b----E-C---eE---c-e----Aa:0:0:1:31:0:0:0:0:10", "X's bar"),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:71:0:0:0:0:10", "'dice'"),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:30:0:0:0:0:10", "'dice'"),
+        ("XGID=-b----E-C---eE---c-e----B-:0:2:1:31:0:0:0:0:10", "'cube owner'"),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:0:31:0:0:0:0:10", "'turn'"),
+        ("XGID=-b----E-C---eE---c-e----B-:1:-1:-1:B:0:0:3:0:10", "beaver"),
+        ("XGID=-b----E-C---eE---c-e----B-:2:1:1:R:0:0:3:0:10", "beaver/raccoon"),
+        ("XGID=-b----E-C---eE---c-e----B-:16:1:1:31:0:0:0:0:10", "'cube'"),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:2:7:10", "'Crawford/Jacoby'"),
+        ("XGID=-b----E-C---eE---c-e----B-:x:0:1:31:0:0:0:0:10", "'cube' must be an integer"),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:8:0:0:7:10", "above the match length"),
+        ("", "10 ':'-separated fields"),
+        ("4HPwATDgc/ABMA:cAkAAAAAAAAA", "10 ':'-separated fields"),
+    ],
+)
+def test_malformed_xgids_raise_value_error_naming_the_field(xgid, message):
+    """Every field is checked; the message names the field and the value."""
+    with pytest.raises(ValueError, match=message):
+        from_xgid(xgid)
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        (MatchState(resignation=Resignation.SINGLE), "resignation"),
+        (MatchState(game_state=GameState.OVER), "game being played"),
+        (MatchState(turn=0), "differs from player_on_roll"),
+        (MatchState(double_offered=True, turn=0, dice=(3, 1)), "before rolling"),
+        (MatchState(double_offered=True), "turn must be the player asked"),
+    ],
+)
+def test_to_xgid_refuses_states_an_xgid_cannot_hold(state, message):
+    with pytest.raises(ValueError, match=message):
+        to_xgid(starting_board(), state)
+
+
+@FUZZ
+@given(st.text(max_size=60) | mutations([START_XGID] + [x for x, _ in GNUBG_XGID_VECTORS]))
+def test_xgid_parser_raises_only_value_errors(text):
+    """Fuzz: random and mutated XGIDs either decode or raise ValueError."""
+    only_value_errors(from_xgid, text)
+
+
+# --------------------------------------------------------------------------
+# Reading written plays
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("me", "opp", "dice", "text", "expected"),
+    [
+        # 24/18 13/11*: opening-like, a blot on the mover's 11-point.
+        (
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            {14: 1, 13: 4, 8: 3, 6: 5, 24: 2},
+            (6, 2),
+            "24/18 13/11*",
+            "24/18 13/11*",
+        ),
+        (
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            {14: 1, 13: 4, 8: 3, 6: 5, 24: 2},
+            (6, 2),
+            "24/18 13/11",
+            "24/18 13/11*",
+        ),
+        ({25: 1, 13: 5, 8: 3, 6: 6}, {24: 2, 13: 5, 8: 3, 6: 5}, (3, 1), "bar/22 6/5", "bar/22 6/5"),
+        ({25: 1, 13: 5, 8: 3, 6: 6}, {24: 2, 13: 5, 8: 3, 6: 5}, (3, 1), "25/22 6/5", "bar/22 6/5"),
+        ({25: 1, 13: 5, 8: 3, 6: 6}, {24: 2, 13: 5, 8: 3, 6: 5}, (3, 1), "Bar/22 6/5", "bar/22 6/5"),
+        ({6: 3, 5: 2}, {24: 2}, (6, 5), "6/off 5/off", "6/off 5/off"),
+        ({6: 3, 5: 2}, {24: 2}, (6, 5), "6/Off 5/OFF", "6/off 5/off"),
+        ({6: 3, 5: 2}, {24: 2}, (6, 5), "6/0 5/0", "6/off 5/off"),
+        ({13: 5, 8: 3, 6: 5}, {24: 2}, (6, 6), "8/2(2) 13/7(2)", "13/7(2) 8/2(2)"),
+        ({13: 5, 8: 3, 6: 5}, {24: 2}, (6, 6), "8/2 8/2 13/7 13/7", "13/7(2) 8/2(2)"),
+        ({13: 5, 8: 3, 6: 5}, {18: 1, 24: 1}, (6, 2), "13/7*/5", "13/7*/5"),
+        ({13: 5, 8: 3, 6: 5}, {18: 1, 24: 1}, (6, 2), "13/7 7/5", "13/7*/5"),
+        ({13: 5, 8: 3, 6: 5}, {18: 1, 24: 1}, (6, 2), "13/7*/5, ", "13/7*/5"),
+    ],
+)
+def test_parse_play_reads_the_usual_forms(me, opp, dice, text, expected):
+    """The forms the issue lists, in either case, with or without '*', bar as 25, off as 0."""
+    board = pos(me=me, opp=opp)
+    after = parse_play(board, text, dice)
+    assert after.dtype == np.int8 and after.shape == (26,)
+    assert any((after == play).all() for play in legal_plays(board, dice))
+    assert play_notation(board, after, dice) == expected
+
+
+def test_parse_play_reads_back_every_legal_play_of_random_positions():
+    """Each legal play, written by play_notation, reads back to itself, under each rule variant."""
+    rng = np.random.default_rng(8)
+    checked = 0
+    for rules in (Rules(), Rules(no_hit_and_continue="000"), Rules(no_hit_and_continue="002")):
+        while checked < 400 * (1 + ["None", "000", "002"].index(str(rules.no_hit_and_continue))):
+            board = random_board(rng)
+            if game_result(board):
+                continue
+            dice = (int(rng.integers(1, 7)), int(rng.integers(1, 7)))
+            for play in legal_plays(board, dice, rules):
+                assert (parse_play(board, play_notation(board, play, dice), dice, rules) == play).all()
+                checked += 1
+
+
+def test_a_roll_that_cannot_be_played_is_a_dash():
+    """RULES.md 3.4: if nothing is legal the turn is lost; '-' is that (empty) play."""
+    board = pos(me={25: 1, 6: 14}, opp={1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2})
+    assert (parse_play(board, "-", (6, 6)) == board).all()
+    with pytest.raises(ValueError, match="'-' \\(no move\\) is not legal"):
+        parse_play(starting_board(), "-", (3, 1))
+
+
+def test_unmarked_intermediate_landings_do_not_hit_when_a_quiet_route_exists():
+    """gnubg marks intermediate hits (24/20*/18); so 24/18 with 4-2 past a blot on 20 goes via 22.
+
+    mover: 24:1 and 14 on its 6-point; opponent blot on the mover's 20-point.
+    """
+    board = pos(me={24: 1, 6: 14}, opp={5: 1, 13: 14})
+    quiet = parse_play(board, "24/18", (4, 2))
+    assert quiet[20] == -1 and quiet[0] == 0
+    hit = parse_play(board, "24/20*/18", (4, 2))
+    assert hit[20] == 0 and hit[0] == -1
+
+
+def test_an_ambiguous_play_asks_for_the_hit_to_be_marked():
+    """Blots on both the mover's 22 and 20: 24/18 with 4-2 must hit one of them; say which."""
+    board = pos(me={24: 1, 6: 14}, opp={5: 1, 3: 1, 13: 13})
+    with pytest.raises(ValueError, match=r"ambiguous.*24/22\*/18.*24/20\*/18"):
+        parse_play(board, "24/18", (4, 2))
+    assert parse_play(board, "24/22*/18", (4, 2))[22] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("24/18 13", "move '13' needs a source and a destination"),
+        ("24/x8", "'x8' is not a point"),
+        ("24/26", "point 26 is outside"),
+        ("off/20", "'off' can only be where a checker ends"),
+        ("24/bar", "the bar can only be where a checker starts"),
+        ("18/24", "does not move forward"),
+        ("24*/18", "not its source"),
+        ("8/2(5)", "repeat count \\(5\\)"),
+        ("8/2(x)", "repeat count \\(x\\)"),
+        ("24/23 24/23 13/12 13/12 6/5", "at most 4"),
+        ("", "empty"),
+    ],
+)
+def test_malformed_plays_name_the_token(text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_play(starting_board(), text, (6, 1))
+
+
+@pytest.mark.parametrize(
+    ("me", "opp", "dice", "text", "message"),
+    [
+        (
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            (6, 5),
+            "24/20 13/8",
+            "24/20 moves 4 pips.*5, 6, 11",
+        ),
+        (
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            (3, 1),
+            "10/7 8/7",
+            "point 10 holds no checker",
+        ),
+        ({24: 2, 13: 5, 8: 3, 6: 5}, {24: 2, 13: 5, 8: 3, 6: 5}, (3, 1), "13/10 13/12", "point 12 is closed"),
+        (
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            (3, 1),
+            "bar/22 8/7",
+            "no checker on the bar",
+        ),
+        (
+            {25: 1, 13: 5, 8: 3, 6: 6},
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            (3, 1),
+            "8/5 6/5",
+            "on the bar: they must enter",
+        ),
+        ({13: 2, 6: 13}, {24: 2}, (6, 5), "6/off 6/1", "cannot bear off until all"),
+        ({24: 2, 13: 5, 8: 3, 6: 5}, {24: 2, 13: 5, 8: 3, 6: 5}, (3, 1), "13/10*", "no opposing blot"),
+    ],
+)
+def test_plays_impossible_with_the_dice_say_why(me, opp, dice, text, message):
+    with pytest.raises(ValueError, match=message):
+        parse_play(pos(me=me, opp=opp), text, dice)
+
+
+def test_a_play_that_leaves_a_die_unused_says_both_dice_must_be_played():
+    """RULES.md 3.4: both dice must be played if any sequence allows it (13/7 alone with 6-1 is not a play)."""
+    with pytest.raises(ValueError, match=r"plays 1 die but 2 can be played.*as many dice as possible"):
+        parse_play(starting_board(), "13/7", (6, 1))
+
+
+def test_a_play_of_the_smaller_die_says_the_larger_must_be_played():
+    """RULES.md 3.4: either die could be played but not both, so the larger (6) must be.
+
+    mover: one checker on its 10-point; opponent: two on the mover's 1-point.
+    6-3: 10/4 then 3 blocked (4/1); 10/7 then 6 blocked (7/1).
+    """
+    board = pos(me={10: 1}, opp={24: 2})
+    with pytest.raises(ValueError, match=r"only one die can be played.*larger one \(6\)"):
+        parse_play(board, "10/7", (6, 3))
+    assert parse_play(board, "10/4", (6, 3))[4] == 1
+
+
+def test_a_play_against_the_iranian_rule_says_so():
+    """RULES.md 7, worked case: with 2-1 the 000 form excludes 7/5*/4; 7/5* 6/5 stays legal."""
+    board = pos(me={24: 2, 13: 5, 8: 1, 7: 2, 6: 3, 3: 2}, opp={24: 2, 20: 1, 13: 5, 8: 3, 6: 4})
+    iranian = Rules(no_hit_and_continue="000")
+    with pytest.raises(ValueError, match="no-hit-and-continue"):
+        parse_play(board, "7/5*/4", (2, 1), iranian)
+    assert parse_play(board, "7/5*/4", (2, 1))[5] == 0  # standard rules: fine
+    assert parse_play(board, "7/4", (2, 1), iranian)[5] == -1  # read as 7/6/4, which is legal
+    assert parse_play(board, "7/5* 6/5", (2, 1), iranian)[5] == 2
+
+
+def test_bearing_off_the_last_checker_uses_every_die():
+    """RULES.md 3.6: 6/off with 6-5 and a lone checker on the 6-point ends the game; the 5 is not owed."""
+    board = pos(me={6: 1}, opp={24: 2})
+    assert game_result(parse_play(board, "6/off", (6, 5))) == 1  # the opponent has borne off 13
+
+
+@FUZZ
+@given(
+    st.text(max_size=30)
+    | st.lists(
+        st.sampled_from(["24", "13", "8", "6", "bar", "off", "/", "*", "(2)", " ", "25", "0", "7"]),
+        max_size=12,
+    ).map("".join),
+    st.tuples(st.integers(1, 6), st.integers(1, 6)),
+)
+def test_parse_play_raises_only_value_errors(text, dice):
+    """Fuzz: any text either reads as a legal play or raises ValueError."""
+    only_value_errors(lambda t: parse_play(starting_board(), t, dice), text)
+
+
+# --------------------------------------------------------------------------
+# .mat match records
+# --------------------------------------------------------------------------
+
+SAMPLE = (DATA / "match_3pt.mat").read_text()
+
+
+def test_sample_match_reads_with_its_games_scores_and_cube_actions():
+    """tests/data/match_3pt.mat: alice v bob to 3; bob wins game 1 on a dropped redouble (0-2), alice wins
+    the Crawford game 2 by bearing off (1-2), and game 3 on a resignation with a 2-cube (3-2)."""
+    match = read_mat(SAMPLE)
+    assert match.length == 3 and match.players == ("alice", "bob")
+    assert match.comments[0] == '[Site "nard_ai tests"]'
+    assert [g.score for g in match.games] == [(0, 0), (0, 2), (1, 2)]
+    assert [g.crawford for g in match.games] == [False, True, False]
+    assert [(g.winner, g.points) for g in match.games] == [(1, 2), (0, 1), (0, 2)]
+    first = match.games[0]
+    kinds = [(a.player, a.kind) for a in first.actions if a.kind != ActionKind.ROLL]
+    assert kinds == [
+        (0, ActionKind.DOUBLE),
+        (1, ActionKind.TAKE),
+        (1, ActionKind.DOUBLE),
+        (0, ActionKind.DROP),
+        (1, ActionKind.WIN),
+    ]
+    assert [a.cube_value for a in first.actions if a.kind == ActionKind.DOUBLE] == [2, 4]
+    opening = first.actions[0]
+    assert opening.player == 1 and opening.dice == (3, 4) and opening.play == "24/21 24/20"
+    assert (opening.board == starting_board()).all()
+    # Game 2 ends with alice bearing off her last checker.
+    last_roll = match.games[1].actions[-2]
+    assert last_roll.kind == ActionKind.ROLL and game_result(last_roll.afterstate) == 1
+
+
+def test_sample_match_records_carry_the_position_and_match_state_of_each_decision():
+    """Each record's board and MatchState give the gnubg ID of the decision (board from player_on_roll)."""
+    match = read_mat(SAMPLE)
+    take = next(a for a in match.games[0].actions if a.kind == ActionKind.TAKE)
+    assert take.state.double_offered and take.state.player_on_roll == 0 and take.state.turn == 1
+    assert take.state.cube_value == 1 and take.state.cube_owner == CENTERED
+    board, state = parse_gnubg_id(gnubg_id(take.board, take.state))
+    assert (board == take.board).all() and state == take.state
+    redouble = [a for a in match.games[0].actions if a.kind == ActionKind.DOUBLE][1]
+    assert redouble.state.cube_value == 2 and redouble.state.cube_owner == 1 and redouble.player == 1
+    for game in match.games:
+        for action in game.actions:
+            if action.kind == ActionKind.ROLL:
+                assert action.state.dice == tuple(sorted(action.dice, reverse=True))
+                assert action.state.player_on_roll == action.player
+                assert action.state.crawford == game.crawford
+
+
+def test_sample_match_round_trips_read_write_read():
+    """write_mat writes gnubg's layout: the sample (written that way) comes back character for character."""
+    match = read_mat(SAMPLE)
+    assert write_mat(match) == SAMPLE
+    assert read_mat(write_mat(match)) == match
+
+
+def _variant(text: str) -> str:
+    """The sample as other programs write it: no header, no stars, bar as 25, off as 0, repeats
+    spelled out, 'Passes', 'and the match', CRLF line ends, extra blank lines, a Crawford marker."""
+    text = "\ufeff" + text.split("\n\n", 1)[1]  # drop the comment header (and start with a BOM)
+    text = text.replace("*", "").replace("bar/", "25/").replace("/off", "/0").replace("Drops", "Passes")
+    text = re.sub(r"(\S+)\((\d)\)", lambda m: " ".join([m.group(1)] * int(m.group(2))), text)
+    text = text.replace(" Game 2\n", "\n Game 2\n Crawford game\n")
+    text = text.rstrip("\n").replace("Wins 2 points", "Wins 2 points and the match", 1)
+    return text.replace("\n", "\r\n") + "\r\n\r\n"
+
+
+def test_common_variants_of_the_format_read_to_the_same_match():
+    """gnubg's importer tolerates them all: header comments, markers, blank lines, spellings."""
+    original = read_mat(SAMPLE)
+    variant = read_mat(_variant(SAMPLE))
+    assert variant.games == original.games and variant.players == original.players
+    assert variant.comments == () and variant.length == 3
+
+
+def test_a_crawford_marker_alone_makes_the_crawford_game():
+    """A 'Crawford' marker on the score line is honoured (here it agrees with the scores)."""
+    text = SAMPLE.replace(
+        " alice : 0                      bob : 2", " alice : 0                      bob : 2 (Crawford)"
+    )
+    assert text != SAMPLE
+    match = read_mat(text)
+    assert match.players == ("alice", "bob") and match.games[1].crawford
+
+
+def _random_game(rng: np.random.Generator, score: tuple[int, int]) -> MatGame:
+    """A complete game of random legal plays, opening roll by RULES.md 2, to the last checker."""
+    while True:
+        a, b = (int(x) for x in rng.integers(1, 7, size=2))
+        if a != b:
+            break
+    player = 0 if a > b else 1
+    dice, board, actions = (a, b), starting_board(), []
+    while True:
+        plays = legal_plays(board, dice)
+        after = plays[int(rng.integers(len(plays)))]
+        actions.append(MatAction(player, ActionKind.ROLL, dice=dice, afterstate=after))
+        result = game_result(after)
+        if result:
+            actions.append(MatAction(player, ActionKind.WIN, points=abs(result)))
+            return MatGame(score=score, actions=tuple(actions))
+        board, player = swap_sides(after), 1 - player
+        dice = (int(rng.integers(1, 7)), int(rng.integers(1, 7)))
+
+
+def test_complete_random_games_round_trip_through_write_and_read():
+    """A money session of whole games (bear-offs, gammons, dancing rolls) is written and read back equal."""
+    rng = np.random.default_rng(9)
+    games, score = [], [0, 0]
+    for _ in range(3):
+        game = _random_game(rng, (score[0], score[1]))
+        games.append(game)
+        score[game.winner] += game.points
+    match = Match(length=0, players=("White Player", "Black"), games=tuple(games))
+    text = write_mat(match)
+    back = read_mat(text)
+    assert back.games == match.games and back.players == match.players and back.length == 0
+    assert write_mat(back) == text
+
+
+def _sample_with(old: str, new: str, count: int = 1) -> str:
+    assert SAMPLE.count(old) >= count, old
+    return SAMPLE.replace(old, new, count)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no 'N point match'"),
+        (" 3 point match\n", "no games"),
+        ("hello\n 3 point match\n", "line 1: expected 'N point match'"),
+        (
+            _sample_with(
+                "  1)                             34: 24/21 24/20",
+                "  1)                             34: 24/20 24/20",
+            ),
+            "line 13: .*bob.*rolls 34",
+        ),
+        (
+            _sample_with(
+                "  1)                             34: 24/21 24/20",
+                "  1)                             34: 24/21",
+            ),
+            "line 13: .*plays 1 die",
+        ),
+        (
+            _sample_with(
+                "  3)  Doubles => 2                Takes", "  3)  Doubles => 4                Takes"
+            ),
+            "line 15: .*doubles to 4.*cube is on 1",
+        ),
+        (
+            _sample_with(
+                "  3)  Doubles => 2                Takes", "  3)  Doubles => 2                Beavers"
+            ),
+            "line 15: .*beavers",
+        ),
+        (
+            _sample_with(
+                "  7)  Drops                       Wins 2 points",
+                "  7)  Drops                       Wins 4 points",
+            ),
+            "line 19: .*wins 4",
+        ),
+        (
+            _sample_with(
+                " alice : 1                      bob : 2", " alice : 2                      bob : 2"
+            ),
+            "game 3 starts at 2-2, but game 2 ended at 1-2",
+        ),
+        (
+            _sample_with(
+                "  1) 65: 24/13                   11: 24/23(2) 6/5(2)",
+                "  1) 65: 24/13                   Doubles => 2",
+            ),
+            "Crawford game: nobody may double",
+        ),
+        (
+            _sample_with(
+                "  1) 42: 8/4 6/4                 43: 24/20 13/10", "  1) 42: 8/4 6/4                 Takes"
+            ),
+            "no double was offered",
+        ),
+        (
+            _sample_with("  3)  Doubles => 2                Takes", "  3)  Hello there"),
+            "line 15: unrecognised",
+        ),
+        (_sample_with(" Game 2\n", " Game 5\n"), "game 5 should be game 2"),
+        (_sample_with(" alice : 0                      bob : 2\n", " alice 0 bob 2\n"), "score line"),
+        (_sample_with(" 3 point match", " 2 point match"), "match to 2 is already over"),
+    ],
+)
+def test_broken_match_records_raise_value_error_naming_the_line(text, message):
+    """Replaying each game catches records against the rules; malformed lines are named."""
+    with pytest.raises(ValueError, match=message):
+        read_mat(text)
+
+
+def test_a_roll_left_unplayed_is_a_resignation_only_when_a_win_follows():
+    """gnubg reads 'dd:' with legal moves as a roll after which the player resigned."""
+    text = " 1 point match\n\n Game 1\n a : 0      b : 0\n  1) 31:\n                                  Wins 1 point\n"
+    match = read_mat(text)
+    assert match.games[0].actions[0].afterstate is None and match.games[0].winner == 1
+    with pytest.raises(ValueError, match="can be played"):
+        read_mat(text.replace("                                  Wins 1 point\n", ""))
+
+
+def test_write_mat_refuses_an_illegal_play_and_unwritable_names():
+    board = starting_board()
+    bad = legal_plays(board, (6, 5))[0].copy()
+    bad[24] -= 1  # a checker vanishes: no dice make this
+    game = MatGame((0, 0), (MatAction(0, ActionKind.ROLL, dice=(6, 5), afterstate=bad),))
+    with pytest.raises(ValueError, match="rolls 65"):
+        write_mat(Match(length=0, players=("a", "b"), games=(game,)))
+    with pytest.raises(ValueError, match="name"):
+        write_mat(Match(length=0, players=("a:b", "c"), games=()))
+
+
+_SAMPLE_LINES = SAMPLE.splitlines()
+
+
+@st.composite
+def mutated_records(draw) -> str:
+    lines = list(_SAMPLE_LINES)
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["char", "drop", "dup", "swap"]))
+        if op == "char" and lines[i]:
+            j = draw(st.integers(0, len(lines[i]) - 1))
+            ch = draw(st.sampled_from(list("0123456789/*:() abDTWx")) | st.characters(codec="utf-8"))
+            lines[i] = lines[i][:j] + ch + lines[i][j + 1 :]
+        elif op == "drop":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        else:
+            k = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[k] = lines[k], lines[i]
+    return "\n".join(lines)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=80) | mutated_records())
+def test_mat_reader_raises_only_value_errors(text):
+    """Fuzz: random text and mutated copies of the sample either read or raise ValueError."""
+    only_value_errors(read_mat, text)
