@@ -18,6 +18,7 @@ from .board import (
     swap_sides,
     validate_board,
 )
+from .cube import CubeState, cube_decision
 from .formats import (
     MatchState,
     board_from_position_id,
@@ -33,7 +34,9 @@ from .formats import (
     to_xgid,
 )
 from .game import GameState, new_games, opening_roll, roll_dice, step
+from .met import match_equity
 from .movegen import count_plays_batch, legal_plays, legal_plays_batch, random_games
+from .rollout import rollout
 from .rules import Rules
 
 __all__ = [
@@ -43,6 +46,9 @@ __all__ = [
     "NUM_CHECKERS",
     "OPP_BAR",
     "GameState",
+    "CubeState",
+    "cube_decision",
+    "match_equity",
     "board_from_position_id",
     "from_tanboard",
     "play_notation",
@@ -56,6 +62,7 @@ __all__ = [
     "parse_play",
     "to_xgid",
     "Rules",
+    "rollout",
     "checkers_off",
     "count_plays_batch",
     "game_result",
