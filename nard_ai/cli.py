@@ -10,6 +10,11 @@ Commands
     as the mover. Without ``--checkpoint`` the shipped network
     (``checkpoints/nard-td198.pt``) is used.
 
+``nard serve [--host H] [--port 8080] [--ply 0] [--checkpoint PATH]``
+    The HTTP JSON backend of :mod:`nard_ai.server` (uvicorn).
+``nard serve --external PORT [--host H] [--ply 0] [--checkpoint PATH]``
+    gnubg's external-player protocol (:mod:`nard_ai.external`) on ``PORT``.
+
 Bad input (a malformed Position ID, dice outside 1..6, a missing or corrupt
 checkpoint) prints one ``nard: error: ...`` line and exits with status 2.
 
@@ -102,6 +107,33 @@ def build_parser() -> argparse.ArgumentParser:
         help="network checkpoint (default: the shipped checkpoints/nard-td198.pt)",
     )
     hint.add_argument("--top", type=int, default=0, help="show only the best N plays (default: all)")
+    serve = sub.add_parser(
+        "serve",
+        help="run the HTTP JSON opponent backend, or gnubg's external-player protocol with --external",
+        description=(
+            "Serve the engine over HTTP (FastAPI; OpenAPI schema at /openapi.json), e.g. "
+            "`nard serve --port 8080` then `curl 'http://127.0.0.1:8080/move?id=4HPwATDgc/ABMA&die1=3&die2=1'`; "
+            "or gnubg's external-player protocol: `nard serve --external 4321`, then in gnubg "
+            "`set player 1 external localhost:4321`."
+        ),
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")
+    serve.add_argument(
+        "--ply", type=int, default=0, help="default search depth, gnubg numbering (default: 0)"
+    )
+    serve.add_argument(
+        "--checkpoint",
+        default=None,
+        help="network checkpoint (default: the shipped checkpoints/nard-td198.pt)",
+    )
+    serve.add_argument(
+        "--external",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="serve gnubg's external-player protocol on PORT",
+    )
     return parser
 
 
@@ -162,12 +194,37 @@ def _hint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import logging
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    for name, port in (("--port", args.port), ("--external", args.external)):
+        if port is not None and not 0 <= port <= 65535:
+            parser.error(f"{name} must be 0..65535, got {port}")
+    try:
+        if args.external is not None:
+            from .external import serve_external
+
+            serve_external(args.external, host=args.host, checkpoint=args.checkpoint, ply=args.ply)
+        else:
+            from .server import serve
+
+            serve(host=args.host, port=args.port, checkpoint=args.checkpoint, ply=args.ply)
+    except (ValueError, FileNotFoundError, OSError) as exc:
+        parser.error(str(exc))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``nard`` console script."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "hint":
         return _hint(args, _sub(parser, "hint"))
+    if args.command == "serve":
+        return _serve(args, _sub(parser, "serve"))
     parser.error(f"unknown command {args.command!r}")
     return 2
 
