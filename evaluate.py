@@ -35,6 +35,12 @@ class Args:
     progress: bool = True
     """show a tqdm progress bar"""
 
+    def validate(self) -> None:
+        """Reject impossible values (argparse reports the ValueError and exits 2)."""
+        for name in ("games", "batch", "threads"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"argument --{name}: must be >= 1, got {getattr(self, name)}")
+
 
 def main(args: Args) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -1,18 +1,22 @@
 """Train the TD(lambda) self-play network (TD-Gammon style). Logic: nard_ai.selfplay, nard_ai.learn.
 
-python train.py                                 # 200,000 games into checkpoints/nard-td198.pt
-python train.py --resume --games 400000         # continue the same network up to 400,000 games
-tensorboard --logdir runs
+python train.py                                 # a new network, 200,000 games, into checkpoints/nard-td198__1.pt
+python train.py --resume --games 400000         # continue that network up to 400,000 games
+python train.py --resume --checkpoint checkpoints/nard-td198.pt --games N   # continue the shipped network
+tensorboard --logdir runs                       #   (N above its games_trained)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 import torch
@@ -38,8 +42,9 @@ class Args:
     """seed of the initial weights, the dice and the sample order (runs are deterministic on CPU)"""
     games: int = 200_000
     """total self-play games behind the network; with --resume, training continues up to this total"""
-    checkpoint: str = "checkpoints/nard-td198.pt"
-    """checkpoint file, written atomically every --checkpoint-every games and at exit"""
+    checkpoint: str = ""
+    """checkpoint file, written atomically every --checkpoint-every games and at exit
+    (default: checkpoints/{exp_name}__{seed}.pt; the shipped network is checkpoints/nard-td198.pt)"""
     resume: bool = False
     """continue the network, optimizer, game counter and RNG saved in --checkpoint"""
     force: bool = False
@@ -67,6 +72,27 @@ class Args:
     progress: bool = True
     """show a tqdm progress bar"""
 
+    def validate(self) -> None:
+        """Reject impossible values (argparse reports the ValueError and exits 2, before any file is written)."""
+        for name in ("games", "pool", "batch_size", "checkpoint_every", "threads", "hidden", "eval_games"):
+            if getattr(self, name) < 1:
+                raise ValueError(
+                    f"argument --{name.replace('_', '-')}: must be >= 1, got {getattr(self, name)}"
+                )
+        if self.eval_every < 0:
+            raise ValueError(f"argument --eval-every: must be >= 0, got {self.eval_every}")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise ValueError(f"argument --lr: must be a positive number, got {self.lr}")
+        if not 0.0 <= self.lam <= 1.0:
+            raise ValueError(f"argument --lam: must be in [0, 1], got {self.lam}")
+        if self.activation not in ("sigmoid", "tanh", "relu"):
+            raise ValueError(f"argument --activation: must be sigmoid, tanh or relu, got {self.activation!r}")
+
+    @property
+    def checkpoint_path(self) -> Path:
+        """--checkpoint, or checkpoints/{exp_name}__{seed}.pt when it is not given."""
+        return Path(self.checkpoint or f"checkpoints/{self.exp_name}__{self.seed}.pt")
+
 
 _STOP = {"requested": False}
 
@@ -87,6 +113,12 @@ def log_round(writer: SummaryWriter, rs: RoundStats, step: int) -> None:
     writer.add_scalar("losses/td_loss", rs.mean_loss, step)
 
 
+def _fail(message: str) -> NoReturn:
+    """One ``train.py: error: ...`` line on stderr and exit status 2 (no traceback)."""
+    print(f"train.py: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main(args: Args) -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     # `kill PID` (SIGTERM) and Ctrl-C (SIGINT; ignored in `nohup ... &` jobs) stop at the next ply,
@@ -94,9 +126,19 @@ def main(args: Args) -> None:
     signal.signal(signal.SIGTERM, _request_stop)
     signal.signal(signal.SIGINT, _request_stop)
     torch.set_num_threads(args.threads)
-    path = Path(args.checkpoint)
+    path = args.checkpoint_path
     if args.resume:
-        ckpt = load_checkpoint(path)
+        try:
+            ckpt = load_checkpoint(path)
+        except (FileNotFoundError, ValueError) as exc:
+            _fail(f"cannot resume: {exc}")
+        if ckpt.games_trained >= args.games:
+            # nothing to train: say so and leave the file (and runs/) untouched
+            print(
+                f"train.py: {path} already has {ckpt.games_trained} games >= --games {args.games}; "
+                "nothing to do (pass a larger --games to continue it)"
+            )
+            return
         learner = Learner(ckpt.network, lr=args.lr)
         if ckpt.optimizer_state is not None:
             learner.optimizer.load_state_dict(ckpt.optimizer_state)
@@ -106,13 +148,17 @@ def main(args: Args) -> None:
         games_done, extra = ckpt.games_trained, ckpt.extra
     else:
         if path.exists() and not args.force:
-            raise SystemExit(f"{path} exists: pass --resume to continue it or --force to start over")
+            _fail(f"{path} exists: pass --resume to continue it or --force to start over")
         torch.manual_seed(args.seed)
         learner = Learner(
             Network(NetworkConfig(hidden=(args.hidden,), activation=args.activation)), lr=args.lr
         )
         rng, games_done, extra = np.random.default_rng(args.seed), 0, {}
-    hyper = {**dataclasses.asdict(args), "network": dataclasses.asdict(learner.network.config)}
+    hyper = {
+        **dataclasses.asdict(args),
+        "checkpoint": str(path),
+        "network": dataclasses.asdict(learner.network.config),
+    }
     writer = SummaryWriter(f"runs/{args.exp_name}__{args.seed}__{int(time.time())}")
     writer.add_text(
         "hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in hyper.items())

@@ -306,10 +306,11 @@ class Games:
     # ------------------------------------------------------------------
 
     def _is_legal(self, i: int, action) -> bool:
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
+        # Only an integer scalar is an action: 0.5 or [0] is not silently truncated to 0.
+        arr = np.asarray(action)
+        if arr.ndim != 0 or arr.dtype.kind not in "iu" or isinstance(action, bool):
             return False
+        a = int(arr)
         return 0 <= a < self.num_actions and bool(self.masks[i, a])
 
     def _agent_to_act(self, i: int) -> bool:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .board import BOARD_SIZE, game_result, starting_board, swap_sides
+from .board import BOARD_SIZE, game_result, starting_board, swap_sides_unchecked
 from .evaluator import NetworkEvaluator, PubevalEvaluator, RandomEvaluator
 from .game import opening_roll, roll_dice
 from .network import default_checkpoint_path, load_checkpoint
@@ -229,7 +229,7 @@ def play_match(
         if done.any():
             result = game_result(after[done])
             points[game_of[idx[done]]] = np.where(a_to_play[done], result, -result)
-        boards[idx] = swap_sides(after)
+        boards[idx] = swap_sides_unchecked(after)
         turn[idx] ^= 1
         ply[idx] += 1
         if (ply[idx] > MAX_PLIES).any():

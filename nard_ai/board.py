@@ -60,13 +60,25 @@ def swap_sides(board: np.ndarray) -> np.ndarray:
     bar (0). Applying it twice is the identity.
 
     Args:
-        board: ``(..., 26)`` int8 boards.
+        board: ``(26,)`` or ``(N, 26)`` int8 boards.
 
     Returns:
-        A new ``(..., 26)`` int8 array.
+        A new array of the same shape, int8.
+
+    Raises:
+        ValueError: on an invalid board (see :func:`validate_board`).
     """
-    board = np.asarray(board)
-    return np.negative(board[..., ::-1]).astype(BOARD_DTYPE)
+    board = validate_board(board)
+    return np.negative(board[..., ::-1])
+
+
+def swap_sides_unchecked(board: np.ndarray) -> np.ndarray:
+    """:func:`swap_sides` without validation, for hot paths on boards already validated.
+
+    Args:
+        board: ``(..., 26)`` int8 boards known to be valid.
+    """
+    return np.negative(board[..., ::-1])
 
 
 def checkers_off(board: np.ndarray) -> np.ndarray:
@@ -99,8 +111,11 @@ def pip_count(board: np.ndarray) -> np.ndarray:
     Returns:
         ``(2,)`` or ``(N, 2)`` int64 in pips: ``[mover, opponent]``. The
         starting position gives ``[167, 167]``.
+
+    Raises:
+        ValueError: on an invalid board (see :func:`validate_board`).
     """
-    board = np.asarray(board, dtype=np.int64)
+    board = validate_board(board).astype(np.int64)
     mine = (np.clip(board, 0, None) * _PIP_WEIGHTS).sum(axis=-1)
     theirs = (np.clip(-board, 0, None) * (BAR - _PIP_WEIGHTS)).sum(axis=-1)
     return np.stack([mine, theirs], axis=-1)
@@ -147,13 +162,14 @@ def validate_board(board: np.ndarray) -> np.ndarray:
     """Check boards against the layout and return them as int8.
 
     Args:
-        board: ``(26,)`` or ``(N, 26)`` integer array.
+        board: ``(26,)`` or ``(N, 26)`` integer array (a list of ints is
+            accepted; floats are not).
 
     Returns:
         The same boards as a C-contiguous int8 array.
 
     Raises:
-        ValueError: on a wrong shape or dtype, a mover count on the mover's
+        ValueError: on a wrong shape or a non-integer dtype, a count outside -15..15, a mover count on the mover's
             bar that is negative, an opponent count on its bar that is
             positive, more than 15 checkers for a side, or both sides having
             borne off all checkers.
@@ -162,15 +178,14 @@ def validate_board(board: np.ndarray) -> np.ndarray:
     if arr.shape[-1:] != (BOARD_SIZE,) or arr.ndim not in (1, 2):
         raise ValueError(f"a board must have shape (26,) or (N, 26), got {arr.shape}")
     if arr.dtype.kind not in "iu":
-        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
-            pass
-        else:
-            raise ValueError(f"a board must hold integer checker counts, got dtype {arr.dtype}")
+        raise ValueError(f"a board must hold integer checker counts, got dtype {arr.dtype}")
+    # Range check in the input's own dtype, before any cast can wrap a value around.
+    out_of_range = (arr > NUM_CHECKERS) | (arr < -NUM_CHECKERS) if arr.dtype.kind == "i" else arr > NUM_CHECKERS
+    if out_of_range.any():
+        idx = tuple(np.argwhere(out_of_range)[0])
+        raise ValueError(f"index {idx[-1]} holds {arr[idx]} checkers; a side has only 15")
     wide = arr.astype(np.int64)
     rows = wide.reshape(-1, BOARD_SIZE)
-    if (np.abs(rows) > NUM_CHECKERS).any():
-        idx = np.argwhere(np.abs(rows) > NUM_CHECKERS)[0]
-        raise ValueError(f"index {idx[-1]} holds {rows[tuple(idx)]} checkers; a side has only 15")
     bad_bar = rows[:, BAR] < 0
     if bad_bar.any():
         raise ValueError(f"the mover's bar (index 25) must be >= 0, got {rows[bad_bar, BAR][0]}")
@@ -199,7 +214,10 @@ def validate_dice(dice: np.ndarray) -> np.ndarray:
     Raises:
         ValueError: on a wrong shape or a die outside 1..6.
     """
-    arr = np.asarray(dice)
+    try:
+        arr = np.asarray(dice)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"dice must be two integers 1..6, got {dice!r}") from exc
     if arr.shape[-1:] != (2,) or arr.ndim not in (1, 2):
         raise ValueError(f"dice must have shape (2,) or (N, 2), got {arr.shape}")
     if arr.dtype.kind not in "iu":

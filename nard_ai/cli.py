@@ -61,11 +61,25 @@ def _field_docs(cls: type) -> dict[str, str]:
     return docs
 
 
+def _non_negative_int(text: str) -> int:
+    """argparse type: an integer >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
 def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
     """Parse command-line flags into a dataclass, one ``--field-name`` per field.
 
     ``bool`` fields become ``--flag/--no-flag``; the docstring under each field
-    is its help text; the class docstring is the description.
+    is its help text; the class docstring is the description. If the dataclass
+    has a ``validate()`` method, it is called on the parsed values; a
+    ``ValueError`` it raises becomes an argparse error (usage, one
+    ``error:`` line, exit status 2) before the caller runs.
 
     Args:
         cls: a dataclass whose fields all have defaults (int, float, str, bool).
@@ -87,7 +101,14 @@ def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
             )
         else:
             parser.add_argument(flag, dest=f.name, type=kind, default=f.default, help=help_text)
-    return cls(**vars(parser.parse_args(argv)))
+    obj = cls(**vars(parser.parse_args(argv)))
+    validate = getattr(obj, "validate", None)
+    if callable(validate):
+        try:
+            validate()
+        except ValueError as exc:
+            parser.error(str(exc))
+    return obj
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,7 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="network checkpoint (default: the shipped checkpoints/nard-td198.pt)",
     )
-    hint.add_argument("--top", type=int, default=0, help="show only the best N plays (default: all)")
+    hint.add_argument(
+        "--top", type=_non_negative_int, default=0, help="show only the best N plays (default: 0 = all)"
+    )
     serve = sub.add_parser(
         "serve",
         help="run the HTTP JSON opponent backend, or gnubg's external-player protocol with --external",
@@ -154,19 +177,10 @@ def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int 
     return "\n".join(rows)
 
 
-def _render_board(board: np.ndarray, dice: tuple[int, int]) -> str:
-    try:
-        from .formats.ascii import render_board
-    except ImportError:  # TEMPORARY SHIM until nard_ai/formats/ascii.py lands: a bare one-line dump
-        from .formats.position_id import position_id
-
-        return f"Position ID {position_id(board)}  board {board.tolist()}  dice {dice[0]}-{dice[1]}"
-    return render_board(board, dice)
-
-
 def _hint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .arena import agent_from_spec
     from .board import validate_dice
+    from .formats.ascii import render_board
     from .formats.position_id import board_from_position_id
 
     try:
@@ -184,7 +198,7 @@ def _hint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except (ValueError, FileNotFoundError) as exc:
         parser.error(str(exc))
     ranked = agent.rank_plays(board, dice)
-    print(_render_board(board, dice))
+    print(render_board(board, dice))
     print()
     print(
         f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} for {dice[0]}-{dice[1]}, "

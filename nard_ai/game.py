@@ -21,12 +21,17 @@ from .board import (
     game_result,
     pip_count,
     starting_board,
-    swap_sides,
+    swap_sides_unchecked,
     validate_board,
     validate_dice,
 )
 
 CENTERED = -1  # cube owner value for a centred cube
+
+
+def _check_rng(rng: object) -> None:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {rng!r}")
 
 
 def roll_dice(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -126,8 +131,9 @@ def new_games(
         ValueError: on ``n < 0``, a negative match length, or a score that
             already reaches the match length.
     """
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"n must be an integer >= 0, got {n!r}")
+    _check_rng(rng)
     if match_length < 0:
         raise ValueError(f"match_length must be >= 0 (0 = money play), got {match_length}")
     if match_length and max(score) >= match_length:
@@ -165,7 +171,8 @@ def step(
 
     The caller is responsible for choosing ``afterstates`` among the legal
     plays (:func:`nard_ai.movegen.legal_plays_batch`); this function checks
-    only that each is a valid board keeping the opponent's checkers count.
+    only that each is a valid board that keeps both sides' checker counts,
+    on which no opposing checker moved except to the bar (a hit).
 
     Args:
         state: the games.
@@ -184,13 +191,30 @@ def step(
     """
     if (rng is None) == (next_dice is None):
         raise ValueError("give exactly one of rng and next_dice")
+    if rng is not None:
+        _check_rng(rng)
     afterstates = np.asarray(afterstates)
     if afterstates.shape != (len(state), BOARD_SIZE):
         raise ValueError(f"afterstates must have shape ({len(state)}, 26), got {afterstates.shape}")
     running = ~state.done
     boards = state.boards.copy()
     if running.any():
-        boards[running] = validate_board(afterstates[running])
+        after = validate_board(afterstates[running]).astype(np.int16)
+        before = state.boards[running].astype(np.int16)
+        opp_before = np.clip(-before, 0, None)
+        opp_after = np.clip(-after, 0, None)
+        moved_opp = (opp_after[:, 1:25] > opp_before[:, 1:25]).any(axis=1) | (
+            opp_after.sum(axis=1) != opp_before.sum(axis=1)
+        )
+        mine_grew = np.clip(after, 0, None).sum(axis=1) > np.clip(before, 0, None).sum(axis=1)
+        bad = moved_opp | mine_grew
+        if bad.any():
+            game = int(np.flatnonzero(running)[np.argmax(bad)])
+            raise ValueError(
+                f"afterstate of game {game} is not a play from its board: the opponent's checkers moved "
+                "other than to the bar, or the mover gained checkers"
+            )
+        boards[running] = after.astype(np.int8)
     dice = roll_dice(len(state), rng) if next_dice is None else validate_dice(next_dice)
     if len(dice) != len(state):
         raise ValueError(f"next_dice must have shape ({len(state)}, 2), got {dice.shape}")
@@ -202,7 +226,7 @@ def step(
     sign = np.where(state.turn == 0, 1, -1)
     points[finished] = result[finished] * state.cube_value[finished] * sign[finished]
     cont = running & ~finished
-    boards[cont] = swap_sides(boards[cont])
+    boards[cont] = swap_sides_unchecked(boards[cont])
     turn = state.turn.copy()
     turn[cont] = 1 - turn[cont]
     new_dice = state.dice.copy()

@@ -46,14 +46,22 @@ key                 value
 ``rng``             RNG state (JSON text of numpy's bit-generator state, and
                     torch's CPU RNG state) or ``None``
 ``extra``           free-form dict (e.g. last benchmark), or ``{}``
+``digest``          ``{"algorithm": "sha256", "state_dict": HEX, "optimizer": HEX
+                    or None}``: SHA-256 of the tensors (names, dtypes, shapes,
+                    bytes) and plain values of ``state_dict`` and ``optimizer``
 ==================  ============================================================
 
 :func:`load_checkpoint` checks every key and raises ``ValueError`` naming the
-file and the problem on a corrupt, truncated or mismatched file.
+file and the problem on a corrupt, truncated or mismatched file. ``digest`` is
+verified when present (``ValueError("corrupt checkpoint PATH: digest
+mismatch ...")``): a checkpoint whose tensor bytes were damaged would otherwise
+load silently with wrong weights. Files written before the digest existed (no
+``digest`` key) still load; every new save writes one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from dataclasses import asdict, dataclass, field
@@ -288,6 +296,47 @@ class Checkpoint:
     path: Path | None = None
 
 
+DIGEST_ALGORITHM = "sha256"
+
+
+def _feed(h: Any, obj: Any) -> None:
+    """Feed a canonical, type-tagged serialization of ``obj`` to the hash ``h``.
+
+    Handles what checkpoints hold: tensors, dicts (keys sorted by their repr),
+    lists and tuples (hashed alike: pickling may turn one into the other),
+    str, bytes, bool, int, float and None.
+    """
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}:".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    elif isinstance(obj, dict):
+        h.update(f"D{len(obj)}:".encode())
+        for key in sorted(obj, key=repr):
+            _feed(h, key)
+            _feed(h, obj[key])
+    elif isinstance(obj, (list, tuple)):
+        h.update(f"L{len(obj)}:".encode())
+        for item in obj:
+            _feed(h, item)
+    elif isinstance(obj, (bytes, bytearray)):
+        h.update(f"B{len(obj)}:".encode() + bytes(obj))
+    elif obj is None or isinstance(obj, (bool, int, float, str)):
+        text = repr(obj).encode()
+        h.update(f"{type(obj).__name__[0]}{len(text)}:".encode() + text)
+    else:
+        raise TypeError(f"cannot digest a {type(obj).__name__} in a checkpoint")
+
+
+def _digest(obj: Any) -> str | None:
+    """SHA-256 hex digest of a state dict (``None`` for ``None``)."""
+    if obj is None:
+        return None
+    h = hashlib.sha256()
+    _feed(h, obj)
+    return h.hexdigest()
+
+
 def save_checkpoint(
     path: str | os.PathLike,
     network: Network,
@@ -315,18 +364,25 @@ def save_checkpoint(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     enc = network.encoder
+    state_dict = {k: v.detach().cpu().clone() for k, v in network.state_dict().items()}
+    optimizer_state = optimizer.state_dict() if optimizer is not None else None
     payload = {
         "format": CHECKPOINT_FORMAT,
         "format_version": CHECKPOINT_VERSION,
         "layout_version": LAYOUT_VERSION,
         "encoder": {"name": enc.name, "version": enc.version, "size": enc.size},
         "network": {**asdict(network.config), "hidden": list(network.config.hidden)},
-        "state_dict": {k: v.detach().cpu().clone() for k, v in network.state_dict().items()},
+        "state_dict": state_dict,
         "games_trained": int(games_trained),
         "args": dict(args or {}),
-        "optimizer": optimizer.state_dict() if optimizer is not None else None,
+        "optimizer": optimizer_state,
         "rng": rng_state,
         "extra": dict(extra or {}),
+        "digest": {
+            "algorithm": DIGEST_ALGORITHM,
+            "state_dict": _digest(state_dict),
+            "optimizer": _digest(optimizer_state),
+        },
     }
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -356,19 +412,27 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
 
     Raises:
         FileNotFoundError: if the file does not exist.
-        ValueError: if the file is not a readable nard_ai checkpoint, or its
-            format version, board layout version or encoder does not match
-            this code, or its tensors do not fit the declared network.
+        ValueError: if the file is not a readable nard_ai checkpoint, its
+            digest does not match its contents (``"corrupt checkpoint PATH:
+            digest mismatch ..."``), or its format version, board layout
+            version or encoder does not match this code, or its tensors do not
+            fit the declared network.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # torch raises many kinds on a damaged file
-        raise ValueError(f"{path}: not a readable nard_ai checkpoint (corrupt or truncated?): {exc}") from exc
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the checkpoint: {exc.strerror or exc}") from exc
+    except Exception as exc:  # torch raises many kinds on a damaged file; its text can mislead
+        raise ValueError(
+            f"{path}: not a readable nard_ai checkpoint (corrupt or truncated; "
+            f"torch.load failed with {type(exc).__name__})"
+        ) from exc
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path}: not a nard_ai checkpoint (no 'format': {CHECKPOINT_FORMAT!r} entry)")
+    _verify_digest(path, payload)
     if payload.get("format_version") != CHECKPOINT_VERSION:
         raise ValueError(
             f"{path}: checkpoint format version {payload.get('format_version')!r}, this code reads {CHECKPOINT_VERSION}"
@@ -403,6 +467,24 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         extra=dict(payload.get("extra") or {}),
         path=path,
     )
+
+
+def _verify_digest(path: Path, payload: dict) -> None:
+    """Check the ``digest`` entry against the tensors (no entry: an older file, accepted)."""
+    if "digest" not in payload:
+        return
+    digest = payload["digest"]
+    if not isinstance(digest, dict) or digest.get("algorithm") != DIGEST_ALGORITHM:
+        raise ValueError(f"corrupt checkpoint {path}: digest mismatch (unreadable digest entry)")
+    for key in ("state_dict", "optimizer"):
+        try:
+            actual = _digest(payload.get(key))
+        except TypeError as exc:
+            raise ValueError(f"corrupt checkpoint {path}: digest mismatch ({key}: {exc})") from exc
+        if actual != digest.get(key):
+            raise ValueError(
+                f"corrupt checkpoint {path}: digest mismatch ({key}: the file's bytes were damaged)"
+            )
 
 
 def default_checkpoint_path() -> Path:

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .board import game_result, swap_sides, validate_board
+from .board import game_result, swap_sides_unchecked, validate_board
 from .cube import (
     CENTRED,
     DEFAULT_EFFICIENCY,
@@ -147,7 +147,7 @@ class _Dice:
 
 def _afterstate_probs(agent, afterstates: np.ndarray, invert_probs, result_probs) -> np.ndarray:
     """gnubg-order probabilities of afterstates for the side that just moved (exact when it has finished)."""
-    probs = invert_probs(np.asarray(agent.evaluate(swap_sides(afterstates))[0], dtype=np.float64))
+    probs = invert_probs(np.asarray(agent.evaluate(swap_sides_unchecked(afterstates))[0], dtype=np.float64))
     done = ~(afterstates > 0).any(axis=1)
     if done.any():
         probs[done] = result_probs(game_result(afterstates[done]))
@@ -314,7 +314,7 @@ def _rollout_batch(board, ids, seed, agent, cube, truncate, vr, efficiency, inve
                 root_points = np.where(mover[fin] == 0, points, -points) * cubes.value[fin]
                 cube_result[fin] = cubes.score_points(fin, root_points)
             done[fin] = True
-        boards[idx] = np.where(finished[:, None], after, swap_sides(after))
+        boards[idx] = np.where(finished[:, None], after, swap_sides_unchecked(after))
         mover[idx] ^= 1
         ply[idx] += 1
         if (ply > MAX_PLIES).any():

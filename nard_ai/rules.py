@@ -39,10 +39,18 @@ class Rules:
     no_hit_and_continue: Literal["000", "002"] | None = None
 
     def __post_init__(self) -> None:
-        if self.no_hit_and_continue not in _CODES:
+        value = self.no_hit_and_continue
+        if not (value is None or isinstance(value, str)) or value not in _CODES:
             raise ValueError(
                 f"no_hit_and_continue must be None, '000' or '002', got {self.no_hit_and_continue!r}"
             )
+
+    @staticmethod
+    def check(rules: object) -> Rules:
+        """Return ``rules`` if it is a :class:`Rules`, else raise ValueError (for public entry points)."""
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a nard_ai.Rules, e.g. Rules(no_hit_and_continue='000'); got {rules!r}")
+        return rules
 
     @property
     def code(self) -> int:

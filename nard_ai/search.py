@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import game_result, swap_sides
+from .board import game_result, swap_sides_unchecked
 from .evaluator import Evaluator
 from .movegen import legal_plays_batch
 from .network import cubeless_equity, invert_probs, result_probs
@@ -66,7 +66,7 @@ def afterstate_probs(evaluator: Evaluator, afterstates: np.ndarray) -> np.ndarra
     Returns:
         ``(M, 5)`` float32 gnubg-order probabilities for the mover.
     """
-    probs = invert_probs(np.asarray(evaluator.evaluate(swap_sides(afterstates)), dtype=np.float32))
+    probs = invert_probs(np.asarray(evaluator.evaluate(swap_sides_unchecked(afterstates)), dtype=np.float32))
     done = _mover_finished(afterstates)
     if done.any():
         probs[done] = result_probs(game_result(afterstates[done]))
@@ -119,13 +119,24 @@ def select_plays(
     """
     boards = np.asarray(boards, dtype=np.int8)
     afterstates, owner = legal_plays_batch(boards, dice, rules, sort=False)
-    probs, equity, scores = _scores(evaluator, boards, afterstates, owner)
-    best = _segment_argmax(np.asarray(scores, dtype=np.float64), owner, len(boards))
+    score_plays = getattr(evaluator, "score_plays", None)
+    if score_plays is None:
+        probs = afterstate_probs(evaluator, afterstates)
+        equity = cubeless_equity(probs).astype(np.float32)
+        best = _segment_argmax(equity.astype(np.float64), owner, len(boards))
+        probs, equity = probs[best], equity[best]
+    else:
+        # the evaluator ranks plays itself: evaluate only the chosen afterstates
+        best = _segment_argmax(
+            np.asarray(score_plays(boards, afterstates, owner), dtype=np.float64), owner, len(boards)
+        )
+        probs = afterstate_probs(evaluator, afterstates[best])
+        equity = cubeless_equity(probs).astype(np.float32)
     chosen = afterstates[best]
     return Selection(
         afterstates=chosen,
-        probs=probs[best],
-        equity=equity[best],
+        probs=probs,
+        equity=equity,
         finished=_mover_finished(chosen),
         num_plays=np.bincount(owner, minlength=len(boards)),
     )

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .board import BOARD_SIZE, game_result, starting_board, swap_sides
+from .board import BOARD_SIZE, game_result, starting_board, swap_sides_unchecked
 from .evaluator import NetworkEvaluator
 from .game import opening_roll, roll_dice
 from .learn import Learner, lambda_returns
@@ -220,7 +220,7 @@ def play_round(
                 on_games(len(done))
 
         cont = idx[~fin]
-        boards[cont] = swap_sides(sel.afterstates[~fin])
+        boards[cont] = swap_sides_unchecked(sel.afterstates[~fin])
         dice[cont] = roll_dice(len(cont), rng)
         k = min(len(done), games - started)
         if k:
