@@ -79,3 +79,15 @@ __all__ = [
     "swap_sides",
     "validate_board",
 ]
+
+# Agents need torch; they are imported on first use so that `import nard_ai`
+# (the rules core) stays light.
+_LAZY = {"load_agent": "arena", "pubeval_agent": "arena", "random_agent": "arena"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module 'nard_ai' has no attribute {name!r}")
