@@ -582,14 +582,7 @@ def legal_plays_batch(
         ValueError: on invalid boards (see :func:`nard_ai.board.validate_board`),
             a game already over, or dice outside 1..6.
     """
-    rules = Rules.check(rules)
-    boards = validate_board(boards)
-    if boards.ndim == 1:
-        boards = boards[None]
-    dice = validate_dice(dice)
-    if len(dice) != len(boards):
-        raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
-    _check_not_over(boards)
+    boards, dice, rules = _checked_batch(boards, dice, rules)
     return _run_batch(boards, dice, rules.code, sort)
 
 
@@ -620,6 +613,12 @@ def legal_plays(board: np.ndarray, dice, rules: Rules = Rules()) -> np.ndarray:
 
 def count_plays_batch(boards: np.ndarray, dice: np.ndarray, rules: Rules = Rules()) -> np.ndarray:
     """Number of legal plays of each position (``(N,)`` int64); same checks as :func:`legal_plays_batch`."""
+    boards, dice, rules = _checked_batch(boards, dice, rules)
+    return _count_batch(boards, dice, rules.code, ZOBRIST, _workspace().views(0))
+
+
+def _checked_batch(boards, dice, rules) -> tuple[np.ndarray, np.ndarray, Rules]:
+    """Validate the inputs of the batch entry points; returns ``(boards (N, 26), dice (N, 2), rules)``."""
     rules = Rules.check(rules)
     boards = validate_board(boards)
     if boards.ndim == 1:
@@ -628,7 +627,7 @@ def count_plays_batch(boards: np.ndarray, dice: np.ndarray, rules: Rules = Rules
     if len(dice) != len(boards):
         raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
     _check_not_over(boards)
-    return _count_batch(boards, dice, rules.code, ZOBRIST, _workspace().views(0))
+    return boards, dice, rules
 
 
 def _check_not_over(boards: np.ndarray) -> None:

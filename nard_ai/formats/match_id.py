@@ -58,6 +58,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from nard_ai.formats.base64key import decode_base64, encode_base64
 from nard_ai.formats.position_id import board_from_position_id, position_id
 from nard_ai.game import CENTERED
 
@@ -68,8 +69,6 @@ USED_BITS = 67
 MAX_CUBE_LOG2 = 15  # 4 bits: the largest cube gnubg can write is 2**15
 MAX_FIELD = (1 << 15) - 1  # match length and scores have 15 bits each
 _CENTRED_BITS = 3  # cube owner bits of a centred cube
-_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_DIGIT = {ch: i for i, ch in enumerate(_ALPHABET)}
 
 # (name, first bit, number of bits), in the order of the manual.
 _FIELDS = (
@@ -296,23 +295,12 @@ def match_id(state: MatchState) -> str:
         ValueError: if ``state`` is not a :class:`MatchState`.
     """
     value = int.from_bytes(match_key(state), "big")
-    chars = [_ALPHABET[(value >> (6 * i)) & 0x3F] for i in range(MATCH_ID_LENGTH)]
-    return "".join(reversed(chars))
+    return encode_base64(value, MATCH_ID_LENGTH)
 
 
 def _key_from_id(mid: str) -> int:
     """Decode the base64 of a Match ID to its 72-bit key (bit k = bit k of the int)."""
-    if len(mid) != MATCH_ID_LENGTH:
-        raise ValueError(f"a Match ID has {MATCH_ID_LENGTH} characters, got {len(mid)}: {mid!r}")
-    bad = sorted({ch for ch in mid if ch not in _DIGIT})
-    if bad:
-        raise ValueError(
-            f"Match ID {mid!r} has characters outside the base64 alphabet (A-Z a-z 0-9 + /): "
-            + " ".join(repr(ch) for ch in bad)
-        )
-    value = 0
-    for ch in mid:
-        value = (value << 6) | _DIGIT[ch]
+    value = decode_base64(mid, MATCH_ID_LENGTH, "Match ID")
     return int.from_bytes(value.to_bytes(KEY_BYTES, "big"), "little")
 
 

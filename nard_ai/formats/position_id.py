@@ -28,14 +28,13 @@ from __future__ import annotations
 import numpy as np
 
 from nard_ai.board import NUM_CHECKERS, validate_board
+from nard_ai.formats.base64key import decode_base64, encode_base64
 from nard_ai.formats.tanboard import from_tanboard, to_tanboard
 
 POSITION_ID_LENGTH = 14
 KEY_BYTES = 10
 KEY_BITS = 8 * KEY_BYTES
 LOCATIONS = 25  # points 1..24 and the bar, per player
-_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-_DIGIT = {ch: i for i, ch in enumerate(_ALPHABET)}
 _UNUSED_BITS = 6 * POSITION_ID_LENGTH - KEY_BITS  # 4 bits at the end of the last character
 
 
@@ -81,23 +80,12 @@ def position_id(board: np.ndarray) -> str:
         ValueError: if the board is not one valid ``(26,)`` board.
     """
     value = int.from_bytes(position_key(board), "big") << _UNUSED_BITS
-    chars = [_ALPHABET[(value >> (6 * i)) & 0x3F] for i in range(POSITION_ID_LENGTH)]
-    return "".join(reversed(chars))
+    return encode_base64(value, POSITION_ID_LENGTH)
 
 
 def _key_from_id(pid: str) -> int:
     """Decode the base64 of a Position ID to its 80-bit key (bit k = bit k of the int)."""
-    if len(pid) != POSITION_ID_LENGTH:
-        raise ValueError(f"a Position ID has {POSITION_ID_LENGTH} characters, got {len(pid)}: {pid!r}")
-    bad = sorted({ch for ch in pid if ch not in _DIGIT})
-    if bad:
-        raise ValueError(
-            f"Position ID {pid!r} has characters outside the base64 alphabet (A-Z a-z 0-9 + /): "
-            + " ".join(repr(ch) for ch in bad)
-        )
-    value = 0
-    for ch in pid:
-        value = (value << 6) | _DIGIT[ch]
+    value = decode_base64(pid, POSITION_ID_LENGTH, "Position ID")
     if value & ((1 << _UNUSED_BITS) - 1):
         raise ValueError(
             f"Position ID {pid!r}: the last character {pid[-1]!r} sets unused bits "
