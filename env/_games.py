@@ -80,6 +80,12 @@ def check_arguments(action_mode: str, opponent, rules, max_plays: int, illegal_a
         raise ValueError(f"illegal_action must be 'lose' or 'raise', got {illegal_action!r}")
 
 
+def check_render_mode(render_mode: str | None, modes: list[str]) -> None:
+    """Raise ValueError unless ``render_mode`` is None or one of ``modes`` (single and vector env alike)."""
+    if render_mode is not None and render_mode not in modes:
+        raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
+
+
 class Games:
     """``N`` backgammon games stepped together (see the module docstring).
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from nard_ai.rules import Rules
 
-from ._games import Games, Opponent
+from ._games import Games, Opponent, check_render_mode
 from .spaces import MAX_PLAYS, action_space, observation_space
 
 
@@ -104,10 +104,7 @@ class BackgammonEnv(gym.Env):
         illegal_action: str = "lose",
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
+        check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self._games = Games(
             1, action_mode, opponent, Rules() if rules is None else rules, max_plays, illegal_action

@@ -11,7 +11,7 @@ from gymnasium.vector.utils import batch_space
 
 from nard_ai.rules import Rules
 
-from ._games import Games, Opponent
+from ._games import Games, Opponent, check_render_mode
 from .spaces import MAX_PLAYS, action_space, observation_space
 
 
@@ -52,10 +52,7 @@ class BackgammonVectorEnv(VectorEnv):
     ) -> None:
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
+        check_render_mode(render_mode, self.metadata["render_modes"])
         self.num_envs = int(num_envs)
         self.render_mode = render_mode
         self._games = Games(

@@ -39,7 +39,7 @@ if _REPO_ROOT not in sys.path:
 
 import reference  # noqa: E402
 
-from nard_ai.board import starting_board, swap_sides  # noqa: E402
+from nard_ai.board import BAR, NUM_CHECKERS, starting_board, swap_sides  # noqa: E402
 from nard_ai.rules import Rules  # noqa: E402
 
 STANDARD = Rules()
@@ -380,3 +380,21 @@ def boards() -> st.SearchStrategy[np.ndarray]:
 def dice() -> st.SearchStrategy[tuple[int, int]]:
     """Two dice, 1..6 each, in any order."""
     return st.tuples(st.integers(1, 6), st.integers(1, 6))
+
+
+def random_board(rng: np.random.Generator) -> np.ndarray:
+    """A random valid board: each side's 15 checkers scattered on free points, some on the bar, some off."""
+    board = np.zeros(26, dtype=np.int64)
+    for side in (1, -1):
+        off = int(rng.integers(0, 6)) if rng.random() < 0.3 else 0
+        on_bar = int(rng.integers(1, 4)) if rng.random() < 0.3 else 0
+        board[BAR if side == 1 else 0] = side * on_bar
+        left = NUM_CHECKERS - off - on_bar
+        while left:
+            point = int(rng.integers(1, 25))
+            if board[point] * side >= 0:  # empty or already this side's
+                board[point] += side
+                left -= 1
+    if (board == 0).all():
+        board[1] = 1
+    return board.astype(np.int8)

@@ -13,8 +13,9 @@ import re
 
 import numpy as np
 import pytest
+from conftest import random_board
 
-from nard_ai.board import BAR, NUM_CHECKERS, pos, starting_board, swap_sides
+from nard_ai.board import pos, starting_board, swap_sides
 from nard_ai.formats import (
     board_from_position_id,
     from_tanboard,
@@ -30,24 +31,6 @@ START_ID = "4HPwATDgc/ABMA"
 # --------------------------------------------------------------------------
 # Helpers
 # --------------------------------------------------------------------------
-
-
-def random_board(rng: np.random.Generator) -> np.ndarray:
-    """A random valid board: each side's 15 checkers scattered on free points, some on the bar, some off."""
-    board = np.zeros(26, dtype=np.int64)
-    for side in (1, -1):
-        off = int(rng.integers(0, 6)) if rng.random() < 0.3 else 0
-        on_bar = int(rng.integers(1, 4)) if rng.random() < 0.3 else 0
-        board[BAR if side == 1 else 0] = side * on_bar
-        left = NUM_CHECKERS - off - on_bar
-        while left:
-            point = int(rng.integers(1, 25))
-            if board[point] * side >= 0:  # empty or already this side's
-                board[point] += side
-                left -= 1
-    if (board == 0).all():
-        board[1] = 1
-    return board.astype(np.int8)
 
 
 def apply_moves(board: np.ndarray, moves: list[tuple[int, int]]) -> np.ndarray:

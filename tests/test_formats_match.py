@@ -17,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import random_board
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nard_ai
-from nard_ai.board import BAR, game_result, pos, starting_board, swap_sides
+from nard_ai.board import game_result, pos, starting_board, swap_sides
 from nard_ai.formats import (
     ActionKind,
     GameState,
@@ -78,22 +79,6 @@ def random_state(rng: np.random.Generator) -> MatchState:
         score=score,
         jacoby=bool(rng.random() < 0.5),
     )
-
-
-def random_board(rng: np.random.Generator) -> np.ndarray:
-    """A random valid board: each side's checkers scattered on free points, some on the bar, some off."""
-    board = np.zeros(26, dtype=np.int64)
-    for side in (1, -1):
-        off = int(rng.integers(0, 6)) if rng.random() < 0.3 else 0
-        on_bar = int(rng.integers(1, 4)) if rng.random() < 0.3 else 0
-        board[BAR if side == 1 else 0] = side * on_bar
-        left = 15 - off - on_bar
-        while left:
-            point = int(rng.integers(1, 25))
-            if board[point] * side >= 0:
-                board[point] += side
-                left -= 1
-    return board.astype(np.int8)
 
 
 def mutations(valid: list[str]) -> st.SearchStrategy[str]:
