@@ -1,12 +1,18 @@
-"""Cubeless duplicate-dice matches between agents. Logic: nard_ai.arena.
+"""Matches, position analysis and error rates. Logic: nard_ai.arena, nard_ai.position_report, nard_ai.error_rate.
 
 python evaluate.py                                   # shipped network vs pubeval, 2,000 games
-python evaluate.py --agent-a checkpoints/nard-td198.pt:0 --agent-b random --games 2000
+python evaluate.py --agent-a gnubg:0 --agent-b pubeval --games 2000
+python evaluate.py --cube --games 2000               # money play with the cube (ppg with a 95% CI)
+python evaluate.py --match-length 5 --games 500      # 500 matches to 5 points, Crawford rule
+python evaluate.py --positions tests/data/positions.txt --ply 0 --compare gnubg [--rollout 1296] [--json]
+python evaluate.py --make-cases cases.txt --cases 500 --agent-a default
+python evaluate.py --error-rate cases.txt --agent-a pubeval --referee gnubg:2
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -14,53 +20,125 @@ from tqdm import tqdm
 
 from nard_ai.arena import agent_from_spec, play_match
 from nard_ai.cli import parse_dataclass_args
+from nard_ai.cubeplay import play_matches, play_money_session
+from nard_ai.error_rate import run_error_rate, run_make_cases
+from nard_ai.position_report import run_positions
 
 
 @dataclass
 class Args:
-    """Play agent A against agent B (cubeless money, duplicate dice) and report A's points per game."""
+    """Play agent A against agent B (cubeless money, duplicate dice) and report A's points per game;
+    or analyse positions (--positions), measure A's error rate (--error-rate), or write a case file (--make-cases)."""
 
     agent_a: str = "default"
-    """agent spec: PATH[:PLY] (a checkpoint), default[:PLY] (the shipped one), pubeval or random"""
+    """agent spec: PATH[:PLY] (a checkpoint), default[:PLY] (the shipped one), gnubg[:PLY], pubeval or random"""
     agent_b: str = "pubeval"
     """the opponent, same kinds of spec"""
     games: int = 2000
-    """games to play (rounded up to even: each dice sequence is played twice with sides swapped)"""
+    """games to play (rounded up to even: each dice sequence is played twice with sides swapped);
+    with --match-length, the number of matches"""
+    cube: bool = False
+    """money play with the cube (agents double, take and pass: nard_ai.cubeplay), instead of cubeless"""
+    jacoby: bool = False
+    """--cube: the Jacoby rule (gammons count only once the cube was turned)"""
+    match_length: int = 0
+    """play matches to this many points with the cube and the Crawford rule (0 = money play)"""
     seed: int = 0
-    """seed of the dice (and of the random agents)"""
+    """seed of the dice (and of the random agents, rollouts and case sampling)"""
     batch: int = 1024
-    """games in flight at once"""
+    """games (or error-rate cases) in flight at once"""
     threads: int = 1
     """torch CPU threads"""
     progress: bool = True
     """show a tqdm progress bar"""
+    positions: str = ""
+    """FILE of gnubg PositionID:MatchID or XGID lines: print equities and cube decisions with --agent-a"""
+    ply: int = -1
+    """--positions: search depth 0..2 of --agent-a (gnubg numbering); -1 = the ply in the spec (0 if none)"""
+    rollout: int = 0
+    """--positions: also roll each position out with this many games (0 = no rollout)"""
+    compare: str = ""
+    """--positions: 'gnubg' compares the cube decisions with gnubg's at the same ply (needs the gnubg package)"""
+    json: bool = False
+    """--positions / --error-rate: print one JSON object instead of text"""
+    error_rate: str = ""
+    """FILE of 'ID DICE' cases: millipoints per move that --agent-a loses against --referee"""
+    referee: str = "default"
+    """--error-rate: the agent that values every play (a network or gnubg[:PLY])"""
+    make_cases: str = ""
+    """write a new case FILE of --cases positions from --agent-a self-play"""
+    cases: int = 500
+    """--make-cases: number of cases"""
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2)."""
-        for name in ("games", "batch", "threads"):
+        for name in ("games", "batch", "threads", "cases"):
             if getattr(self, name) < 1:
                 raise ValueError(f"argument --{name}: must be >= 1, got {getattr(self, name)}")
+        if self.match_length < 0:
+            raise ValueError(f"argument --match-length: must be >= 0, got {self.match_length}")
+        if self.jacoby and not self.cube:
+            raise ValueError("argument --jacoby: goes with --cube")
+        if self.rollout < 0:
+            raise ValueError(f"argument --rollout: must be >= 0, got {self.rollout}")
+        if not -1 <= self.ply <= 2:
+            raise ValueError(f"argument --ply: must be 0, 1, 2 (or -1), got {self.ply}")
+        if self.compare not in ("", "gnubg"):
+            raise ValueError(f"argument --compare: only 'gnubg' is supported, got {self.compare!r}")
+        for name in ("compare", "rollout"):
+            if getattr(self, name) and not self.positions:
+                raise ValueError(f"argument --{name}: goes with --positions")
+        if sum(map(bool, (self.positions, self.error_rate, self.make_cases))) > 1:
+            raise ValueError("argument --positions: give one of --positions, --error-rate, --make-cases")
 
 
-def main(args: Args) -> None:
+def main(args: Args) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     torch.set_num_threads(args.threads)
+    if args.positions:
+        return run_positions(
+            args.positions,
+            args.agent_a,
+            args.ply,
+            rollout_games=args.rollout,
+            compare=args.compare,
+            as_json=args.json,
+            seed=args.seed,
+        )
+    if args.error_rate:
+        with tqdm(unit="case", disable=not args.progress, file=sys.stderr) as bar:
+            return run_error_rate(
+                args.error_rate,
+                args.agent_a,
+                args.referee,
+                seed=args.seed,
+                batch=args.batch,
+                as_json=args.json,
+                progress=lambda done: bar.update(done - bar.n),
+            )
+    if args.make_cases:
+        return run_make_cases(args.make_cases, args.cases, args.agent_a, seed=args.seed)
     try:
         agent_a = agent_from_spec(args.agent_a, seed=args.seed + 1)
         agent_b = agent_from_spec(args.agent_b, seed=args.seed + 2)
     except (ValueError, FileNotFoundError) as exc:
         raise SystemExit(f"evaluate.py: error: {exc}") from None
-    with tqdm(total=args.games + args.games % 2, unit="game", disable=not args.progress) as bar:
-        result = play_match(
-            agent_a,
-            agent_b,
-            args.games,
-            seed=args.seed,
-            batch=args.batch,
-            progress=lambda done: bar.update(done - bar.n),
-        )
+    unit = "match" if args.match_length else "game"
+    with tqdm(total=args.games + args.games % 2, unit=unit, disable=not args.progress) as bar:
+        progress = lambda done: bar.update(done - bar.n)  # noqa: E731
+        if args.match_length:
+            result = play_matches(
+                agent_a, agent_b, args.games, args.match_length, seed=args.seed, batch=args.batch, progress=progress
+            )
+        elif args.cube:
+            result = play_money_session(
+                agent_a, agent_b, args.games, seed=args.seed, jacoby=args.jacoby, batch=args.batch, progress=progress
+            )
+        else:
+            result = play_match(agent_a, agent_b, args.games, seed=args.seed, batch=args.batch, progress=progress)
     print(result.summary(args.agent_a, args.agent_b))
+    return 0
 
 
 if __name__ == "__main__":
-    main(parse_dataclass_args(Args))
+    sys.exit(main(parse_dataclass_args(Args)))

@@ -1,8 +1,8 @@
 """Train the TD(lambda) self-play network (TD-Gammon style). Logic: nard_ai.selfplay, nard_ai.learn.
 
-python train.py                                 # a new network, 200,000 games, into checkpoints/nard-td198__1.pt
+python train.py                                 # a new network, 200,000 games, into checkpoints/nard-rich__1.pt
 python train.py --resume --games 400000         # continue that network up to 400,000 games
-python train.py --resume --checkpoint checkpoints/nard-td198.pt --games N   # continue the shipped network
+python train.py --resume --checkpoint checkpoints/nard-rich.pt --games N   # continue the shipped network
 tensorboard --logdir runs                       #   (N above its games_trained)
 """
 
@@ -25,6 +25,7 @@ from tqdm import tqdm
 
 from nard_ai.arena import agent_from_spec, play_match
 from nard_ai.cli import parse_dataclass_args
+from nard_ai.encoding import ENCODERS
 from nard_ai.evaluator import NetworkEvaluator
 from nard_ai.learn import Learner
 from nard_ai.network import Network, NetworkConfig, load_checkpoint, save_checkpoint
@@ -34,9 +35,9 @@ from nard_ai.selfplay import RoundStats, play_round, rng_from_state, rng_state
 
 @dataclass
 class Args:
-    """TD(lambda) self-play training of a td198 network (0-ply greedy move choice)."""
+    """TD(lambda) self-play training of a network (greedy move choice at --ply, 0 by default)."""
 
-    exp_name: str = "nard-td198"
+    exp_name: str = "nard-rich"
     """experiment name; TensorBoard logs go to runs/{exp_name}__{seed}__{unix time}"""
     seed: int = 1
     """seed of the initial weights, the dice and the sample order (runs are deterministic on CPU)"""
@@ -44,12 +45,17 @@ class Args:
     """total self-play games behind the network; with --resume, training continues up to this total"""
     checkpoint: str = ""
     """checkpoint file, written atomically every --checkpoint-every games and at exit
-    (default: checkpoints/{exp_name}__{seed}.pt; the shipped network is checkpoints/nard-td198.pt)"""
+    (default: checkpoints/{exp_name}__{seed}.pt; the shipped network is checkpoints/nard-rich.pt)"""
     resume: bool = False
     """continue the network, optimizer, game counter and RNG saved in --checkpoint"""
     force: bool = False
     """start a new network even if --checkpoint exists (it is overwritten)"""
-    hidden: int = 80
+    encoder: str = "rich"
+    """input encoder (nard_ai.encoding: td198 = TD-Gammon's raw inputs, rich = td198 plus hand-made features);
+    ignored on --resume"""
+    race_net: bool = True
+    """a separate network for race positions (needs an encoder with a race unit, e.g. rich); ignored on --resume"""
+    hidden: int = 128
     """hidden units (one hidden layer); ignored on --resume (the checkpoint's network is used)"""
     activation: str = "sigmoid"
     """hidden activation: sigmoid, tanh or relu; ignored on --resume"""
@@ -57,6 +63,9 @@ class Args:
     """Adam learning rate"""
     lam: float = 0.7
     """TD lambda (0 = TD(0), 1 = Monte Carlo)"""
+    ply: int = 0
+    """search depth of the self-play move choice, gnubg numbering (0 = greedy on the network; 1 = also average
+    over the opponent's 21 replies, and the targets come from that lookahead; about 100x slower)"""
     pool: int = 512
     """self-play games in flight at once (the batch of each network call is all their afterstates)"""
     batch_size: int = 512
@@ -79,12 +88,18 @@ class Args:
                 raise ValueError(
                     f"argument --{name.replace('_', '-')}: must be >= 1, got {getattr(self, name)}"
                 )
+        if self.ply not in (0, 1, 2):
+            raise ValueError(f"argument --ply: must be 0, 1 or 2, got {self.ply}")
         if self.eval_every < 0:
             raise ValueError(f"argument --eval-every: must be >= 0, got {self.eval_every}")
         if not (self.lr > 0 and math.isfinite(self.lr)):
             raise ValueError(f"argument --lr: must be a positive number, got {self.lr}")
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"argument --lam: must be in [0, 1], got {self.lam}")
+        if self.encoder not in ENCODERS:
+            raise ValueError(f"argument --encoder: must be one of {', '.join(sorted(ENCODERS))}, got {self.encoder!r}")
+        if self.race_net and ENCODERS[self.encoder].race_unit is None:
+            raise ValueError(f"argument --race-net: encoder {self.encoder!r} has no race unit (use --no-race-net)")
         if self.activation not in ("sigmoid", "tanh", "relu"):
             raise ValueError(f"argument --activation: must be sigmoid, tanh or relu, got {self.activation!r}")
 
@@ -151,7 +166,11 @@ def main(args: Args) -> None:
             _fail(f"{path} exists: pass --resume to continue it or --force to start over")
         torch.manual_seed(args.seed)
         learner = Learner(
-            Network(NetworkConfig(hidden=(args.hidden,), activation=args.activation)), lr=args.lr
+            Network(
+                NetworkConfig(
+                    encoder=args.encoder, hidden=(args.hidden,), activation=args.activation, race_net=args.race_net
+                )
+            ), lr=args.lr
         )
         rng, games_done, extra = np.random.default_rng(args.seed), 0, {}
     hyper = {
@@ -187,6 +206,7 @@ def main(args: Args) -> None:
                 pool=args.pool,
                 lam=args.lam,
                 batch_size=args.batch_size,
+                ply=args.ply,
                 on_games=bar.update,
                 should_stop=lambda: _STOP["requested"],
             )

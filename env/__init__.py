@@ -16,6 +16,7 @@ id                       what
     import env  # noqa: F401  (registers the ids)
 
     single = gym.make("nard/Backgammon-v0", action_mode="checker", opponent="random")
+    cubeful = gym.make("nard/Backgammon-v0", opponent="self", cube=True)  # doubling cube, RULES.md §8
     batch = gym.make_vec("nard/Backgammon-v0", num_envs=256, vectorization_mode="vector_entry_point")
 
 Spaces and the observation layout: :mod:`env.spaces`.
@@ -24,7 +25,16 @@ Spaces and the observation layout: :mod:`env.spaces`.
 from gymnasium.envs.registration import register, registry
 
 from .backgammon import BackgammonEnv
-from .spaces import CHECKER_OBS_SIZE, MAX_PLAYS, PLAY_OBS_SIZE
+from .spaces import (
+    CHECKER_OBS_SIZE,
+    CUBE_ACTIONS,
+    CUBE_OBS_UNITS,
+    MAX_PLAYS,
+    PHASE_DOUBLE,
+    PHASE_MOVE,
+    PHASE_TAKE,
+    PLAY_OBS_SIZE,
+)
 from .vector import BackgammonVectorEnv
 
 ENV_ID = "nard/Backgammon-v0"
@@ -36,4 +46,16 @@ if ENV_ID not in registry:
         vector_entry_point="env.vector:BackgammonVectorEnv",
     )
 
-__all__ = ["BackgammonEnv", "BackgammonVectorEnv", "CHECKER_OBS_SIZE", "ENV_ID", "MAX_PLAYS", "PLAY_OBS_SIZE"]
+__all__ = [
+    "BackgammonEnv",
+    "BackgammonVectorEnv",
+    "CHECKER_OBS_SIZE",
+    "CUBE_ACTIONS",
+    "CUBE_OBS_UNITS",
+    "ENV_ID",
+    "MAX_PLAYS",
+    "PHASE_DOUBLE",
+    "PHASE_MOVE",
+    "PHASE_TAKE",
+    "PLAY_OBS_SIZE",
+]

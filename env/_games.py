@@ -16,6 +16,18 @@ per game: no legal move passes the turn at once; the agent's turns wait for an
 action; the opponent's are played on the spot. Chosen plays are applied for
 all those games in one :func:`nard_ai.game.step` call, and the loop repeats
 for the games now at a new turn start.
+
+With the cube (``cube=True``, RULES.md §8), a turn other than a game's first
+(whose opening roll is thrown before anyone could double) starts with a cube
+phase when the side on roll has access to the cube (centred or its own) and
+doubling keeps the cube at or under :data:`nard_ai.cube.MAX_CUBE`: that side
+chooses "roll" or "double"; after a double the other side chooses "take"
+(the cube doubles and it owns it) or "pass" (the game ends, the doubler wins
+the cube value before the double). The turn's dice are drawn from the game's
+generator when the previous turn ends, as without the cube, but stay hidden
+(dice units 0) until the cube phase is over, so the cube option changes no
+game's dice. The random opponent's cube choices draw ``integers(2)`` from the
+game's generator, before its play's draw.
 """
 
 from __future__ import annotations
@@ -28,17 +40,28 @@ import numpy as np
 from nard_ai.board import BAR, BOARD_SIZE, pip_count, swap_sides, validate_board, validate_dice
 from nard_ai.checker_moves import (
     MAX_DICE,
-    NUM_CHECKER_ACTIONS,
     checker_action_parts,
     checker_mask,
     play_checker_move,
     play_targets,
 )
-from nard_ai.game import GameState, new_games, roll_dice, step
+from nard_ai.cube import MAX_CUBE
+from nard_ai.game import CENTERED, GameState, new_games, roll_dice, step
 from nard_ai.movegen import legal_plays_batch
 from nard_ai.rules import Rules
 
-from .spaces import ACTION_MODES, MAX_PLAYS, encode_observations
+from .spaces import (
+    ACTION_MODES,
+    CUBE_ACTIONS,
+    MAX_PLAYS,
+    PHASE_DOUBLE,
+    PHASE_MOVE,
+    PHASE_TAKE,
+    cube_action_ids,
+    cube_units,
+    encode_observations,
+    num_move_actions,
+)
 
 #: The agent's player number when it plays against an opponent.
 AGENT = 0
@@ -48,6 +71,9 @@ _WAITING = 1  # waiting for the agent's action
 _DONE = 2  # the game is over
 
 Opponent = Callable[[np.ndarray, dict], int]
+
+#: ``reset(options=...)`` keys, in the order of :meth:`Games.reset`'s arguments.
+RESET_OPTIONS = ("board", "dice", "player", "cube_value", "cube_owner")
 
 
 def _take(state: GameState, idx: np.ndarray) -> GameState:
@@ -59,12 +85,21 @@ def _put(state: GameState, idx: np.ndarray, sub: GameState) -> None:
         getattr(state, f.name)[idx] = getattr(sub, f.name)
 
 
-def check_arguments(action_mode: str, opponent, rules, max_plays: int, illegal_action: str) -> None:
+def check_arguments(
+    action_mode: str,
+    opponent,
+    rules,
+    max_plays: int,
+    illegal_action: str,
+    cube: bool = False,
+    jacoby: bool = False,
+) -> None:
     """Validate the environment arguments (see :class:`env.backgammon.BackgammonEnv`).
 
     Raises:
         ValueError: on an unknown action mode, opponent, rules object,
-            ``max_plays`` outside ``1 .. MAX_PLAYS`` or unknown ``illegal_action``.
+            ``max_plays`` outside ``1 .. MAX_PLAYS``, unknown ``illegal_action``,
+            a ``cube`` or ``jacoby`` that is not a bool, or ``jacoby`` without ``cube``.
     """
     if action_mode not in ACTION_MODES:
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
@@ -78,6 +113,45 @@ def check_arguments(action_mode: str, opponent, rules, max_plays: int, illegal_a
         raise ValueError(f"max_plays must be 1..{MAX_PLAYS}, got {max_plays}")
     if illegal_action not in ("lose", "raise"):
         raise ValueError(f"illegal_action must be 'lose' or 'raise', got {illegal_action!r}")
+    for name, value in (("cube", cube), ("jacoby", jacoby)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+    if jacoby and not cube:
+        raise ValueError("jacoby=True needs cube=True (the Jacoby rule is about the cube)")
+
+
+def check_cube_options(cube: bool, value, owner) -> tuple[int | None, int | None]:
+    """Validate the ``cube_value`` and ``cube_owner`` reset options.
+
+    Returns:
+        ``(value, owner)`` as ints (``None`` where not given).
+
+    Raises:
+        ValueError: if given without ``cube=True``, a value that is not a power
+            of two up to :data:`nard_ai.cube.MAX_CUBE`, an owner other than
+            -1 (centred), 0 or 1, or a centred cube above 1.
+    """
+    if value is None and owner is None:
+        return None, None
+    if not cube:
+        raise ValueError("options cube_value and cube_owner need an env made with cube=True")
+    if value is not None:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or value < 1
+            or value & (value - 1)
+        ):
+            raise ValueError(f"options['cube_value'] must be a power of two (1, 2, 4, ...), got {value!r}")
+        if value > MAX_CUBE:
+            raise ValueError(f"options['cube_value'] {value} is above the largest cube {MAX_CUBE}")
+    if owner is not None and (isinstance(owner, bool) or owner not in (CENTERED, 0, 1)):
+        raise ValueError(f"options['cube_owner'] must be -1 (centred), 0 or 1, got {owner!r}")
+    v = 1 if value is None else int(value)
+    o = CENTERED if owner is None else int(owner)
+    if o == CENTERED and v != 1:
+        raise ValueError(f"a centred cube has value 1, got cube_value={v} (give cube_owner 0 or 1)")
+    return v, o
 
 
 def check_render_mode(render_mode: str | None, modes: list[str]) -> None:
@@ -98,6 +172,9 @@ class Games:
         dice_left: ``(N, 4)`` int8 unplayed dice, larger first, 0-padded.
         masks: ``(N, A)`` int8 legal actions of the side to act.
         illegal: ``(N,)`` bool, the game's last action was outside the mask.
+        cube_phase: ``(N,)`` int8 :data:`~env.spaces.PHASE_MOVE`,
+            :data:`~env.spaces.PHASE_DOUBLE` or :data:`~env.spaces.PHASE_TAKE`.
+        cube_open: ``(N,)`` bool, the cube decision of the turn is still to come.
     """
 
     def __init__(
@@ -108,16 +185,22 @@ class Games:
         rules: Rules | None = None,
         max_plays: int = MAX_PLAYS,
         illegal_action: str = "lose",
+        cube: bool = False,
+        jacoby: bool = False,
     ) -> None:
         rules = Rules() if rules is None else rules
-        check_arguments(action_mode, opponent, rules, max_plays, illegal_action)
+        check_arguments(action_mode, opponent, rules, max_plays, illegal_action, cube, jacoby)
         self.n = n
         self.action_mode = action_mode
         self.opponent = opponent
         self.rules = rules
         self.max_plays = int(max_plays)
         self.illegal_action = illegal_action
-        self.num_actions = self.max_plays if action_mode == "play" else NUM_CHECKER_ACTIONS
+        self.cube = bool(cube)
+        self.jacoby = bool(jacoby)
+        self.num_move_actions = num_move_actions(action_mode, self.max_plays)
+        self.cube_ids = cube_action_ids(action_mode, self.max_plays) if self.cube else {}
+        self.num_actions = self.num_move_actions + (len(CUBE_ACTIONS) if self.cube else 0)
         self.rngs: list[np.random.Generator | None] = [None] * n
         self.state = new_games(n, np.random.default_rng(0))  # placeholder until reset
         self.phase = np.full(n, _DONE, dtype=np.int8)
@@ -128,25 +211,39 @@ class Games:
         self.plays: list[np.ndarray | None] = [None] * n
         self.targets: list[frozenset | None] = [None] * n
         self.caches: list[dict | None] = [None] * n
+        self.cube_phase = np.zeros(n, dtype=np.int8)
+        self.cube_open = np.zeros(n, dtype=bool)
 
     # ------------------------------------------------------------------
     # Reset and step
     # ------------------------------------------------------------------
 
-    def reset(self, idx, board=None, dice=None, player: int | None = None) -> None:
+    def reset(
+        self,
+        idx,
+        board=None,
+        dice=None,
+        player: int | None = None,
+        cube_value: int | None = None,
+        cube_owner: int | None = None,
+    ) -> None:
         """Start new games ``idx`` from the starting position with the opening roll.
 
         Args:
             idx: game indices; each draws from ``self.rngs[i]``.
             board: optional ``(26,)`` board to start from instead, from the
                 view of the side on roll (a running game: both sides have
-                checkers left).
+                checkers left). With the cube and no ``dice``, the first turn
+                starts before the roll: a cube phase, then dice drawn with
+                :func:`nard_ai.game.roll_dice` (doubles possible).
             dice: optional roll ``(2,)`` for the first turn instead of the opening roll.
             player: optional side on roll (0 or 1) instead of the opening roll's starter.
+            cube_value: optional cube value (``cube=True`` only).
+            cube_owner: optional cube owner: -1 centred, or player 0 or 1 (``cube=True`` only).
 
         Raises:
             ValueError: on an invalid board, a finished position (or one the
-                opponent finishes before the agent acts), bad dice or player.
+                opponent finishes before the agent acts), bad dice, player or cube.
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         if board is not None:
@@ -160,18 +257,27 @@ class Games:
             dice = validate_dice(dice)[0]
         if player is not None and player not in (0, 1):
             raise ValueError(f"options['player'] must be 0 or 1, got {player!r}")
+        cube_value, cube_owner = check_cube_options(self.cube, cube_value, cube_owner)
+        before_roll = self.cube and board is not None and dice is None
         for i in idx:
             sub = new_games(1, self.rngs[i])
             if board is not None:
                 sub.boards[0] = board
             if dice is not None:
                 sub.dice[0] = dice
+            elif before_roll:
+                sub.dice[0] = roll_dice(1, self.rngs[i])[0]
             if player is not None:
                 sub.turn[0] = player
+            if cube_value is not None:
+                sub.cube_value[0], sub.cube_owner[0] = cube_value, cube_owner
             _put(self.state, np.array([i]), sub)
             self.phase[i] = _TURN_START
             self.illegal[i] = False
             self.masks[i] = 0
+            self.current[i] = sub.boards[0]
+            self.cube_phase[i] = PHASE_MOVE
+            self.cube_open[i] = before_roll
         self._advance(idx)
         if board is not None and self.done(idx).any():
             raise ValueError("options['board'] gives a game that ends before the agent's first decision")
@@ -201,26 +307,33 @@ class Games:
                 f"action {actions[j]!r} is not legal in game {idx[j]} "
                 f"(legal: {np.flatnonzero(self.masks[idx[j]]).tolist()})"
             )
-        apply_idx, apply_boards = [], []
+        apply_idx, apply_boards, rolled = [], [], []
         for i, a, ok in zip(idx, actions, legal, strict=True):
             self.illegal[i] = not ok
             if not ok:
                 self._forfeit(i)
+                continue
+            if self.cube_phase[i] != PHASE_MOVE:
+                self._apply_cube_action(i, int(a))
+                if self._play_cube(i) == "move":
+                    self.phase[i] = _TURN_START
+                    rolled.append(i)
                 continue
             done_turn = self._apply_action(i, int(a))
             if done_turn is not None:
                 apply_idx.append(i)
                 apply_boards.append(done_turn)
         self._apply_plays(apply_idx, apply_boards)
-        self._advance(apply_idx)
+        self._advance(apply_idx + rolled)
         return np.array([self.reward_of(i) if self.phase[i] == _DONE else 0.0 for i in idx], dtype=np.float64)
 
     def reward_of(self, i: int) -> float:
         """The points of finished game ``i`` for the side the env rewards.
 
-        Against an opponent: player 0's (the agent's) points, ``±1/2/3``.
-        With ``opponent="self"``: the points of the side that made the last
-        action (the winner, or the loser of an illegal action).
+        Against an opponent: player 0's (the agent's) points, ``±1/2/3``
+        (times the cube value with the cube). With ``opponent="self"``: the
+        points of the side that made the last action (the winner; or the loser
+        of an illegal action, or the side that passed a double).
         """
         points = float(self.state.points[i])
         if self.opponent == "self" and self.state.turn[i] == 1:
@@ -239,11 +352,16 @@ class Games:
         """The player whose view game ``i``'s observation is from.
 
         The side to act while the game runs; at the end, the side the reward
-        is for (player 0 against an opponent, the last mover with ``"self"``).
+        is for (player 0 against an opponent, the last actor with ``"self"``).
         """
         if self.phase[i] != _DONE:
-            return int(self.state.turn[i])
+            return self.actor(i)
         return int(self.state.turn[i]) if self.opponent == "self" else AGENT
+
+    def actor(self, i: int) -> int:
+        """The player to act in running game ``i``: the doubled side when it must take or pass, else the side on roll."""
+        turn = int(self.state.turn[i])
+        return 1 - turn if self.cube_phase[i] == PHASE_TAKE else turn
 
     def _view(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Boards, dice, dice left, masks and players of ``idx`` from each viewer's side."""
@@ -253,13 +371,14 @@ class Games:
         masks = self.masks[idx].copy()
         players = np.array([self.viewer(i) for i in idx], dtype=np.int64)
         done = self.phase[idx] == _DONE
-        if done.any():
-            # A finished game's board is the last mover's (state.turn); turn it to the viewer.
-            flip = done & (players != self.state.turn[idx])
+        # The board is the side on roll's (at the end, the last actor's, state.turn); turn it to the viewer.
+        flip = players != self.state.turn[idx]
+        if flip.any():
             boards[flip] = swap_sides(boards[flip])
-            dice[done] = 0
-            dice_left[done] = 0
-            masks[done] = 0
+        hidden = done | (self.cube_phase[idx] != PHASE_MOVE)  # no dice before the roll
+        dice[hidden] = 0
+        dice_left[hidden] = 0
+        masks[done] = 0
         return boards, dice, dice_left, masks, players
 
     def observe(self, idx) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -269,8 +388,11 @@ class Games:
             ``(obs, info)``: ``(k, D)`` float32 and a dict of ``(k, ...)`` arrays:
             ``action_mask`` ``(k, A)`` int8, ``player`` ``(k,)`` int64,
             ``dice`` ``(k, 2)`` int8 (larger first), ``board`` ``(k, 26)`` int8,
-            ``illegal_action`` ``(k,)`` bool, and in checker mode
-            ``dice_left`` ``(k, 4)`` int8.
+            ``illegal_action`` ``(k,)`` bool, in checker mode
+            ``dice_left`` ``(k, 4)`` int8, and with the cube ``phase``
+            ``(k,)`` int8 (:data:`~env.spaces.PHASE_MOVE` also at the end),
+            ``cube_value`` ``(k,)`` int64 and ``cube_owner`` ``(k,)`` int8
+            (-1 centred, else the owning player).
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         boards, dice, dice_left, masks, players = self._view(idx)
@@ -284,6 +406,15 @@ class Games:
         }
         if self.action_mode == "checker":
             info["dice_left"] = dice_left
+        if self.cube:
+            value = self.state.cube_value[idx].copy()
+            owner = self.state.cube_owner[idx].copy()
+            phase = np.where(self.phase[idx] == _DONE, PHASE_MOVE, self.cube_phase[idx]).astype(np.int8)
+            relative = np.where(owner == CENTERED, 0, np.where(owner == players, 1, 2))
+            obs = np.concatenate([obs, cube_units(value, relative, phase)], axis=1)
+            info["phase"] = phase
+            info["cube_value"] = value
+            info["cube_owner"] = owner
         return obs, info
 
     def observe_one(self, i: int) -> tuple[np.ndarray, dict]:
@@ -298,13 +429,22 @@ class Games:
     def render(self, i: int) -> str:
         """A text picture of game ``i`` from its viewer's side (:func:`render_text`)."""
         boards, dice, dice_left, _, players = self._view(np.array([i]))
+        done = self.phase[i] == _DONE
+        cube = ""
+        if self.cube:
+            owner = int(self.state.cube_owner[i])
+            cube = f"cube {int(self.state.cube_value[i])} " + (
+                "centred" if owner == CENTERED else f"owned by player {owner}"
+            )
         return render_text(
             boards[0],
             int(players[0]),
             dice[0],
             dice_left[0],
-            self.phase[i] == _DONE,
+            done,
             self.action_mode == "checker",
+            cube=cube,
+            phase=PHASE_MOVE if done else int(self.cube_phase[i]),
         )
 
     # ------------------------------------------------------------------
@@ -320,15 +460,97 @@ class Games:
         return 0 <= a < self.num_actions and bool(self.masks[i, a])
 
     def _agent_to_act(self, i: int) -> bool:
-        return self.opponent == "self" or self.state.turn[i] == AGENT
+        return self.opponent == "self" or self.actor(i) == AGENT
 
     def _forfeit(self, i: int) -> None:
-        """An action outside the mask with ``illegal_action="lose"``: the actor loses a single game."""
-        mover = int(self.state.turn[i])
+        """An action outside the mask with ``illegal_action="lose"``: the actor loses a single game (times the cube)."""
+        self._finish(i, self.actor(i), -int(self.state.cube_value[i]))
+
+    def _finish(self, i: int, actor: int, actor_points: int) -> None:
+        """End game ``i`` with ``actor_points`` for ``actor``, the side that took the final action.
+
+        The final board and ``state.turn`` become the actor's, as after a play
+        (``reward_of`` and ``viewer`` read them).
+        """
+        if actor != self.state.turn[i]:
+            self.current[i] = swap_sides(self.current[i])
+            self.state.turn[i] = actor
         self.state.boards[i] = self.current[i]
         self.state.done[i] = True
-        self.state.points[i] = (-1 if mover == 0 else 1) * self.state.cube_value[i]
+        self.state.points[i] = actor_points if actor == 0 else -actor_points
         self.phase[i] = _DONE
+        self.cube_phase[i] = PHASE_MOVE
+        self.cube_open[i] = False
+        self.masks[i] = 0
+
+    # ------------------------------------------------------------------
+    # The cube (RULES.md §8)
+    # ------------------------------------------------------------------
+
+    def _may_double(self, i: int) -> bool:
+        """The side on roll has access (centred or its own cube) and a double keeps the cube at most MAX_CUBE."""
+        owner = int(self.state.cube_owner[i])
+        return owner in (CENTERED, int(self.state.turn[i])) and 2 * int(self.state.cube_value[i]) <= MAX_CUBE
+
+    def _set_cube_phase(self, i: int, phase: int) -> None:
+        self.cube_phase[i] = phase
+        self.masks[i] = 0
+        if phase == PHASE_DOUBLE:
+            self.masks[i, [self.cube_ids["roll"], self.cube_ids["double"]]] = 1
+        elif phase == PHASE_TAKE:
+            self.masks[i, [self.cube_ids["take"], self.cube_ids["pass"]]] = 1
+
+    def _apply_cube_action(self, i: int, action: int) -> None:
+        """Apply a legal cube action of the side to act in game ``i``."""
+        name = CUBE_ACTIONS[action - self.num_move_actions]
+        roller = int(self.state.turn[i])
+        if name == "roll":
+            self._set_cube_phase(i, PHASE_MOVE)
+        elif name == "double":
+            self._set_cube_phase(i, PHASE_TAKE)
+        elif name == "take":
+            # "the game value doubles and the taker now owns the cube"
+            self.state.cube_value[i] *= 2
+            self.state.cube_owner[i] = 1 - roller
+            self._set_cube_phase(i, PHASE_MOVE)
+        else:
+            # "or passes and loses the current value at once"
+            self._finish(i, 1 - roller, -int(self.state.cube_value[i]))
+
+    def _opponent_cube_action(self, i: int) -> int:
+        """The opponent's cube action: uniform over the two allowed (random), or the callable's choice."""
+        legal = np.flatnonzero(self.masks[i])
+        if self.opponent == "random":
+            return int(legal[self.rngs[i].integers(len(legal))])
+        obs, info = self.observe_one(i)
+        action = self.opponent(obs, info)
+        if not self._is_legal(i, action):
+            raise ValueError(
+                f"the opponent chose action {action!r}, outside its action_mask (legal: {legal.tolist()})"
+            )
+        return int(action)
+
+    def _play_cube(self, i: int) -> str:
+        """Run game ``i``'s cube phase on: ``"wait"`` for the agent, ``"move"`` (the roll is played) or ``"done"``."""
+        while self.phase[i] != _DONE and self.cube_phase[i] != PHASE_MOVE:
+            if self._agent_to_act(i):
+                self.phase[i] = _WAITING
+                return "wait"
+            self._apply_cube_action(i, self._opponent_cube_action(i))
+        return "done" if self.phase[i] == _DONE else "move"
+
+    def _cube_turn_starts(self, pending: np.ndarray) -> np.ndarray:
+        """Open the cube phase of the games at a turn start that have one; returns the games that go on to roll."""
+        go = []
+        for i in pending:
+            if self.cube_open[i]:
+                self.cube_open[i] = False
+                if self._may_double(i):
+                    self._set_cube_phase(i, PHASE_DOUBLE)
+                    if self._play_cube(i) != "move":
+                        continue
+            go.append(i)
+        return np.asarray(go, dtype=np.int64)
 
     def _apply_action(self, i: int, action: int) -> np.ndarray | None:
         """Apply a legal action; returns the turn's afterstate once the turn is complete, else ``None``."""
@@ -338,7 +560,9 @@ class Games:
         self.current[i], self.dice_left[i] = play_checker_move(
             self.current[i], self.dice_left[i], source, die
         )
-        self.masks[i] = checker_mask(self.current[i], self.dice_left[i], self.targets[i], self.caches[i])
+        self.masks[i, : self.num_move_actions] = checker_mask(
+            self.current[i], self.dice_left[i], self.targets[i], self.caches[i]
+        )
         if self.masks[i].any():
             return None
         return self.current[i].copy()
@@ -372,7 +596,9 @@ class Games:
             if self.targets[i] is None:
                 self.targets[i] = play_targets(self.plays[i])
                 self.caches[i] = {}
-            self.masks[i] = checker_mask(self.current[i], self.dice_left[i], self.targets[i], self.caches[i])
+            self.masks[i, : self.num_move_actions] = checker_mask(
+                self.current[i], self.dice_left[i], self.targets[i], self.caches[i]
+            )
 
     def _ask_opponent(self, i: int) -> np.ndarray:
         """Let a callable opponent play game ``i``'s turn; returns the afterstate."""
@@ -402,11 +628,16 @@ class Games:
             if (afterstates[j, 1:] > 0).any():  # the mover has checkers left: the game goes on
                 next_dice[j] = roll_dice(1, self.rngs[i])[0]
         sub = step(_take(self.state, idx), afterstates, next_dice=next_dice)
+        if self.jacoby:
+            # The Jacoby rule: a gammon or backgammon counts as a single game while the cube is centred.
+            centred = sub.done & (sub.cube_owner == CENTERED)
+            sub.points[centred] = np.sign(sub.points[centred])
         _put(self.state, idx, sub)
         self.current[idx] = sub.boards
         self.masks[idx] = 0
         self.dice_left[idx] = 0
         self.phase[idx] = np.where(sub.done, _DONE, _TURN_START)
+        self.cube_open[idx] = self.cube & ~sub.done
 
     def _advance(self, idx) -> None:
         """Play every game of ``idx`` at a turn start on to the agent's next decision or the game's end."""
@@ -414,6 +645,10 @@ class Games:
             [i for i in np.asarray(idx).reshape(-1) if self.phase[i] == _TURN_START], dtype=np.int64
         )
         while len(pending):
+            if self.cube:
+                pending = self._cube_turn_starts(pending)
+                if not len(pending):
+                    break
             afterstates, owner = legal_plays_batch(
                 self.state.boards[pending], self.state.dice[pending], self.rules
             )
@@ -447,8 +682,13 @@ def render_text(
     dice_left: np.ndarray,
     done: bool,
     checker_mode: bool = False,
+    cube: str = "",
+    phase: int = PHASE_MOVE,
 ) -> str:
     """A plain-text picture of a board from ``player``'s side (``X`` = ``player``, ``O`` = the other).
+
+    ``cube`` (e.g. ``"cube 2 owned by player 1"``) is appended to the status
+    line; ``phase`` says whether ``player`` decides a double or a take.
 
     The board is drawn by :func:`nard_ai.formats.ascii.render_board` (gnubg
     style, the board's mover as ``X``) when that module is there, else by a
@@ -462,11 +702,17 @@ def render_text(
         picture = render_board(board)
     if done:
         status = f"game over, seen by player {player} (X)"
+    elif phase == PHASE_DOUBLE:
+        status = f"player {player} (X) to double or roll"
+    elif phase == PHASE_TAKE:
+        status = f"player {player} (X) is doubled: take or pass"
     else:
         status = f"player {player} (X) to act, roll {dice[0]}-{dice[1]}"
         left = [int(d) for d in dice_left if d]
         if left and checker_mode:
             status += f", dice left {' '.join(map(str, left))}"
+    if cube:
+        status += f"; {cube}"
     return f"{status}\n{picture}\n"
 
 

@@ -9,17 +9,17 @@ import numpy as np
 
 from nard_ai.rules import Rules
 
-from ._games import Games, Opponent, check_render_mode
-from .spaces import MAX_PLAYS, action_space, observation_space
+from ._games import RESET_OPTIONS, Games, Opponent, check_render_mode
+from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 
 
 class BackgammonEnv(gym.Env):
     """Backgammon (takhte nard) against an opponent or against itself.
 
     ## Description
-    Money-game backgammon without the doubling cube, by the rules of
-    ``RULES.md`` (sections 1-7; the Iranian no-hit-and-continue variant through
-    ``rules``). The rules come from :mod:`nard_ai`: legal plays from
+    Money-game backgammon by the rules of ``RULES.md`` (sections 1-7; the
+    Iranian no-hit-and-continue variant through ``rules``), without the
+    doubling cube by default or with it (section 8) when ``cube=True``. The rules come from :mod:`nard_ai`: legal plays from
     :func:`nard_ai.movegen.legal_plays_batch`, game stepping from
     :mod:`nard_ai.game`. A game starts with the opening roll (RULES.md §2), so
     the opponent may move first. A turn with no legal move passes by itself:
@@ -43,9 +43,24 @@ class BackgammonEnv(gym.Env):
     that ends in one of the turn's legal plays (:mod:`nard_ai.checker_moves`).
     The turn passes when no such move remains.
 
-    An action outside the mask ends the game as a single-game loss for the
-    side that chose it (``illegal_action="lose"``, ``info["illegal_action"]``
-    is set), or raises ``ValueError`` (``illegal_action="raise"``).
+    With ``cube=True`` four cube actions follow the move actions in the same
+    ``Discrete`` space (``A`` = the move actions above, so ``Discrete(A + 4)``):
+    ``A`` no double (roll), ``A + 1`` double, ``A + 2`` take, ``A + 3`` pass
+    (``self.cube_actions`` maps the names to the numbers). Before each roll
+    except a game's first (the opening roll is thrown at once), the side on
+    roll that has access to the cube (centred, or owned by it) gets a cube
+    phase: ``info["phase"] == PHASE_DOUBLE`` and the mask allows only roll and
+    double. After a double the other side acts: ``PHASE_TAKE``, the mask
+    allows only take (the cube value doubles and the taker owns it) and pass
+    (the game ends; the doubler wins the cube value before the double). Then
+    the roll is shown and played as usual (``PHASE_MOVE``, only move actions
+    allowed). No double takes the cube above 4096
+    (:data:`nard_ai.cube.MAX_CUBE`).
+
+    An action outside the mask ends the game as a single-game loss (times the
+    cube value) for the side that chose it (``illegal_action="lose"``,
+    ``info["illegal_action"]`` is set), or raises ``ValueError``
+    (``illegal_action="raise"``).
 
     ## Observation Space
     ``Box(0, high, (210,), float32)`` in play mode, ``(216,)`` in checker mode,
@@ -58,26 +73,47 @@ class BackgammonEnv(gym.Env):
     :mod:`nard_ai.board` layout, that side's view), ``illegal_action``, and in
     checker mode ``dice_left`` (``(4,)`` int8, 0-padded).
 
+    With ``cube=True`` six units follow (``(216,)`` in play mode, ``(222,)``
+    in checker mode; :mod:`env.spaces`): ``log2(cube value) / 12``, the owner
+    one-hot (centred, the observed side, the other side), and flags for the
+    double and take phases. In a cube phase the dice units and
+    ``info["dice"]`` are 0: the roll is not shown before the cube decision.
+    ``info`` adds ``phase`` (``PHASE_MOVE`` 0, ``PHASE_DOUBLE`` 1,
+    ``PHASE_TAKE`` 2; 0 at the end), ``cube_value`` and ``cube_owner`` (-1
+    centred, else the owning player).
+
     ## Rewards
     0 on every step but the last. At the end, the game's points (RULES.md §6:
-    1 single, 2 gammon, 3 backgammon): against an opponent, from the agent's
-    side (player 0), so ``+`` for a win and ``-`` for a loss; with
-    ``opponent="self"``, from the side that took the final action (the winner,
-    so ``+1/+2/+3``; ``-1`` for an illegal action).
+    1 single, 2 gammon, 3 backgammon; with the cube times the cube value, and
+    a passed double scores the cube value before the double; with
+    ``jacoby=True`` a gammon counts as a single game while the cube is
+    centred): against an opponent, from the agent's side (player 0), so ``+``
+    for a win and ``-`` for a loss; with ``opponent="self"``, from the side
+    that took the final action (the winner, so ``+1/+2/+3`` times the cube;
+    negative for an illegal action or for the side that passed a double).
 
     ## Episode End
-    Terminated when a side has borne off all 15 checkers (or after an illegal
-    action with ``illegal_action="lose"``). The final observation is from the
+    Terminated when a side has borne off all 15 checkers, when a double is
+    passed (``cube=True``), or after an illegal action with
+    ``illegal_action="lose"``. The final observation is from the
     agent's side (the last actor's with ``"self"``), dice units 0, mask all 0.
     Never truncated by the env (wrap in ``TimeLimit`` if needed).
 
     ## Arguments
     * ``action_mode``: ``"play"`` or ``"checker"`` (above).
     * ``opponent``: ``"random"`` (uniform over the legal plays, from the env's
-      generator), ``"self"`` (the agent plays both sides, observations always
-      from the side to act; ``info["player"]`` says which), or a callable
-      ``(obs, info) -> action`` called with the opponent's own observation and
-      info in the env's action mode (in checker mode once per checker move).
+      generator; with the cube, uniform over the two allowed cube actions too,
+      so it doubles half the times it may and takes half the doubles),
+      ``"self"`` (the agent plays both sides and makes both sides' cube
+      decisions, observations always from the side to act; ``info["player"]``
+      says which), or a callable ``(obs, info) -> action`` called with the
+      opponent's own observation and info in the env's action mode (in
+      checker mode once per checker move; with the cube also for its cube
+      decisions, where ``info["phase"]`` and ``info["action_mask"]`` say
+      which cube actions it may choose).
+    * ``cube``: play with the doubling cube (default ``False``: cubeless, as
+      before; spaces and info unchanged).
+    * ``jacoby``: the Jacoby rule (needs ``cube=True``).
     * ``rules``: :class:`nard_ai.rules.Rules` (standard by default).
     * ``max_plays``: size of the play-mode action space (above).
     * ``illegal_action``: ``"lose"`` or ``"raise"`` (above).
@@ -87,10 +123,15 @@ class BackgammonEnv(gym.Env):
     the random opponent. ``reset(options=...)`` accepts ``board`` (``(26,)``,
     the view of the side on roll), ``dice`` (``(2,)``) and ``player`` (0 or 1,
     the side on roll) to start from a given position; what is not given comes
-    from the opening roll.
+    from the opening roll. With ``cube=True`` also ``cube_value`` and
+    ``cube_owner`` (-1 centred, 0 or 1); and a ``board`` given without
+    ``dice`` starts before the roll: the side on roll's cube phase comes
+    first, then a roll drawn by :func:`nard_ai.game.roll_dice`.
 
     ## Version History
     * v0: initial version (``td198`` v1 observations).
+    * v0, later: the ``cube`` and ``jacoby`` options (off by default; with
+      them off, spaces, observations and dice are unchanged).
     """
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
@@ -103,28 +144,40 @@ class BackgammonEnv(gym.Env):
         max_plays: int = MAX_PLAYS,
         illegal_action: str = "lose",
         render_mode: str | None = None,
+        cube: bool = False,
+        jacoby: bool = False,
     ) -> None:
         check_render_mode(render_mode, self.metadata["render_modes"])
         self.render_mode = render_mode
         self._games = Games(
-            1, action_mode, opponent, Rules() if rules is None else rules, max_plays, illegal_action
+            1,
+            action_mode,
+            opponent,
+            Rules() if rules is None else rules,
+            max_plays,
+            illegal_action,
+            cube=cube,
+            jacoby=jacoby,
         )
         self.action_mode = action_mode
         self.opponent = opponent
         self.rules = self._games.rules
-        self.action_space = action_space(action_mode, self._games.max_plays)
-        self.observation_space = observation_space(action_mode)
+        self.cube = self._games.cube
+        self.jacoby = self._games.jacoby
+        self.cube_actions: dict[str, int] = dict(self._games.cube_ids)
+        self.action_space = action_space(action_mode, self._games.max_plays, self.cube)
+        self.observation_space = observation_space(action_mode, self.cube)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         options = options or {}
-        unknown = set(options) - {"board", "dice", "player"}
+        unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
-            raise ValueError(f"unknown reset options {sorted(unknown)}; known: board, dice, player")
+            raise ValueError(f"unknown reset options {sorted(unknown)}; known: {', '.join(RESET_OPTIONS)}")
         self._games.rngs[0] = self.np_random
-        self._games.reset([0], options.get("board"), options.get("dice"), options.get("player"))
+        self._games.reset([0], *(options.get(name) for name in RESET_OPTIONS))
         return self._games.observe_one(0)
 
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
@@ -143,8 +196,9 @@ class BackgammonEnv(gym.Env):
 
         In play mode, action ``a`` chooses row ``a``. Useful for afterstate
         evaluators (score each row with a value network, pick the best).
+        Empty at the end of a game and in a cube phase (the roll is not thrown yet).
         """
         plays = self._games.plays[0]
-        if plays is None or self._games.done([0])[0]:
+        if plays is None or self._games.done([0])[0] or self._games.cube_phase[0] != PHASE_MOVE:
             return np.empty((0, 26), dtype=np.int8)
         return plays.copy()

@@ -20,6 +20,27 @@ units               meaning
 
 At the end of a game the dice units are 0.
 
+With the cube (``cube=True``) six units follow the layout above (from unit
+210 in play mode, 216 in checker mode; :func:`cube_units`):
+
+==================  ==========================================================
+offset              meaning
+==================  ==========================================================
+``+0``              ``log2(cube value) / 12`` (cube 1 gives 0, the largest
+                    cube, :data:`nard_ai.cube.MAX_CUBE` = 4096, gives 1)
+``+1 .. +3``        the cube's owner, one-hot: centred, the observed side,
+                    the other side
+``+4``              1 when the observed side decides whether to double (the
+                    dice units are then 0: the roll is not thrown yet)
+``+5``              1 when the observed side decides whether to take a double
+==================  ==========================================================
+
+Cube actions (``cube=True``) follow the move actions in the same
+``Discrete`` space: with ``A`` move actions (``max_plays`` in play mode, 156
+in checker mode), ``A + 0`` = no double (roll), ``A + 1`` = double,
+``A + 2`` = take, ``A + 3`` = pass (:data:`CUBE_ACTIONS`,
+:func:`cube_action_ids`).
+
 ``MAX_PLAYS``
 =============
 The ``"play"`` action is an index into the turn's sorted legal afterstates,
@@ -62,6 +83,17 @@ CHECKER_OBS_SIZE = 216
 
 ACTION_MODES = ("play", "checker")
 
+#: The cube actions, in order after the move actions (module docstring).
+CUBE_ACTIONS = ("roll", "double", "take", "pass")
+NUM_CUBE_ACTIONS = len(CUBE_ACTIONS)
+#: Observation units the cube adds (module docstring).
+CUBE_OBS_UNITS = 6
+#: ``log2`` of the largest cube (:data:`nard_ai.cube.MAX_CUBE` = 4096).
+MAX_CUBE_LOG2 = 12
+
+#: ``info["phase"]`` values with the cube: playing the roll (or the game is over), deciding a double, answering one.
+PHASE_MOVE, PHASE_DOUBLE, PHASE_TAKE = 0, 1, 2
+
 
 def _td198_high() -> np.ndarray:
     high = np.ones(TD198.size, dtype=np.float32)
@@ -70,17 +102,55 @@ def _td198_high() -> np.ndarray:
     return high
 
 
-def observation_space(action_mode: str) -> spaces.Box:
-    """The single-game observation space: ``Box(0, high, (210,) or (216,), float32)``."""
-    size = PLAY_OBS_SIZE if action_mode == "play" else CHECKER_OBS_SIZE
+def observation_size(action_mode: str, cube: bool = False) -> int:
+    """Units of one observation: 210 (play) or 216 (checker), plus :data:`CUBE_OBS_UNITS` with the cube."""
+    return (PLAY_OBS_SIZE if action_mode == "play" else CHECKER_OBS_SIZE) + (CUBE_OBS_UNITS if cube else 0)
+
+
+def observation_space(action_mode: str, cube: bool = False) -> spaces.Box:
+    """The single-game observation space: ``Box(0, high, (210,) or (216,), float32)``, 6 units more with the cube."""
+    size = observation_size(action_mode, cube)
     high = np.ones(size, dtype=np.float32)
     high[BOARD_UNITS] = _td198_high()
     return spaces.Box(low=np.zeros(size, dtype=np.float32), high=high, dtype=np.float32)
 
 
-def action_space(action_mode: str, max_plays: int = MAX_PLAYS) -> spaces.Discrete:
-    """``Discrete(max_plays)`` in play mode, ``Discrete(156)`` (``6 * source + die - 1``) in checker mode."""
-    return spaces.Discrete(max_plays if action_mode == "play" else NUM_CHECKER_ACTIONS)
+def num_move_actions(action_mode: str, max_plays: int = MAX_PLAYS) -> int:
+    """Move actions: ``max_plays`` in play mode, 156 in checker mode."""
+    return int(max_plays) if action_mode == "play" else NUM_CHECKER_ACTIONS
+
+
+def action_space(action_mode: str, max_plays: int = MAX_PLAYS, cube: bool = False) -> spaces.Discrete:
+    """``Discrete(max_plays)`` in play mode, ``Discrete(156)`` (``6 * source + die - 1``) in checker mode; 4 more with the cube."""
+    return spaces.Discrete(num_move_actions(action_mode, max_plays) + (NUM_CUBE_ACTIONS if cube else 0))
+
+
+def cube_action_ids(action_mode: str, max_plays: int = MAX_PLAYS) -> dict[str, int]:
+    """The action of each cube decision: ``{"roll": A, "double": A + 1, "take": A + 2, "pass": A + 3}``, ``A`` the move actions."""
+    base = num_move_actions(action_mode, max_plays)
+    return {name: base + k for k, name in enumerate(CUBE_ACTIONS)}
+
+
+def cube_units(value: np.ndarray, owner: np.ndarray, phase: np.ndarray) -> np.ndarray:
+    """The cube units of a batch of observations (module docstring).
+
+    Args:
+        value: ``(N,)`` int cube values (powers of two, at most 4096).
+        owner: ``(N,)`` int, 0 centred, 1 the observed side, 2 the other side.
+        phase: ``(N,)`` int, :data:`PHASE_MOVE`, :data:`PHASE_DOUBLE` or :data:`PHASE_TAKE`.
+
+    Returns:
+        ``(N, 6)`` float32.
+    """
+    n = len(value)
+    out = np.zeros((n, CUBE_OBS_UNITS), dtype=np.float32)
+    rows = np.arange(n)
+    out[:, 0] = np.log2(np.asarray(value, dtype=np.float64)) / MAX_CUBE_LOG2
+    out[rows, 1 + np.asarray(owner, dtype=np.int64)] = 1.0
+    phase = np.asarray(phase, dtype=np.int64)
+    out[:, 4] = phase == PHASE_DOUBLE
+    out[:, 5] = phase == PHASE_TAKE
+    return out
 
 
 def encode_observations(

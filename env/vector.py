@@ -11,15 +11,15 @@ from gymnasium.vector.utils import batch_space
 
 from nard_ai.rules import Rules
 
-from ._games import Games, Opponent, check_render_mode
-from .spaces import MAX_PLAYS, action_space, observation_space
+from ._games import RESET_OPTIONS, Games, Opponent, check_render_mode
+from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 
 
 class BackgammonVectorEnv(VectorEnv):
     """``num_envs`` games of :class:`env.backgammon.BackgammonEnv`, held as arrays.
 
-    Every argument, space, reward and info key is that of
-    :class:`~env.backgammon.BackgammonEnv` (see its docstring), batched on a
+    Every argument (``cube`` and ``jacoby`` included), space, reward and info
+    key is that of :class:`~env.backgammon.BackgammonEnv` (see its docstring), batched on a
     leading ``num_envs`` axis; infos follow Gymnasium's vector convention
     (``infos[key]`` an array over games, ``infos["_" + key]`` a bool mask).
     All games at a turn start get their legal plays from one
@@ -49,6 +49,8 @@ class BackgammonVectorEnv(VectorEnv):
         max_plays: int = MAX_PLAYS,
         illegal_action: str = "lose",
         render_mode: str | None = None,
+        cube: bool = False,
+        jacoby: bool = False,
     ) -> None:
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be >= 1, got {num_envs}")
@@ -62,12 +64,17 @@ class BackgammonVectorEnv(VectorEnv):
             Rules() if rules is None else rules,
             max_plays,
             illegal_action,
+            cube=cube,
+            jacoby=jacoby,
         )
         self.action_mode = action_mode
         self.opponent = opponent
         self.rules = self._games.rules
-        self.single_action_space = action_space(action_mode, self._games.max_plays)
-        self.single_observation_space = observation_space(action_mode)
+        self.cube = self._games.cube
+        self.jacoby = self._games.jacoby
+        self.cube_actions: dict[str, int] = dict(self._games.cube_ids)
+        self.single_action_space = action_space(action_mode, self._games.max_plays, self.cube)
+        self.single_observation_space = observation_space(action_mode, self.cube)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
@@ -95,15 +102,15 @@ class BackgammonVectorEnv(VectorEnv):
             seed: ``int`` (game ``i`` gets ``seed + i``), a list of per-game
                 seeds, or ``None``.
             options: ``reset_mask`` (``(num_envs,)`` bool: reset only these),
-                and ``board``, ``dice``, ``player`` as for the single env,
-                applied to every game reset.
+                and ``board``, ``dice``, ``player``, ``cube_value``,
+                ``cube_owner`` as for the single env, applied to every game reset.
         """
         options = dict(options or {})
         reset_mask = options.pop("reset_mask", None)
-        unknown = set(options) - {"board", "dice", "player"}
+        unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
             raise ValueError(
-                f"unknown reset options {sorted(unknown)}; known: reset_mask, board, dice, player"
+                f"unknown reset options {sorted(unknown)}; known: reset_mask, {', '.join(RESET_OPTIONS)}"
             )
         self._seed(seed)
         if reset_mask is None:
@@ -114,7 +121,7 @@ class BackgammonVectorEnv(VectorEnv):
                 f"options['reset_mask'] must have shape ({self.num_envs},), got {reset_mask.shape}"
             )
         idx = self._all[reset_mask]
-        self._games.reset(idx, options.get("board"), options.get("dice"), options.get("player"))
+        self._games.reset(idx, *(options.get(name) for name in RESET_OPTIONS))
         self._autoreset[idx] = False
         obs, info = self._games.observe(self._all)
         return obs, self._vector_info(info, reset_mask)
@@ -149,7 +156,7 @@ class BackgammonVectorEnv(VectorEnv):
     def legal_afterstates(self, i: int) -> np.ndarray:
         """Game ``i``'s legal plays this turn, ``(M, 26)`` int8 sorted afterstates (mover's view); see the single env."""
         plays = self._games.plays[i]
-        if plays is None or self._games.done([i])[0]:
+        if plays is None or self._games.done([i])[0] or self._games.cube_phase[i] != PHASE_MOVE:
             return np.empty((0, 26), dtype=np.int8)
         return plays.copy()
 

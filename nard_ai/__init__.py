@@ -82,7 +82,17 @@ __all__ = [
 
 # Agents need torch; they are imported on first use so that `import nard_ai`
 # (the rules core) stays light.
-_LAZY = {"load_agent": "arena", "pubeval_agent": "arena", "random_agent": "arena"}
+_LAZY = {
+    "load_agent": "arena",
+    "pubeval_agent": "arena",
+    "random_agent": "arena",
+    # search: 0/1/2-ply move choice and position values, gnubg-style move filters
+    "Agent": "search",
+    "MoveFilter": "search",
+    "MoveFilters": "search",
+    "MOVE_FILTERS": "search",
+    "position_probs": "search",
+}
 
 
 def __getattr__(name: str):

@@ -7,9 +7,11 @@ spec                   agent
 =====================  ======================================================
 ``PATH[:PLY]``         a checkpoint (:func:`nard_ai.network.load_checkpoint`)
                        searched at ``PLY`` (gnubg numbering, default 0)
-``default[:PLY]``      the shipped checkpoint (``checkpoints/nard-td198.pt``)
+``default[:PLY]``      the shipped checkpoint (``checkpoints/nard-rich.pt``)
 ``pubeval``            Tesauro's pubeval (:class:`~nard_ai.evaluator.PubevalEvaluator`)
 ``random``             a uniformly random legal play
+``gnubg[:PLY]``        GNU Backgammon at ``PLY`` 0..2 (:mod:`nard_ai.gnubg_agent`;
+                       needs the optional ``gnubg`` package)
 =====================  ======================================================
 
 Duplicate dice: games come in pairs that share one dice sequence (opening
@@ -38,7 +40,7 @@ from .evaluator import NetworkEvaluator, PubevalEvaluator, RandomEvaluator
 from .game import opening_roll, roll_dice
 from .network import default_checkpoint_path, load_checkpoint
 from .rules import Rules
-from .search import STANDARD_RULES, Agent
+from .search import STANDARD_RULES, Agent, MoveFilters
 
 __all__ = ["MatchResult", "play_match", "agent_from_spec", "load_agent", "pubeval_agent", "random_agent"]
 
@@ -46,16 +48,30 @@ _CHUNK = 128  # dice generated per pair at a time
 MAX_PLIES = 5000
 
 
-def load_agent(checkpoint: str | Path | None = None, ply: int = 0, rules: Rules = STANDARD_RULES) -> Agent:
-    """A network agent; ``checkpoint=None`` loads the shipped ``checkpoints/nard-td198.pt``.
+def load_agent(
+    checkpoint: str | Path | None = None,
+    ply: int = 0,
+    rules: Rules = STANDARD_RULES,
+    filters: MoveFilters | str | None = None,
+) -> Agent:
+    """A network agent; ``checkpoint=None`` loads the shipped ``checkpoints/nard-rich.pt``.
+
+    Args:
+        checkpoint: path of a checkpoint, or ``None`` for the shipped one.
+        ply: search depth 0..2 (gnubg numbering).
+        rules: rule settings for move generation.
+        filters: move filters of the 1- and 2-ply searches
+            (:class:`nard_ai.search.MoveFilters` or a preset name such as
+            ``"normal"``; ``None`` is gnubg's default, ``normal``).
 
     Raises:
         FileNotFoundError: if the checkpoint does not exist.
-        ValueError: on a corrupt or mismatched checkpoint, or an unsupported ply.
+        ValueError: on a corrupt or mismatched checkpoint, an unsupported ply
+            or bad filters.
     """
     path = default_checkpoint_path() if checkpoint is None else Path(checkpoint)
     network = load_checkpoint(path).network
-    return Agent(NetworkEvaluator(network), ply=ply, rules=rules, name=f"{path.name}:{ply}")
+    return Agent(NetworkEvaluator(network), ply=ply, rules=rules, name=f"{path.name}:{ply}", filters=filters)
 
 
 def pubeval_agent(rules: Rules = STANDARD_RULES) -> Agent:
@@ -72,7 +88,7 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
     """Build an agent from a spec (table in the module docstring).
 
     Args:
-        spec: ``"pubeval"``, ``"random"``, ``"default[:PLY]"`` or ``"PATH[:PLY]"``.
+        spec: ``"pubeval"``, ``"random"``, ``"gnubg[:PLY]"``, ``"default[:PLY]"`` or ``"PATH[:PLY]"``.
         seed: seed of the random agent.
         rules: rule settings for move generation.
 
@@ -84,6 +100,10 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
         return pubeval_agent(rules)
     if spec == "random":
         return random_agent(seed, rules)
+    if spec == "gnubg" or spec.startswith("gnubg:"):
+        from .gnubg_agent import gnubg_agent_from_spec  # optional dependency, imported on use
+
+        return gnubg_agent_from_spec(spec, rules)
     path, ply = spec, 0
     head, sep, tail = spec.rpartition(":")
     if sep and tail.isdigit():

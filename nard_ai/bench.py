@@ -1,4 +1,4 @@
-"""Speed benchmark of the rules core: ``python -m nard_ai.bench [--json]``.
+"""Speed benchmarks of the rules core and of move search: ``python -m nard_ai.bench [--json] [--part P]``.
 
 Prints, on a fixed seeded set of positions met in random play:
 
@@ -12,11 +12,28 @@ Prints, on a fixed seeded set of positions met in random play:
 * GNU Backgammon's move generator (``gnubg_nn.moves``, when installed)
   on the same positions in the same run, and the ratio;
 * the time a fresh process takes to import ``nard_ai`` and finish its first
-  ``legal_plays`` call (numba's on-disk cache makes this a load, not a compile).
+  ``legal_plays`` call (numba's on-disk cache makes this a load, not a compile);
+* search speed: milliseconds per move of the shipped network
+  (:func:`nard_ai.arena.load_agent`) choosing a play at 1-ply and 2-ply
+  (gnubg's ``normal`` move filters), next to GNU Backgammon's
+  ``gnubg.findbestmove`` at the same ply with the same filters (cubeless,
+  gnubg's pruning nets on, as in its predefined settings), on the same
+  ``--search-positions`` distinct contact positions from random play. Both
+  run on one thread (``torch`` and numba are set to one thread for this
+  part; gnubg's move search is single-threaded). gnubg runs in a
+  subprocess (its module must stay on the main thread) and its position
+  cache is emptied before every timed call, so no position is answered from
+  an earlier search; our search has no cache.
 
-Every figure is the median of ``--repeats`` runs (the machine is noisy).
-``--json`` prints one JSON object with the keys ``afterstates_per_s``,
-``random_games_per_s``, ``gnubg_afterstates_per_s`` and more.
+Every figure is the median of ``--repeats`` runs (the machine is noisy); a
+search figure is the median over the positions of each position's median
+time. ``--json`` prints one JSON object with the keys ``afterstates_per_s``,
+``random_games_per_s``, ``gnubg_afterstates_per_s``, ``search_ms_per_move``
+and more. ``--part rules``, ``--part search`` or ``--part rollout`` runs one
+part only. The rollout part (:func:`run_rollout_benchmark`, key ``rollouts``)
+rolls out three positions with the shipped network at 0-ply, with and
+without variance reduction, and the opening at 1-ply: games/s and the 95%
+CI of the equity per 1,296 games and per second.
 """
 
 from __future__ import annotations
@@ -36,6 +53,7 @@ from .game import new_games, step
 from .movegen import legal_plays_batch, random_games
 
 BATCH_SIZES = (1, 256, 4096)
+SEARCH_PLIES = (1, 2)
 
 
 def random_play_positions(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -125,12 +143,7 @@ def gnubg_afterstates_per_s(boards: np.ndarray, dice: np.ndarray, repeats: int) 
         import gnubg_nn
     except ImportError:
         return None
-    # gnubg's two-row board: row 1 is the player on roll, each row in its own numbering.
-    rows = []
-    for b in boards:
-        mine = [max(int(b[p]), 0) for p in range(1, 25)] + [int(b[25])]
-        theirs = [max(-int(b[25 - p]), 0) for p in range(1, 25)] + [-int(b[0])]
-        rows.append((theirs, mine))
+    rows = [_gnubg_rows(b) for b in boards]
     pairs = [(int(d[0]), int(d[1])) for d in dice]
     total = sum(len(gnubg_nn.moves(r, d1, d2)) for r, (d1, d2) in zip(rows, pairs, strict=True))
 
@@ -139,6 +152,208 @@ def gnubg_afterstates_per_s(boards: np.ndarray, dice: np.ndarray, repeats: int) 
             gnubg_nn.moves(r, d1, d2)
 
     return _median_rate(run, total, repeats)
+
+
+def _gnubg_rows(board: np.ndarray) -> tuple[list[int], list[int]]:
+    """gnubg's two-row board: ``(opponent row, mover row)``; row 1 is the side on roll, each row in its own numbering."""
+    mine = [max(int(board[p]), 0) for p in range(1, 25)] + [int(board[25])]
+    theirs = [max(-int(board[25 - p]), 0) for p in range(1, 25)] + [-int(board[0])]
+    return theirs, mine
+
+
+def search_positions(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` distinct contact positions met in random play (mover's view) and a roll for each.
+
+    Returns ``(boards (n, 26) int8, dice (n, 2) int8)``.
+    """
+    from .evaluator import has_contact
+
+    boards, _ = random_play_positions(40 * n, rng)
+    boards = boards[has_contact(boards)]
+    _, first = np.unique(boards.view(np.dtype((np.void, boards.shape[1]))).ravel(), return_index=True)
+    pick = rng.choice(np.sort(first), size=min(n, len(first)), replace=False)
+    return boards[pick], rng.integers(1, 7, size=(len(pick), 2), dtype=np.int8)
+
+
+def search_candidates(evaluator, boards: np.ndarray, dice: np.ndarray) -> list[int]:
+    """Plays gnubg's ``normal`` filter passes from the 0-ply ranking to the deeper search, per position.
+
+    0 where it leaves a single play (that play is chosen without lookahead).
+    """
+    from .search import NORMAL, filter_plays, rank_plays
+
+    out = []
+    for b, d in zip(boards, dice, strict=True):
+        equity = rank_plays(evaluator, b, d).equity
+        kept = int(filter_plays(equity, np.zeros(len(equity), dtype=np.int64), NORMAL.ply1[0]).sum())
+        out.append(kept if kept > 1 else 0)
+    return out
+
+
+def search_ms_per_move(agent, boards: np.ndarray, dice: np.ndarray, repeats: int) -> list[float]:
+    """Milliseconds ``agent.choose_plays`` takes for each position alone (median of ``repeats``)."""
+    out = []
+    for b, d in zip(boards, dice, strict=True):
+        times = []
+        for _ in range(repeats):
+            t = time.perf_counter()
+            agent.choose_plays(b[None], d[None])
+            times.append(time.perf_counter() - t)
+        out.append(1e3 * statistics.median(times))
+    return out
+
+
+# gnubg's MOVEFILTER_NORMAL (movefilters.inc), as gnubg.findbestmove takes it.
+_GNUBG_NORMAL_FILTERS = [
+    {"ply": 1, "level": 0, "acceptmoves": 0, "extramoves": 8, "threshold": 0.16},
+    {"ply": 2, "level": 0, "acceptmoves": 0, "extramoves": 8, "threshold": 0.16},
+    {"ply": 2, "level": 1, "acceptmoves": -1, "extramoves": 0, "threshold": 0.0},
+    {"ply": 3, "level": 0, "acceptmoves": 0, "extramoves": 8, "threshold": 0.16},
+    {"ply": 3, "level": 1, "acceptmoves": -1, "extramoves": 0, "threshold": 0.0},
+    {"ply": 3, "level": 2, "acceptmoves": 0, "extramoves": 2, "threshold": 0.04},
+    {"ply": 4, "level": 0, "acceptmoves": 0, "extramoves": 8, "threshold": 0.16},
+    {"ply": 4, "level": 1, "acceptmoves": -1, "extramoves": 0, "threshold": 0.0},
+    {"ply": 4, "level": 2, "acceptmoves": 0, "extramoves": 2, "threshold": 0.04},
+    {"ply": 4, "level": 3, "acceptmoves": -1, "extramoves": 0, "threshold": 0.0},
+]
+
+# Runs in a subprocess: gnubg prints to stdout and must stay on its main thread.
+# One round: each position once at each ply, the position cache emptied before every timed call.
+_GNUBG_SEARCH_DRIVER = r"""
+import json, sys, time
+import gnubg
+job = json.load(sys.stdin)
+gnubg.command("set threads 1")
+ci = gnubg.cubeinfo(1, -1, 0, 0, (0, 0), 0)
+out = {"candidates": []}
+for rows, dice in zip(job["boards"], job["dice"]):
+    # plays the 'normal' filter (accept 0, extra 8, threshold 0.16) passes on to the deeper search
+    scores = [m["score"] for m in gnubg.findbestmoves(rows, ci, gnubg.evalcontext(0, 0, 1, 1, 0.0), tuple(dice))]
+    kept = [x for x in scores[:8] if x >= scores[0] - 0.16] if scores else []
+    out["candidates"].append(len(kept) if len(kept) > 1 else 0)
+for ply in job["plies"]:
+    ec = gnubg.evalcontext(0, ply, 1, 1, 0.0)  # cubeless, deterministic, pruning nets on, no noise
+    times = []
+    for rows, dice in zip(job["boards"], job["dice"]):
+        gnubg.command("set cache 0")  # empty the position cache: nothing answered from earlier searches
+        gnubg.command("set cache %d" % job["cache"])
+        t = time.perf_counter()
+        gnubg.findbestmove(rows, ci, ec, tuple(dice), job["filters"])
+        times.append(1e3 * (time.perf_counter() - t))
+    out[str(ply)] = times
+print("RESULT " + json.dumps(out), flush=True)
+"""
+
+GNUBG_CACHE_ENTRIES = 1 << 19  # gnubg's default position cache (CACHE_SIZE_DEFAULT = 19 bits)
+
+
+def gnubg_search_round(
+    boards: np.ndarray, dice: np.ndarray, plies: tuple[int, ...], timeout: float = 600.0
+) -> dict[str, list] | None:
+    """One timing round of ``gnubg.findbestmove`` in a subprocess, or None without a working gnubg module.
+
+    Cubeless, gnubg's ``normal`` move filters, pruning nets on, the position
+    cache emptied before each timed call. Returns ``{str(ply): [ms per
+    position], "candidates": [plays the filter passes on, per position]}``.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("gnubg") is None:
+        return None
+    job = {
+        "boards": [_gnubg_rows(b) for b in boards],
+        "dice": [[int(x) for x in d] for d in dice],
+        "plies": list(plies),
+        "filters": _GNUBG_NORMAL_FILTERS,
+        "cache": GNUBG_CACHE_ENTRIES,
+    }
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _GNUBG_SEARCH_DRIVER],
+            input=json.dumps(job),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return None
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode != 0 or not lines:
+        return None
+    return json.loads(lines[-1][len("RESULT ") :])
+
+
+def run_search_benchmark(positions: int = 50, repeats: int = 3, seed: int = 0) -> dict:
+    """ms per move at 1- and 2-ply, ours (shipped network, one thread) and gnubg's, on the same positions.
+
+    ``repeats`` rounds, ours and gnubg's taking turns so both meet the same
+    machine load; each position's figure is its median over the rounds, and
+    the reported figure the median over the positions.
+
+    Returns ``{"positions": n, "repeats": r, "nard_ai": {ply: ms}, "gnubg":
+    {ply: ms} or None, "mean_candidates": ..., "ms_per_candidate": ...,
+    "per_position": ...}`` (ply keys are strings).
+    """
+    import torch
+
+    from .arena import load_agent
+
+    boards, dice = search_positions(positions, np.random.default_rng([seed, 1]))
+    agents = {str(ply): load_agent(ply=ply) for ply in SEARCH_PLIES}
+    evaluator = agents[str(SEARCH_PLIES[0])].evaluator
+    ours_rounds: dict[str, list[list[float]]] = {k: [] for k in agents}
+    theirs_rounds: dict[str, list[list[float]]] | None = {k: [] for k in agents}
+    theirs_candidates = None
+    threads = (torch.get_num_threads(), numba.get_num_threads())
+    torch.set_num_threads(1)
+    numba.set_num_threads(1)
+    try:
+        for agent in agents.values():
+            agent.choose_plays(boards[:3], dice[:3])  # compile or load every kernel first
+        ours_candidates = search_candidates(evaluator, boards, dice)
+        for _ in range(repeats):
+            for k, agent in agents.items():
+                ours_rounds[k].append(search_ms_per_move(agent, boards, dice, 1))
+            if theirs_rounds is not None:
+                got = gnubg_search_round(boards, dice, SEARCH_PLIES)
+                if got is None:
+                    theirs_rounds = None
+                    continue
+                theirs_candidates = got.pop("candidates")
+                for k in theirs_rounds:
+                    theirs_rounds[k].append(got[k])
+    finally:
+        torch.set_num_threads(threads[0])
+        numba.set_num_threads(threads[1])
+
+    def per_position(rounds: dict[str, list[list[float]]]) -> dict[str, list[float]]:
+        return {k: [statistics.median(t) for t in zip(*v, strict=True)] for k, v in rounds.items()}
+
+    def per_candidate(times: dict[str, list[float]], candidates: list[int]) -> dict[str, float | None]:
+        total = sum(candidates)
+        return {k: (sum(v) / total if total else None) for k, v in times.items()}
+
+    ours = per_position(ours_rounds)
+    theirs = None if theirs_rounds is None else per_position(theirs_rounds)
+    return {
+        "positions": len(boards),
+        "repeats": repeats,
+        "nard_ai": {k: statistics.median(v) for k, v in ours.items()},
+        "gnubg": None if theirs is None else {k: statistics.median(v) for k, v in theirs.items()},
+        "mean_candidates": {
+            "nard_ai": statistics.mean(ours_candidates),
+            "gnubg": None if theirs is None else statistics.mean(theirs_candidates),
+        },
+        "ms_per_candidate": {
+            "nard_ai": per_candidate(ours, ours_candidates),
+            "gnubg": None if theirs is None else per_candidate(theirs, theirs_candidates),
+        },
+        "per_position": {
+            "nard_ai": ours,
+            "gnubg": theirs,
+            "candidates": {"nard_ai": ours_candidates, "gnubg": theirs_candidates},
+        },
+    }
 
 
 def cold_start_seconds(repeats: int) -> float:
@@ -155,8 +370,42 @@ def cold_start_seconds(repeats: int) -> float:
     return statistics.median(times)
 
 
-def run_benchmarks(positions: int = 20_000, games: int = 2_000, repeats: int = 5, seed: int = 0) -> dict:
-    """Run every benchmark; returns the figures as a dict (rates per second, medians)."""
+def run_benchmarks(
+    positions: int = 20_000,
+    games: int = 2_000,
+    repeats: int = 5,
+    seed: int = 0,
+    *,
+    part: str = "all",
+    search_positions: int = 50,
+) -> dict:
+    """Run the benchmarks of ``part`` (``"all"``, ``"rules"``, ``"search"`` or ``"rollout"``).
+
+    Returns the figures as a dict.
+    """
+    if part not in ("all", "rules", "search", "rollout"):
+        raise ValueError(f"part must be 'all', 'rules', 'search' or 'rollout', got {part!r}")
+    result: dict = {
+        "machine": {"threads": numba.get_num_threads(), "positions": positions, "repeats": repeats}
+    }
+    if part in ("all", "rules"):
+        result.update(_rules_benchmarks(positions, games, repeats, seed))
+    if part in ("all", "search"):
+        try:
+            result["search_ms_per_move"] = run_search_benchmark(search_positions, min(repeats, 3), seed)
+        except (ImportError, FileNotFoundError) as exc:  # no torch, or no shipped checkpoint
+            result["search_ms_per_move"] = None
+            result["search_skipped"] = str(exc)
+    if part in ("all", "rollout"):
+        try:
+            result["rollouts"] = run_rollout_benchmark(repeats=min(repeats, 3), seed=seed)
+        except (ImportError, FileNotFoundError) as exc:  # no torch, or no shipped checkpoint
+            result["rollouts"] = None
+            result["rollouts_skipped"] = str(exc)
+    return result
+
+
+def _rules_benchmarks(positions: int, games: int, repeats: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     boards, dice = random_play_positions(positions, rng)
     # Warm up (compile or load every kernel) before timing.
@@ -166,14 +415,15 @@ def run_benchmarks(positions: int = 20_000, games: int = 2_000, repeats: int = 5
     swap_sides(starting_board())
 
     result: dict = {
-        "machine": {"threads": numba.get_num_threads(), "positions": positions, "repeats": repeats},
         "afterstates_per_s": {},
         "afterstates_per_s_unsorted": {},
         "random_games_per_s": {},
     }
     for batch in BATCH_SIZES:
         result["afterstates_per_s"][str(batch)] = afterstates_per_s(boards, dice, batch, repeats, sort=True)
-        result["afterstates_per_s_unsorted"][str(batch)] = afterstates_per_s(boards, dice, batch, repeats, sort=False)
+        result["afterstates_per_s_unsorted"][str(batch)] = afterstates_per_s(
+            boards, dice, batch, repeats, sort=False
+        )
     for batch in BATCH_SIZES:
         n = max(games // 8, 32) if batch == 1 else max(games, batch)
         result["random_games_per_s"][str(batch)] = lockstep_games_per_s(batch, n, seed, max(1, repeats // 2))
@@ -188,35 +438,222 @@ def run_benchmarks(positions: int = 20_000, games: int = 2_000, repeats: int = 5
 
 def format_table(result: dict) -> str:
     """The figures as a plain-text table."""
-    lines = [f"nard_ai rules-core benchmark (medians; threads={result['machine']['threads']})"]
-    gnubg = result.get("gnubg_afterstates_per_s")
-    lines.append(f"{'batch':>8} {'afterstates/s':>15} {'unsorted':>15} {'vs gnubg':>9} {'random games/s':>15}")
-    for batch in BATCH_SIZES:
-        k = str(batch)
-        a = result["afterstates_per_s"][k]
-        u = result["afterstates_per_s_unsorted"][k]
-        ratio = f"{a / gnubg:8.1f}x" if gnubg else "     n/a"
-        lines.append(f"{batch:>8} {a:>15,.0f} {u:>15,.0f} {ratio:>9} {result['random_games_per_s'][k]:>15,.0f}")
-    lines.append(f"compiled random_games(): {result['random_games_per_s']['compiled']:,.0f} games/s")
-    lines.append(
-        "gnubg_nn.moves: " + (f"{gnubg:,.0f} afterstates/s" if gnubg else "not installed (pip install gnubg-nn)")
-    )
-    lines.append(f"fresh process to first legal_plays(): {result['cold_start_s']:.3f} s")
+    lines = []
+    if "afterstates_per_s" in result:
+        lines.append(f"nard_ai rules-core benchmark (medians; threads={result['machine']['threads']})")
+        gnubg = result.get("gnubg_afterstates_per_s")
+        lines.append(
+            f"{'batch':>8} {'afterstates/s':>15} {'unsorted':>15} {'vs gnubg':>9} {'random games/s':>15}"
+        )
+        for batch in BATCH_SIZES:
+            k = str(batch)
+            a = result["afterstates_per_s"][k]
+            u = result["afterstates_per_s_unsorted"][k]
+            ratio = f"{a / gnubg:8.1f}x" if gnubg else "     n/a"
+            lines.append(
+                f"{batch:>8} {a:>15,.0f} {u:>15,.0f} {ratio:>9} {result['random_games_per_s'][k]:>15,.0f}"
+            )
+        lines.append(f"compiled random_games(): {result['random_games_per_s']['compiled']:,.0f} games/s")
+        lines.append(
+            "gnubg_nn.moves: "
+            + (f"{gnubg:,.0f} afterstates/s" if gnubg else "not installed (pip install gnubg-nn)")
+        )
+        lines.append(f"fresh process to first legal_plays(): {result['cold_start_s']:.3f} s")
+    search = result.get("search_ms_per_move")
+    if "search_skipped" in result:
+        lines.append(f"search benchmark skipped: {result['search_skipped']}")
+    if search:
+        lines.append(
+            f"move choice, ms per move (median of {search['positions']} contact positions, one thread, "
+            "gnubg 'normal' filters, cubeless)"
+        )
+        lines.append(f"{'ply':>8} {'nard_ai':>10} {'gnubg':>10} {'ratio':>8}")
+        for ply in SEARCH_PLIES:
+            k = str(ply)
+            ours = search["nard_ai"][k]
+            theirs = (search["gnubg"] or {}).get(k)
+            right = f"{theirs:>10.2f} {ours / theirs:>7.2f}x" if theirs else f"{'n/a':>10} {'':>8}"
+            lines.append(f"{ply:>8} {ours:>10.2f} {right}")
+        cands, per = search["mean_candidates"], search["ms_per_candidate"]
+        if search["gnubg"] is not None and cands["gnubg"] and cands["nard_ai"]:
+            lines.append(
+                f"plays valued deeper per move (mean): nard_ai {cands['nard_ai']:.2f}, gnubg {cands['gnubg']:.2f} "
+                "(the networks differ, so their 0-ply rankings and filters pass different plays)"
+            )
+            lines.append(
+                "ms per play valued deeper: "
+                + ", ".join(
+                    f"{ply}-ply nard_ai {per['nard_ai'][str(ply)]:.2f} / gnubg {per['gnubg'][str(ply)]:.2f}"
+                    for ply in SEARCH_PLIES
+                )
+            )
+        if search["gnubg"] is None:
+            lines.append("gnubg.findbestmove: not available (pip install gnubg)")
+    if "rollouts_skipped" in result:
+        lines.append(f"rollout benchmark skipped: {result['rollouts_skipped']}")
+    if result.get("rollouts"):
+        lines += format_rollout_table(result["rollouts"])
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- rollouts
+
+ROLLOUT_GAMES = 1296  # a full stratification of the first two rolls
+
+
+def _rollout_positions() -> dict[str, np.ndarray]:
+    from .board import pos
+
+    return {
+        "opening": starting_board(),
+        # a race of about 70 pips each, and a bear-off with 13 checkers each
+        "race": pos(me={6: 3, 5: 3, 4: 3, 3: 2, 8: 2, 10: 2}, opp={6: 3, 5: 3, 4: 2, 3: 2, 9: 2, 11: 3}),
+        "bearoff": pos(me={6: 2, 5: 2, 4: 3, 3: 2, 2: 2, 1: 2}, opp={6: 2, 5: 3, 4: 2, 3: 2, 2: 2, 1: 2}),
+    }
+
+
+def run_rollout_benchmark(
+    games: int = ROLLOUT_GAMES,
+    vr_games: int = 216,
+    repeats: int = 3,
+    seed: int = 0,
+    ply1_games: int = 36,
+    checkpoint: str | None = None,
+) -> dict:
+    """Rollouts of the shipped network (:func:`nard_ai.rollout.rollout`): games/s and the CI they buy.
+
+    For each position of :func:`_rollout_positions`, 0-ply rollouts without
+    variance reduction (``games`` games) and with it (``vr_games`` games)
+    take turns ``repeats`` times, on one thread (``rollout``'s default); for
+    the opening a plain rollout on the process's default threads takes its
+    turn too. Each figure is a median. ``ci_1296`` is the 95% half-width of
+    the equity scaled to 1,296 games (``ci * sqrt(n / 1296)``), ``ci_per_s``
+    the half-width one second of rolling out buys (``ci * sqrt(n / (games/s))``):
+    lower is better, so it says whether variance reduction pays for its
+    cost. The opening is also rolled out at 1-ply (``ply1_games`` games each
+    way, once) when ``ply1_games > 0``. ``checkpoint`` names another network
+    than the shipped one.
+
+    Returns:
+        ``{"network": agent name, "positions": {name: {"plain": F, "vr": F}}, "default_threads":
+        {"threads": [torch, numba], "plain": F}, "ply1": {"plain": F, "vr": F}
+        or None}``, each ``F`` a dict with ``games``, ``games_per_s``,
+        ``equity``, ``ci``, ``ci_1296``, ``ci_per_s`` and ``mean_plies``.
+    """
+    import torch
+
+    from .arena import load_agent
+    from .rollout import rollout
+
+    agent = load_agent(checkpoint)
+    rollout(starting_board(), 36, agent=agent, variance_reduction=True)  # load every kernel first
+
+    def summary(runs) -> dict:
+        rate = statistics.median(r.games_per_s for r in runs)
+        ci = statistics.median(r.equity_ci for r in runs)
+        n = runs[0].games
+        return {
+            "games": n,
+            "games_per_s": rate,
+            "equity": statistics.median(r.equity for r in runs),
+            "ci": ci,
+            "ci_1296": ci * (n / ROLLOUT_GAMES) ** 0.5,
+            "ci_per_s": ci * (n / rate) ** 0.5,
+            "mean_plies": statistics.median(r.mean_plies for r in runs),
+        }
+
+    positions: dict = {}
+    default_threads = []
+    for name, board in _rollout_positions().items():
+        plain, lucky = [], []
+        for k in range(repeats):
+            plain.append(rollout(board, games, agent=agent, seed=seed + k, variance_reduction=False))
+            lucky.append(rollout(board, vr_games, agent=agent, seed=seed + k, variance_reduction=True))
+            if name == "opening":
+                default_threads.append(
+                    rollout(board, games, agent=agent, seed=seed + k, variance_reduction=False, threads=None)
+                )
+        positions[name] = {"plain": summary(plain), "vr": summary(lucky)}
+    result: dict = {
+        "network": agent.name,
+        "positions": positions,
+        "default_threads": {
+            "threads": [torch.get_num_threads(), numba.get_num_threads()],
+            "plain": summary(default_threads),
+        },
+        "ply1": None,
+    }
+    if ply1_games > 0:
+        agent1 = load_agent(checkpoint, ply=1)
+        board = starting_board()
+        result["ply1"] = {
+            "plain": summary([rollout(board, ply1_games, agent=agent1, seed=seed, variance_reduction=False)]),
+            "vr": summary([rollout(board, ply1_games, agent=agent1, seed=seed, variance_reduction=True)]),
+        }
+    return result
+
+
+def format_rollout_table(rollouts: dict) -> list[str]:
+    """The rollout figures of :func:`run_rollout_benchmark` as lines of a plain-text table."""
+    lines = [
+        f"rollouts of {rollouts.get('network', 'the shipped network')} (medians): games/s, "
+        "equity 95% CI per 1,296 games and per second",
+        f"{'position':>10} {'ply':>4} {'luck adj.':>10} {'threads':>8} {'games/s':>9} {'CI/1296 g':>10} "
+        f"{'CI/1 s':>8} {'plies':>6}",
+    ]
+    rows = []
+    for name, both in rollouts["positions"].items():
+        rows += [(name, 0, "no", "1", both["plain"]), (name, 0, "yes", "1", both["vr"])]
+    default = rollouts["default_threads"]
+    threads = "/".join(str(t) for t in default["threads"])
+    rows.append(("opening", 0, "no", threads, default["plain"]))
+    if rollouts.get("ply1"):
+        rows += [
+            ("opening", 1, "no", "1", rollouts["ply1"]["plain"]),
+            ("opening", 1, "yes", "1", rollouts["ply1"]["vr"]),
+        ]
+    for name, ply, luck, threads, f in rows:
+        lines.append(
+            f"{name:>10} {ply:>4} {luck:>10} {threads:>8} {f['games_per_s']:>9,.1f} {f['ci_1296']:>10.4f} "
+            f"{f['ci_per_s']:>8.4f} {f['mean_plies']:>6.1f}"
+        )
+    lines.append("threads: torch/numba; 1 is rollout()'s default")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nard_ai.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    parser.add_argument("--positions", type=int, default=20_000, help="positions from random play (default 20000)")
+    parser.add_argument(
+        "--positions", type=int, default=20_000, help="positions from random play (default 20000)"
+    )
     parser.add_argument("--games", type=int, default=2_000, help="random games per lockstep measurement")
     parser.add_argument("--repeats", type=int, default=5, help="runs per figure; the median is reported")
     parser.add_argument("--seed", type=int, default=0, help="seed of the positions and games")
+    parser.add_argument(
+        "--part",
+        choices=("all", "rules", "search", "rollout"),
+        default="all",
+        help="which benchmarks to run (default all)",
+    )
+    parser.add_argument(
+        "--search-positions",
+        type=int,
+        default=50,
+        help="contact positions of the search benchmark (default 50)",
+    )
     args = parser.parse_args(argv)
-    for name in ("positions", "games", "repeats"):
+    for name in ("positions", "games", "repeats", "search_positions"):
         if getattr(args, name) < 1:
-            parser.error(f"--{name} must be >= 1")
-    result = run_benchmarks(args.positions, args.games, args.repeats, args.seed)
+            parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    result = run_benchmarks(
+        args.positions,
+        args.games,
+        args.repeats,
+        args.seed,
+        part=args.part,
+        search_positions=args.search_positions,
+    )
     print(json.dumps(result, indent=2) if args.json else format_table(result))
     return 0
 

@@ -1,22 +1,37 @@
-"""The ``nard`` command line: argument parsing and output only.
+"""The ``nard`` command line: argument parsing and output only; the engine does the work.
 
-Commands
---------
-``nard hint POSITION_ID --dice D1 D2 [--checkpoint PATH] [--top N]``
-    Print the board (side on roll at the bottom) and every legal play in
-    standard notation, ranked by the network's 0-ply cubeless equity, with
-    the win / gammon / backgammon probabilities of each (for the side on
-    roll). The position is a gnubg Position ID, read with its side on roll
-    as the mover. Without ``--checkpoint`` the shipped network
-    (``checkpoints/nard-td198.pt``) is used.
+Commands (``nard COMMAND --help`` shows each one's options and examples)
+-----------------------------------------------------------------------
+* ``nard show ID``: the board (side on roll at the bottom, pip counts), its
+  IDs, and the cube, score and dice of the ID.
+* ``nard hint ID [--dice 31] [--ply N]``: every legal play of the roll, best
+  first, with cubeless equity, the loss against the best, probabilities.
+* ``nard eval ID [--ply N]``: probabilities and cubeless equity at each ply
+  0..N (default 2).
+* ``nard cube ID [--ply N]``: the cube decision: no double / double, take /
+  double, pass equities, the right action, the error of each alternative.
+* ``nard rollout ID [--games N] [--cubeful]``: a Monte Carlo rollout with 95%
+  confidence intervals.
+* ``nard play [--ply N] [--cube]``: a game against the engine in the terminal
+  (:mod:`nard_ai.play`).
+* ``nard analyze MATCH.mat [--ply N]``: every checker play and cube action of
+  a match, the equity lost, skill marks, error rates (:mod:`nard_ai.analysis`).
+* ``nard serve [--port 8080]``: the HTTP JSON backend (:mod:`nard_ai.server`),
+  or gnubg's external-player protocol (``--external``).
 
-``nard serve [--host H] [--port 8080] [--ply 0] [--checkpoint PATH]``
-    The HTTP JSON backend of :mod:`nard_ai.server` (uvicorn).
-``nard serve --external PORT [--host H] [--ply 0] [--checkpoint PATH]``
-    gnubg's external-player protocol (:mod:`nard_ai.external`) on ``PORT``.
+``ID`` is a gnubg Position ID (``4HPwATDgc/ABMA``), a combined
+``PositionID:MatchID`` or an XGID; the board is seen from its side on roll
+(``X``), and every probability and equity printed is that side's, in points
+per game at cube 1 unless said otherwise. The cube, score and dice of a Match
+ID or XGID are used: ``hint`` takes the roll from the ID when ``--dice`` is
+not given, ``cube`` and ``rollout --cubeful`` the cube and score. ``--ply``
+is the search depth in gnubg's numbering (0 = the network's static
+evaluation). ``--json`` prints one JSON object instead of text.
 
-Bad input (a malformed Position ID, dice outside 1..6, a missing or corrupt
-checkpoint) prints one ``nard: error: ...`` line and exits with status 2.
+Bad input (a malformed ID, dice outside 1..6, an illegal move, a missing
+file, a corrupt ``.mat`` record or checkpoint, a ply the engine cannot
+search) prints one ``nard CMD: error: ...`` line on stderr and exits with
+status 2; Ctrl-C exits with status 130.
 
 Also here: :func:`parse_dataclass_args`, the CleanRL-style argument parser
 that ``train.py`` and ``evaluate.py`` use (one flag per dataclass field, the
@@ -29,14 +44,25 @@ import argparse
 import ast
 import dataclasses
 import inspect
+import json
+import os
 import sys
 import textwrap
+import time
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["main", "build_parser", "parse_dataclass_args", "format_hint"]
+__all__ = [
+    "main",
+    "build_parser",
+    "parse_dataclass_args",
+    "parse_dice",
+    "describe_state",
+    "format_hint",
+    "format_cube",
+]
 
 T = TypeVar("T")
 
@@ -111,66 +137,214 @@ def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
     return obj
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``nard`` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="nard", description="nard_ai: backgammon analysis from the command line"
+# --------------------------------------------------------------------------- argument handling
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors as one line (``nard hint: error: ...``) on stderr and exit status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _thresholds(text: str):
+    """argparse type: three comma-separated skill thresholds ``doubtful,bad,very_bad``."""
+    from .analysis import SkillThresholds
+
+    parts = text.split(",")
+    try:
+        values = [float(p) for p in parts]
+        if len(values) != 3:
+            raise ValueError(f"give three numbers doubtful,bad,very_bad, got {len(values)}")
+        return SkillThresholds(*values)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def parse_dice(tokens: Sequence[str]) -> tuple[int, int]:
+    """Two dice from ``["31"]``, ``["3", "1"]``, ``["3-1"]`` or ``["3,1"]``, larger die first.
+
+    Raises:
+        ValueError: unless the text is exactly two dice, each 1..6.
+    """
+    text = "".join(t.strip() for t in tokens)
+    digits = text.replace("-", "").replace(",", "")
+    if len(digits) != 2 or not digits.isdigit() or not digits.isascii():
+        raise ValueError(f"{' '.join(tokens)!r} is not two dice (write 31, 3-1 or 3 1)")
+    d1, d2 = int(digits[0]), int(digits[1])
+    for d in (d1, d2):
+        if not 1 <= d <= 6:
+            raise ValueError(f"each die must be 1..6, got {d}")
+    return max(d1, d2), min(d1, d2)
+
+
+def _position(parser: argparse.ArgumentParser, text: str, live: bool = True):
+    """``(board, state)`` of an ID, or a one-line error."""
+    from .analysis import read_position
+    from .board import game_result
+
+    try:
+        board, state = read_position(text)
+    except ValueError as exc:
+        parser.error(f"bad position {text!r}: {exc}")
+    if live and game_result(board) != 0:
+        parser.error(f"the game in position {text!r} is already over")
+    return board, state
+
+
+def _agent(parser: argparse.ArgumentParser, checkpoint: str | None, ply: int):
+    """The network agent at ``ply``, or a one-line error (missing/corrupt checkpoint, unsupported ply)."""
+    from .arena import load_agent
+
+    try:
+        return load_agent(checkpoint, ply=ply)
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+
+
+def _cube_state(parser: argparse.ArgumentParser, state):
+    from .analysis import cube_state_of
+
+    try:
+        return cube_state_of(state)
+    except ValueError as exc:
+        parser.error(f"the cube or score of the ID cannot be analysed: {exc}")
+
+
+def _print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, allow_nan=False))
+
+
+def _num(value: float | None) -> float | None:
+    """A float for JSON (NaN and None become null)."""
+    return None if value is None or not np.isfinite(value) else round(float(value), 6)
+
+
+def _probs_dict(p) -> dict[str, float]:
+    from .network import GNUBG_OUTPUTS
+
+    return {name: round(float(v), 6) for name, v in zip(GNUBG_OUTPUTS, p, strict=True)}
+
+
+def _probs_text(p) -> str:
+    return " ".join(f"{100 * float(v):>6.1f}%" for v in p)
+
+
+_PROBS_HEADER = f"{'win':>7} {'w-g':>7} {'w-bg':>7} {'l-g':>7} {'l-bg':>7}"
+
+
+def _add_position(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "position",
+        metavar="ID",
+        help="gnubg Position ID (4HPwATDgc/ABMA), PositionID:MatchID, or XGID=...",
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-    hint = sub.add_parser("hint", help="rank the legal plays of a position by the network's equity")
-    hint.add_argument("position_id", help="gnubg Position ID, e.g. 4HPwATDgc/ABMA (the starting position)")
-    hint.add_argument(
-        "--dice", nargs=2, type=int, required=True, metavar=("D1", "D2"), help="the roll, e.g. --dice 3 1"
-    )
-    hint.add_argument(
+
+
+def _add_checkpoint(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
         "--checkpoint",
         default=None,
-        help="network checkpoint (default: the shipped checkpoints/nard-td198.pt)",
+        help="network checkpoint (default: the shipped checkpoints/nard-rich.pt)",
     )
-    hint.add_argument(
-        "--top", type=_non_negative_int, default=0, help="show only the best N plays (default: 0 = all)"
+
+
+def _add_ply(p: argparse.ArgumentParser, default: int | None = 0, text: str = "") -> None:
+    p.add_argument(
+        "--ply",
+        type=_non_negative_int,
+        default=default,
+        help=text or f"search depth, gnubg numbering: 0 = static evaluation (default: {default})",
     )
-    serve = sub.add_parser(
-        "serve",
-        help="run the HTTP JSON opponent backend, or gnubg's external-player protocol with --external",
-        description=(
-            "Serve the engine over HTTP (FastAPI; OpenAPI schema at /openapi.json), e.g. "
-            "`nard serve --port 8080` then `curl 'http://127.0.0.1:8080/move?id=4HPwATDgc/ABMA&die1=3&die2=1'`; "
-            "or gnubg's external-player protocol: `nard serve --external 4321`, then in gnubg "
-            "`set player 1 external localhost:4321`."
-        ),
-    )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")
-    serve.add_argument(
-        "--ply", type=int, default=0, help="default search depth, gnubg numbering (default: 0)"
-    )
-    serve.add_argument(
-        "--checkpoint",
-        default=None,
-        help="network checkpoint (default: the shipped checkpoints/nard-td198.pt)",
-    )
-    serve.add_argument(
-        "--external",
-        type=int,
-        default=None,
-        metavar="PORT",
-        help="serve gnubg's external-player protocol on PORT",
-    )
-    return parser
+
+
+def _add_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+# --------------------------------------------------------------------------- show
+
+
+def describe_state(state) -> list[str]:
+    """Lines describing the cube, score, dice and turn of a Match ID/XGID state, from the mover's side (X)."""
+    from .game import CENTERED
+
+    if state is None:
+        return [
+            "No match state: X is on roll in a money game, cube 1 centred (a Match ID or XGID sets them)."
+        ]
+    me = state.player_on_roll
+    lines = []
+    if state.match_length:
+        mine, theirs = state.score[me], state.score[1 - me]
+        crawford = ", Crawford game" if state.crawford else ""
+        lines.append(
+            f"{state.match_length}-point match, score X {mine}, O {theirs} "
+            f"(X {state.match_length - mine}-away, O {state.match_length - theirs}-away){crawford}"
+        )
+    else:
+        lines.append("Money game" + (", Jacoby rule" if state.jacoby else ""))
+    if state.cube_owner == CENTERED:
+        lines.append(f"Cube {state.cube_value}, centred")
+    else:
+        lines.append(f"Cube {state.cube_value}, owned by {'X' if state.cube_owner == me else 'O'}")
+    if state.double_offered:
+        lines.append(f"X has doubled to {2 * state.cube_value}; O must take or pass")
+    elif state.dice != (0, 0):
+        lines.append(f"X has rolled {state.dice[0]}-{state.dice[1]}")
+    else:
+        lines.append("X is on roll, before rolling")
+    return lines
+
+
+def _show(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .formats.ascii import render_board
+    from .formats.match_id import gnubg_id
+    from .formats.xgid import to_xgid
+
+    board, state = _position(parser, args.position, live=False)
+    dice = state.dice if state is not None and state.dice != (0, 0) else None
+    print(render_board(board, dice))
+    if state is not None:
+        print(f" GNU Backgammon ID: {gnubg_id(board, state)}")
+    try:
+        print(f" {to_xgid(board, state)}")
+    except ValueError:
+        pass  # a state XGID cannot express (a resignation, a finished game): only gnubg's ID then
+    for line in describe_state(state):
+        print(f" {line}")
+    return 0
+
+
+# --------------------------------------------------------------------------- hint
 
 
 def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int = 0) -> str:
-    """The ranked plays as a table (equity and probabilities for the side on roll)."""
+    """The ranked plays as a table: cubeless equity, loss against the best, probabilities (side on roll)."""
     from .formats.notation import play_notation
 
-    rows = [f"{'#':>3}  {'play':<24} {'equity':>7}  {'win':>6} {'w-g':>6} {'w-bg':>6} {'l-g':>6} {'l-bg':>6}"]
+    plies = getattr(ranked, "plies", None)
+    deep = plies is not None and len(plies) and int(np.max(plies)) > 0  # show each play's depth
+    rows = [f"{'#':>3}  {'play':<24} {'ply  ' if deep else ''}{'equity':>7} {'loss':>7} {_PROBS_HEADER}"]
     n = len(ranked) if top <= 0 else min(top, len(ranked))
+    best = float(ranked.equity[0]) if len(ranked) else 0.0
     for i in range(n):
-        p = ranked.probs[i]
         move = play_notation(board, ranked.afterstates[i], dice) or "(no move)"
+        loss = "" if i == 0 else f"{float(ranked.equity[i]) - best:+.3f}"
+        depth = f"{int(plies[i]):>3}  " if deep else ""
         rows.append(
-            f"{i + 1:>3}  {move:<24} {ranked.equity[i]:>+7.3f}  " + " ".join(f"{100 * v:>5.1f}%" for v in p)
+            f"{i + 1:>3}  {move:<24} {depth}{ranked.equity[i]:>+7.3f} {loss:>7} {_probs_text(ranked.probs[i])}"
         )
     if n < len(ranked):
         rows.append(f"     ... {len(ranked) - n} more")
@@ -178,34 +352,359 @@ def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int 
 
 
 def _hint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from .arena import agent_from_spec
-    from .board import validate_dice
     from .formats.ascii import render_board
-    from .formats.position_id import board_from_position_id
+    from .formats.notation import play_notation
+    from .formats.position_id import position_id
 
-    try:
-        board = board_from_position_id(args.position_id)
-    except ValueError as exc:
-        parser.error(f"bad position ID {args.position_id!r}: {exc}")
-    try:
-        dice = tuple(int(d) for d in validate_dice(np.asarray(args.dice))[0])
-    except ValueError as exc:
-        parser.error(f"bad dice {args.dice}: {exc}")
-    if not (board > 0).any() or not (board < 0).any():
-        parser.error("the game in that position is already over")
-    try:
-        agent = agent_from_spec(args.checkpoint or "default")
-    except (ValueError, FileNotFoundError) as exc:
-        parser.error(str(exc))
+    board, state = _position(parser, args.position)
+    if args.dice is not None:
+        try:
+            dice = parse_dice(args.dice)
+        except ValueError as exc:
+            parser.error(f"bad dice: {exc}")
+    elif state is not None and state.dice != (0, 0):
+        dice = state.dice
+    else:
+        parser.error("give the roll with --dice (e.g. --dice 31); the ID has no dice")
+    agent = _agent(parser, args.checkpoint, args.ply)
     ranked = agent.rank_plays(board, dice)
+    if args.json:
+        n = len(ranked) if args.top <= 0 else min(args.top, len(ranked))
+        best = float(ranked.equity[0])
+        plies = getattr(ranked, "plies", None)
+        _print_json(
+            {
+                "position_id": position_id(board),
+                "dice": list(dice),
+                "ply": agent.ply,
+                "agent": agent.name,
+                "legal_plays": len(ranked),
+                "plays": [
+                    {
+                        "rank": i + 1,
+                        "play": play_notation(board, ranked.afterstates[i], dice),
+                        "equity": round(float(ranked.equity[i]), 6),
+                        "loss": round(best - float(ranked.equity[i]), 6),
+                        "depth": agent.ply if plies is None else int(plies[i]),  # the ply it was valued at
+                        "probabilities": _probs_dict(ranked.probs[i]),
+                    }
+                    for i in range(n)
+                ],
+            }
+        )
+        return 0
     print(render_board(board, dice))
     print()
     print(
         f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} for {dice[0]}-{dice[1]}, "
-        f"ranked by 0-ply cubeless equity ({agent.name}); probabilities for the side on roll:"
+        f"ranked by {agent.ply}-ply cubeless equity ({agent.name}); probabilities for the side on roll:"
     )
     print(format_hint(board, dice, ranked, args.top))
     return 0
+
+
+# --------------------------------------------------------------------------- eval
+
+
+def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .arena import load_agent
+    from .formats.ascii import render_board
+    from .formats.position_id import position_id
+
+    board, _ = _position(parser, args.position)
+    max_ply = 2 if args.ply is None else args.ply
+    rows = []
+    for ply in range(max_ply + 1):
+        try:
+            agent = load_agent(args.checkpoint, ply=ply)
+        except FileNotFoundError as exc:
+            parser.error(str(exc))
+        except ValueError as exc:
+            if args.ply is not None or ply == 0:
+                parser.error(str(exc))
+            print(f"nard eval: note: {ply}-ply and deeper not shown: {exc}", file=sys.stderr)
+            break
+        if ply == 0:
+            agent.evaluate(board[None])  # untimed: the first call loads the compiled kernels
+        t0 = time.perf_counter()
+        probs, equity = agent.evaluate(board[None])
+        rows.append((ply, np.asarray(probs[0], dtype=np.float64), float(equity[0]), time.perf_counter() - t0))
+    if args.json:
+        _print_json(
+            {
+                "position_id": position_id(board),
+                "evaluations": [
+                    {
+                        "ply": ply,
+                        "probabilities": _probs_dict(p),
+                        "equity": round(e, 6),
+                        "seconds": round(s, 4),
+                    }
+                    for ply, p, e, s in rows
+                ],
+            }
+        )
+        return 0
+    print(render_board(board))
+    print()
+    print("Cubeless evaluation for X (on roll, before rolling), equity in points per game:")
+    print(f"{'ply':>3} {_PROBS_HEADER} {'equity':>8} {'time':>8}")
+    for ply, p, e, s in rows:
+        print(f"{ply:>3} {_probs_text(p)} {e:>+8.3f} {s:>7.2f}s")
+    return 0
+
+
+# --------------------------------------------------------------------------- cube
+
+
+def _cube_unavailable_reason(cube) -> str:
+    from .cube import OPPONENT
+
+    if cube.owner == OPPONENT:
+        return "O owns the cube"
+    if cube.crawford:
+        return "this is the Crawford game"
+    return "the cube is dead for X (winning the current cube already wins X the match)"
+
+
+def format_cube(decision, cube) -> str:
+    """gnubg-style cube analysis text for the side on roll (X)."""
+    from .analysis import cube_action_text
+
+    d = decision
+    lines = [
+        f"Cubeless probabilities for X: {'  '.join(f'{n} {100 * v:.1f}%' for n, v in zip(('win', 'w-g', 'w-bg', 'l-g', 'l-bg'), d.probs, strict=True))}",
+        f"Cubeless equity {d.cubeless_equity:+.3f}" + ("" if cube.is_money else " (normalised match equity)"),
+    ]
+    mwc = {"no_double": d.no_double_mwc, "double_take": d.double_take_mwc, "double_pass": d.double_pass_mwc}
+    if not d.cube_available:
+        lines.append(f"X cannot double: {_cube_unavailable_reason(cube)}.")
+        extra = "" if cube.is_money else f"  (MWC {100 * d.no_double_mwc:.1f}%)"
+        lines.append(f"Cubeful equity (no double): {d.no_double:+.3f}{extra}")
+        return "\n".join(lines)
+    unit = "per unit of the current cube" if cube.is_money else "normalised match equity at the current cube"
+    lines.append(f"Cubeful equities for X ({unit}):")
+    names = {"no_double": "No double", "double_take": "Double, take", "double_pass": "Double, pass"}
+    right = "no_double" if d.action.startswith(("no_double", "too_good")) else d.action
+    # gnubg's order: the right action first, then the two doubles, then no double
+    order = {
+        "no_double": ["no_double", "double_take", "double_pass"],
+        "double_take": ["double_take", "double_pass", "no_double"],
+        "double_pass": ["double_pass", "double_take", "no_double"],
+    }[right]
+    top = d.equities[right]
+    for i, key in enumerate(order, start=1):
+        value = d.equities[key]
+        diff = "" if i == 1 else f"  ({value - top:+.3f})"
+        extra = "" if mwc[key] is None else f"  MWC {100 * mwc[key]:.1f}%"
+        lines.append(f"{i}. {names[key]:<16} {value:+.3f}{diff}{extra}")
+    lines.append(f"Proper cube action: {cube_action_text(d)} (take point {100 * d.take_point:.1f}%)")
+    e = d.errors
+    lines.append(
+        f"Errors: not doubling {e['no_double']:.3f}, doubling {e['double']:.3f}; "
+        f"O taking {e['take']:.3f}, O passing {e['pass']:.3f}"
+    )
+    return "\n".join(lines)
+
+
+def _cube(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .analysis import cube_action_text
+    from .cube import cube_decision
+    from .formats.ascii import render_board
+    from .formats.position_id import position_id
+
+    board, state = _position(parser, args.position)
+    cube = _cube_state(parser, state)
+    agent = _agent(parser, args.checkpoint, args.ply)
+    try:
+        d = cube_decision(board, cube, agent=agent)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.json:
+        _print_json(
+            {
+                "position_id": position_id(board),
+                "ply": agent.ply,
+                "cube": {
+                    "value": cube.value,
+                    "owner": cube.owner,
+                    "match_length": cube.match_length,
+                    "score": list(cube.score),
+                    "crawford": cube.crawford,
+                    "jacoby": cube.jacoby,
+                },
+                "probabilities": _probs_dict(d.probs),
+                "cubeless_equity": _num(d.cubeless_equity),
+                "cube_available": d.cube_available,
+                "action": d.action,
+                "proper_action": cube_action_text(d),
+                "equities": {k: _num(v) for k, v in d.equities.items()},
+                "mwc": None
+                if cube.is_money
+                else {
+                    "no_double": _num(d.no_double_mwc),
+                    "double_take": _num(d.double_take_mwc),
+                    "double_pass": _num(d.double_pass_mwc),
+                },
+                "errors": {k: _num(v) for k, v in d.errors.items()},
+                "take_point": _num(d.take_point),
+                "efficiency": _num(d.efficiency),
+            }
+        )
+        return 0
+    print(render_board(board))
+    print()
+    kind = (
+        "money game"
+        if cube.is_money
+        else f"{cube.match_length}-point match at X {cube.score[0]}, O {cube.score[1]}"
+    )
+    owner = {"centred": "centred", "on_roll": "owned by X", "opponent": "owned by O"}[cube.owner]
+    print(f"Cube analysis, {agent.ply}-ply ({agent.name}): {kind}, cube {cube.value} {owner}")
+    print(format_cube(d, cube))
+    return 0
+
+
+# --------------------------------------------------------------------------- rollout
+
+
+def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from .formats.position_id import position_id
+    from .rollout import rollout
+
+    board, state = _position(parser, args.position)
+    cube = _cube_state(parser, state) if args.cubeful else None
+    agent = _agent(parser, args.checkpoint, args.ply)
+    try:
+        r = rollout(
+            board,
+            args.games,
+            cube=cube,
+            seed=args.seed,
+            agent=agent,
+            truncate=args.truncate,
+            variance_reduction=not args.no_luck,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.json:
+        _print_json(
+            {
+                "position_id": position_id(board),
+                "games": r.games,
+                "ply": r.ply,
+                "seed": args.seed,
+                "variance_reduction": r.variance_reduction,
+                "truncated": r.truncated,
+                "probabilities": _probs_dict(r.probs),
+                "probabilities_ci95": _probs_dict(r.probs_ci),
+                "equity": _num(r.equity),
+                "equity_ci95": _num(r.equity_ci),
+                "cubeful": _num(r.cubeful),
+                "cubeful_ci95": _num(r.cubeful_ci),
+                "cubeful_unit": None
+                if cube is None
+                else ("points per unit cube" if cube.is_money else "mwc"),
+                "seconds": round(r.seconds, 3),
+            }
+        )
+        return 0
+    luck = "luck-adjusted" if r.variance_reduction else "not luck-adjusted"
+    print(
+        f"Rollout of {position_id(board)} for X (on roll): {r.games} games, {r.ply}-ply, seed {args.seed}, "
+        f"{luck}, {r.mean_plies:.0f} plies/game, {r.seconds:.1f} s"
+    )
+    print(f"{'':<8} {_PROBS_HEADER} {'equity':>8}")
+    print(f"{'mean':<8} {_probs_text(r.probs)} {r.equity:>+8.3f}")
+    ci = " ".join(f"±{100 * float(v):>5.1f}%" for v in r.probs_ci)
+    print(f"{'95% CI':<8} {ci} {'±':>2}{r.equity_ci:>6.3f}")
+    if r.cubeful is not None:
+        if cube.is_money:
+            print(
+                f"Cubeful equity {r.cubeful:+.3f} ± {r.cubeful_ci:.3f} (points per unit of the starting cube)"
+            )
+        else:
+            print(f"Cubeful match-winning chance {100 * r.cubeful:.1f}% ± {100 * r.cubeful_ci:.1f}%")
+    if r.truncated:
+        print(f"{r.truncated} games truncated after {args.truncate} plies and scored by evaluation")
+    return 0
+
+
+# --------------------------------------------------------------------------- play
+
+
+def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    import secrets
+
+    from .play import play_session
+
+    start = None
+    if args.position is not None:
+        start, _ = _position(parser, args.position)
+    agent = _agent(parser, args.checkpoint, args.ply)
+    seed = args.seed if args.seed is not None else secrets.randbits(32)
+    print(f"nard_ai: you (X) against {agent.name}. Seed {seed}. Type help for help, quit to stop.")
+    result = play_session(
+        agent,
+        np.random.default_rng(seed),
+        first=args.first,
+        cube=args.cube,
+        start=start,
+        max_games=args.games,
+    )
+    return 130 if result.ended == "interrupt" else 0
+
+
+# --------------------------------------------------------------------------- analyze
+
+
+def _analyze(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from tqdm import tqdm
+
+    from .analysis import GNUBG_SKILL, analyze_match, count_records, format_analysis
+    from .formats.mat import read_mat
+
+    try:
+        with open(args.match, encoding="utf-8-sig") as f:
+            text = f.read()
+    except UnicodeDecodeError as exc:
+        parser.error(f"{args.match}: not a text .mat record ({exc.reason} at byte {exc.start})")
+    except OSError as exc:
+        parser.error(f"cannot read {args.match}: {exc.strerror or exc}")
+    try:
+        match = read_mat(text)
+    except ValueError as exc:
+        parser.error(f"{args.match}: {exc}")
+    agent = _agent(parser, args.checkpoint, args.ply)
+    bar = tqdm(
+        total=count_records(match),
+        desc="analysing",
+        unit="decision",
+        file=sys.stderr,
+        disable=True if args.no_progress else None,  # None: only on a terminal
+        leave=False,
+    )
+    last = 0
+
+    def progress(done: int) -> None:
+        nonlocal last
+        bar.update(done - last)
+        last = done
+
+    try:
+        analysis = analyze_match(match, agent, thresholds=args.thresholds or GNUBG_SKILL, progress=progress)
+    except ValueError as exc:
+        parser.error(f"{args.match}: {exc}")
+    finally:
+        bar.close()
+    if args.json:
+        _print_json(analysis.to_dict())
+    else:
+        print(format_analysis(analysis, errors_only=args.errors_only))
+    return 0
+
+
+# --------------------------------------------------------------------------- serve
 
 
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -231,23 +730,221 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- the parser
+
+START_ID = "4HPwATDgc/ABMA"
+START_XGID_52 = "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:0:0:10"
+CUBE_XGID = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:00:0:0:0:0:10"  # X has made its 4- and 5-points
+MATCH_GNUBG_ID = "4HPwATDgc/ABMA:QQmgADAAEAAE"  # 5-point match, X 2, O 3, O owns a 2-cube
+CUBE_MATCH_ID = "4HPwATDYzuABMA:cAngAEAAEAAE"  # CUBE_XGID in a 7-point match, X 2, O 4
+
+
+def _command(sub, name: str, handler, summary: str, description: str, examples: Sequence[str]):
+    p = sub.add_parser(
+        name,
+        help=summary,
+        description=textwrap.fill(description, 79),
+        epilog="examples:\n" + "\n".join(f"  {e}" for e in examples),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.set_defaults(handler=handler, parser=p)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``nard`` argument parser (each subcommand's ``--help`` ends with runnable examples)."""
+    parser = _Parser(
+        prog="nard",
+        description="nard_ai: backgammon analysis from the command line. "
+        "Positions are gnubg Position IDs, PositionID:MatchID or XGIDs, seen from the side on roll (X).",
+        epilog="run `nard COMMAND --help` for a command's options and examples",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = _command(
+        sub,
+        "show",
+        _show,
+        "draw a position with pip counts, its IDs, cube and score",
+        "Draw the board of an ID, the side on roll (X) at the bottom, with pip counts, the position's "
+        "gnubg ID and XGID, and the cube, score and dice that a Match ID or XGID holds.",
+        [f"nard show {MATCH_GNUBG_ID}", f"nard show {START_XGID_52}"],
+    )
+    _add_position(p)
+
+    p = _command(
+        sub,
+        "hint",
+        _hint,
+        "rank the legal plays of a roll by the network's equity",
+        "Every legal play of the roll, best first, with its cubeless equity for X (points per game), "
+        "the loss against the best play, and the win / gammon / backgammon probabilities. The roll "
+        "comes from --dice, or from the ID (a Match ID or XGID with dice).",
+        [f"nard hint {START_ID} --dice 31", f"nard hint {START_XGID_52} --top 3 --json"],
+    )
+    _add_position(p)
+    p.add_argument(
+        "--dice", nargs="+", default=None, metavar="D", help="the roll: --dice 31, --dice 3-1 or --dice 3 1"
+    )
+    _add_ply(p)
+    p.add_argument(
+        "--top", type=_non_negative_int, default=0, help="show only the best N plays (default: 0 = all)"
+    )
+    _add_json(p)
+    _add_checkpoint(p)
+
+    p = _command(
+        sub,
+        "eval",
+        _eval,
+        "probabilities and cubeless equity at each ply",
+        "The network's win / gammon / backgammon probabilities and cubeless equity for X, on roll "
+        "before rolling, at each search depth from 0-ply to --ply (default 2; deeper plies are slower; "
+        "plies the engine cannot search yet are left out with a note on stderr).",
+        [f"nard eval {START_ID}", f"nard eval {CUBE_XGID} --ply 0 --json"],
+    )
+    _add_position(p)
+    _add_ply(p, default=None, text="deepest ply to show (default: 2, or the deepest available)")
+    _add_json(p)
+    _add_checkpoint(p)
+
+    p = _command(
+        sub,
+        "cube",
+        _cube,
+        "the cube decision: no double, double/take, double/pass",
+        "The cube decision for X before rolling: the three cubeful equities, the proper action, the "
+        "take point and what each wrong choice costs, from the network's probabilities with "
+        "nard_ai.cube's model (Janowski cube efficiency; Kazaross-XG2 match equities in match play). "
+        "The cube and score come from the Match ID or XGID (money, cube centred, without one).",
+        [f"nard cube {CUBE_XGID}", f"nard cube {CUBE_MATCH_ID} --json", f"nard cube {MATCH_GNUBG_ID}"],
+    )
+    _add_position(p)
+    _add_ply(p)
+    _add_json(p)
+    _add_checkpoint(p)
+
+    p = _command(
+        sub,
+        "rollout",
+        _rollout,
+        "Monte Carlo rollout with 95%% confidence intervals",
+        "Play --games games from the position with the network choosing every play, and print the "
+        "mean probabilities and equity for X with 95% confidence intervals. The first two rolls are "
+        "stratified (1296 games cover every pair). --cubeful plays the cube too, from the ID's cube and "
+        "score. Cubeless results are luck-adjusted (variance reduction) unless --no-luck.",
+        [
+            f"nard rollout {START_ID} --games 72 --seed 1",
+            f"nard rollout {CUBE_XGID} --games 36 --cubeful --json",
+        ],
+    )
+    _add_position(p)
+    p.add_argument("--games", type=_positive_int, default=144, help="games to play (default: 144)")
+    _add_ply(p)
+    p.add_argument("--seed", type=int, default=0, help="seed of the dice (default: 0)")
+    p.add_argument("--cubeful", action="store_true", help="play the cube and report the cubeful equity")
+    p.add_argument(
+        "--truncate", type=_positive_int, default=None, help="score games by evaluation after N plies"
+    )
+    p.add_argument("--no-luck", action="store_true", help="no luck adjustment (faster, wider intervals)")
+    _add_json(p)
+    _add_checkpoint(p)
+
+    p = _command(
+        sub,
+        "play",
+        _play,
+        "play a game against the engine in the terminal",
+        "A money game against the network: the board is drawn from your side (X) every turn; type "
+        "plays in standard notation (24/18 13/11*, bar/22, 8/2(2), 6/off); an illegal play is refused "
+        "with the reason. Commands: hint, board, help, quit; Ctrl-D or Ctrl-C end the session.",
+        ["nard play --seed 7 --first human", "nard play --ply 0 --cube"],
+    )
+    _add_ply(p, text="the engine's search depth (default: 0)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the dice (default: random, printed)")
+    p.add_argument(
+        "--first",
+        choices=("roll", "human", "engine"),
+        default="roll",
+        help="who starts: the opening roll decides (default), you, or the engine",
+    )
+    p.add_argument("--cube", action="store_true", help="play with the doubling cube")
+    p.add_argument(
+        "--position",
+        metavar="ID",
+        default=None,
+        help="start every game from this position instead (its side on roll: you, or the engine with --first engine)",
+    )
+    p.add_argument("--games", type=_positive_int, default=None, help="stop after N games (default: ask)")
+    _add_checkpoint(p)
+
+    p = _command(
+        sub,
+        "analyze",
+        _analyze,
+        "analyse every move and cube action of a .mat match",
+        "Check every checker play and cube action of a Jellyfish .mat match against the network at "
+        "--ply: the equity each decision lost (normalised equity per unit cube, EMG; checker plays by "
+        "cubeless equity, or cubeless match equity at the score in match play; cube actions by "
+        "nard_ai.cube at the score), marks ?! doubtful, ? bad, ?? very bad (gnubg 1.07's thresholds "
+        "0.03 / 0.06 / 0.12), and each player's error rate in millipoints per decision.",
+        [
+            "nard analyze tests/data/match_3pt.mat",
+            "nard analyze tests/data/match_3pt.mat --errors-only --json",
+        ],
+    )
+    p.add_argument("match", metavar="MATCH.mat", help="the match record (Jellyfish .mat, as gnubg exports)")
+    _add_ply(p)
+    p.add_argument(
+        "--thresholds",
+        type=_thresholds,
+        default=None,
+        metavar="D,B,VB",
+        help="skill thresholds doubtful,bad,very_bad in EMG (default: 0.03,0.06,0.12)",
+    )
+    p.add_argument("--errors-only", action="store_true", help="list only the decisions with a mark")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    _add_json(p)
+    _add_checkpoint(p)
+
+    p = _command(
+        sub,
+        "serve",
+        _serve,
+        "run the HTTP JSON opponent backend, or gnubg's external-player protocol with --external",
+        "Serve the engine over HTTP (FastAPI; OpenAPI schema at /openapi.json), e.g. "
+        "`nard serve --port 8080` then `curl 'http://127.0.0.1:8080/move?id=4HPwATDgc/ABMA&die1=3&die2=1'`; "
+        "or gnubg's external-player protocol: `nard serve --external 4321`, then in gnubg "
+        "`set player 1 external localhost:4321`. Runs until interrupted.",
+        ["nard serve --port 8080", "nard serve --external 4321"],
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")
+    _add_ply(p, text="default search depth, gnubg numbering (default: 0)")
+    _add_checkpoint(p)
+    p.add_argument(
+        "--external",
+        type=int,
+        default=None,
+        metavar="PORT",
+        help="serve gnubg's external-player protocol on PORT",
+    )
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``nard`` console script."""
+    """Entry point of the ``nard`` console script; returns the exit status (0, 2 on bad input, 130 on Ctrl-C)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command == "hint":
-        return _hint(args, _sub(parser, "hint"))
-    if args.command == "serve":
-        return _serve(args, _sub(parser, "serve"))
-    parser.error(f"unknown command {args.command!r}")
-    return 2
-
-
-def _sub(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action.choices[name]
-    return parser
+    try:
+        return args.handler(args, args.parser)
+    except KeyboardInterrupt:
+        print(f"{args.parser.prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader went away (`nard analyze ... | head`): stop quietly, as other Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ Registered encoders
 name       version  size  description
 =========  =======  ====  =====================================================
 ``td198``  1        198   TD-Gammon's raw inputs (Tesauro 1992, 1995), below
+``rich``   1        221   ``td198`` plus hand-made features per side, below
 =========  =======  ====  =====================================================
 
 ``td198`` v1 (TD-Gammon's 198 raw inputs, in the side-on-roll convention)
@@ -46,6 +47,42 @@ Because both halves are written in their own side's numbering, the encoding
 is symmetric: ``encode(swap_sides(b))`` equals ``encode(b)`` with units
 ``0..95`` and ``96..191`` exchanged and the pairs ``(192, 193)`` and
 ``(194, 195)`` exchanged.
+
+``rich`` v1 (``td198`` plus hand-made features, in the spirit of Berliner and gnubg)
+--------------------------------------------------------------------------------------
+Units ``0 .. 197`` are exactly ``td198``. Then 11 features for the side on
+roll (units ``198 .. 208``), the same 11 for the opponent computed on the
+swapped board (units ``209 .. 219``), and a race flag (unit ``220``). For one
+side, in its own numbering, with "contact" meaning some of its checkers are
+still behind an opposing checker (:func:`nard_ai.evaluator.has_contact`):
+
+====  ===========================================================================
+unit  feature (for the side "S"; the "opponent" is the other side)
+====  ===========================================================================
+0     pip count / 150
+1     checkers back: S's checkers on points 19..24 and the bar, / 5
+2     blots: points 1..24 with exactly one S checker, / 5 (0 without contact)
+3     shots: fraction of the 36 rolls with which the opponent can hit at least
+      one S blot, direct or combined, through open points; an opponent with
+      checkers on the bar must enter with its first die (0 without contact)
+4     longest prime: most consecutive points with >= 2 S checkers, / 6
+5     home board points made (points 1..6 with >= 2), / 6
+6     anchors: points 19..24 made by S, / 2
+7     escapes of S's rearmost checker: gnubg's ``Escapes`` count of rolls (out of
+      36) whose sum can be moved through the 12 points in front of it, a point
+      being blocked when the opponent holds it, / 36 (1 without contact)
+8     containment: the fewest such escapes from any of points 15..24, / 36
+      (gnubg's ``I_CONTAIN`` idea; 1 without contact)
+9     break-contact pips: the pips S's checkers behind the opponent's rearmost
+      checker need to pass it (gnubg's ``I_BREAK_CONTACT``), / 150
+10    points made anywhere on 1..24, / 12
+====  ===========================================================================
+
+The escape count follows gnubg's ``ComputeTable0`` (eval.c): for each of the
+21 rolls ``(a, b)``, weighted 2 (1 for doubles), the roll counts when the
+point ``a + b`` ahead is open and at least one of the points ``a``, ``b`` ahead
+is open. Races get their own network (:class:`nard_ai.network.NetworkConfig`
+``race_net``), chosen by unit 220.
 """
 
 from __future__ import annotations
@@ -53,12 +90,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 from numba import njit
 
 from .board import BAR, BOARD_SIZE, NUM_CHECKERS, NUM_POINTS, OPP_BAR
+from .movegen import PARALLEL_MIN_BATCH, _parallel_threads
 
-__all__ = ["Encoder", "ENCODERS", "get_encoder", "encode_td198", "TD198"]
+__all__ = ["Encoder", "ENCODERS", "get_encoder", "encode_td198", "encode_rich", "TD198", "RICH"]
 
 
 @dataclass(frozen=True)
@@ -70,12 +109,15 @@ class Encoder:
         version: integer version; bumped whenever the output changes.
         size: number of float32 inputs per board.
         fn: ``(N, 26) int8 boards (side on roll's view) -> (N, size) float32``.
+        race_unit: index of an input that is 1.0 exactly for race positions
+            (no contact), or ``None``; networks with a race net route on it.
     """
 
     name: str
     version: int
     size: int
     fn: Callable[[np.ndarray], np.ndarray]
+    race_unit: int | None = None
 
     def encode(self, boards: np.ndarray) -> np.ndarray:
         """Encode ``(N, 26)`` or ``(26,)`` int8 boards (side on roll's view) to ``(N, size)`` float32."""
@@ -141,9 +183,209 @@ def encode_td198(boards: np.ndarray) -> np.ndarray:
     return out
 
 
+def _escape_table() -> np.ndarray:
+    # gnubg eval.c ComputeTable0: bit i of the mask = the point i + 1 pips ahead is blocked
+    table = np.zeros(1 << 12, dtype=np.int64)
+    for mask in range(1 << 12):
+        count = 0
+        for n0 in range(6):
+            for n1 in range(n0 + 1):
+                if not mask & (1 << (n0 + n1 + 1)) and not (mask & (1 << n0) and mask & (1 << n1)):
+                    count += 1 if n0 == n1 else 2
+        table[mask] = count
+    return table
+
+
+ESCAPES = _escape_table()
+RICH_SIDE_FEATURES = 11
+
+
+@njit(cache=True, inline="always")
+def _escapes(rev_blocked, n, table):
+    # rolls (of 36) that move a checker on point n through the 12 points in front of it;
+    # bit 24 - p of rev_blocked = the opponent holds point p, so bit i of the window = point n - 1 - i
+    return table[(rev_blocked >> (25 - n)) & 0xFFF]
+
+
+@njit(cache=True)
+def _shots(b, blots, sources_mask, open_mask):
+    # Rolls (of 36) on which the opponent (negative, moving up from its bar at 0) hits a blot in `blots`.
+    # Bit masks over board indices: sources_mask = the opponent's occupied points and bar (bit 0),
+    # open_mask = points 1..24 it may land on (fewer than 2 of our checkers). A shift by d moves every
+    # source d pips at once; masking with open_mask drops landings on our points and past 24.
+    on_bar = -b[0] if b[0] < 0 else 0
+    others = sources_mask & ~np.int64(1)
+    hits = 0
+    for d1 in range(1, 7):
+        for d2 in range(1, d1 + 1):
+            reach = np.int64(0)
+            if d1 == d2:
+                enter = (np.int64(1) << d1) & open_mask
+                if on_bar == 0:
+                    x = sources_mask
+                    for _ in range(4):
+                        x = (x << d1) & open_mask
+                        reach |= x
+                elif enter:
+                    # the bar checkers enter first; the first one in can go on with what is left
+                    x = np.int64(1)
+                    for _ in range(min(4, 5 - on_bar)):
+                        x = (x << d1) & open_mask
+                        reach |= x
+                    x = others
+                    for _ in range(4 - on_bar):
+                        x = (x << d1) & open_mask
+                        reach |= x
+            elif on_bar >= 2:
+                reach = ((np.int64(1) << d1) | (np.int64(1) << d2)) & open_mask
+            elif on_bar == 1:
+                e1 = (np.int64(1) << d1) & open_mask
+                e2 = (np.int64(1) << d2) & open_mask
+                reach = e1 | e2
+                if e1:
+                    reach |= ((e1 << d2) & open_mask) | ((others << d2) & open_mask)
+                if e2:
+                    reach |= ((e2 << d1) & open_mask) | ((others << d1) & open_mask)
+            else:
+                a = (sources_mask << d1) & open_mask
+                c = (sources_mask << d2) & open_mask
+                reach = a | c | ((a << d2) & open_mask) | ((c << d1) & open_mask)
+            if reach & blots:
+                hits += 1 if d1 == d2 else 2
+    return hits
+
+
+@njit(cache=True)
+def _side_features(b, table, out, row, base):
+    # features of the side with positive counts in b (its own numbering), module docstring table
+    pip = 0
+    my_rear = 0
+    for p in range(1, BAR + 1):
+        if b[p] > 0:
+            pip += p * b[p]
+            my_rear = p
+    opp_rear = 26
+    for q in range(0, NUM_POINTS + 1):
+        if b[q] < 0:
+            opp_rear = q
+            break
+    contact = my_rear > opp_rear
+    back = b[BAR]
+    for p in range(19, 25):
+        if b[p] > 0:
+            back += b[p]
+    blots = np.int64(0)
+    rev_blocked = np.int64(0)
+    sources_mask = np.int64(1) if b[0] < 0 else np.int64(0)
+    open_mask = np.int64(0)
+    nblots = 0
+    run = 0
+    prime = 0
+    home = 0
+    anchors = 0
+    made = 0
+    for p in range(1, NUM_POINTS + 1):
+        v = b[p]
+        if v < 0:
+            sources_mask |= np.int64(1) << p
+        if v < 2:
+            open_mask |= np.int64(1) << p
+        if v <= -2:
+            rev_blocked |= np.int64(1) << (24 - p)
+        if v == 1:
+            blots |= np.int64(1) << p
+            nblots += 1
+        if v >= 2:
+            run += 1
+            made += 1
+            if run > prime:
+                prime = run
+            if p <= 6:
+                home += 1
+            elif p >= 19:
+                anchors += 1
+        else:
+            run = 0
+    out[row, base + 0] = pip / 150.0
+    out[row, base + 1] = back / 5.0
+    out[row, base + 4] = prime / 6.0
+    out[row, base + 5] = home / 6.0
+    out[row, base + 6] = anchors / 2.0
+    out[row, base + 10] = made / 12.0
+    if contact:
+        out[row, base + 2] = nblots / 5.0
+        out[row, base + 3] = _shots(b, blots, sources_mask, open_mask) / 36.0 if nblots else 0.0
+        out[row, base + 7] = _escapes(rev_blocked, my_rear, table) / 36.0
+        worst = 36
+        for n in range(15, 25):
+            e = _escapes(rev_blocked, n, table)
+            if e < worst:
+                worst = e
+        out[row, base + 8] = worst / 36.0
+        brk = 0
+        for p in range(opp_rear + 1, BAR + 1):
+            if b[p] > 0:
+                brk += (p - opp_rear) * b[p]
+        out[row, base + 9] = brk / 150.0
+    else:
+        out[row, base + 2] = 0.0
+        out[row, base + 3] = 0.0
+        out[row, base + 7] = 1.0
+        out[row, base + 8] = 1.0
+        out[row, base + 9] = 0.0
+    return contact
+
+
+@njit(cache=True)
+def _rich_rows(boards, table, out, start, stop):
+    swapped = np.empty(BOARD_SIZE, dtype=np.int8)
+    for i in range(start, stop):
+        b = boards[i]
+        for j in range(BOARD_SIZE):
+            swapped[j] = -b[BOARD_SIZE - 1 - j]
+        contact = _side_features(b, table, out, i, 198)
+        _side_features(swapped, table, out, i, 198 + RICH_SIDE_FEATURES)
+        out[i, 220] = 0.0 if contact else 1.0
+
+
+@njit(cache=True)
+def _rich_kernel(boards, table, out):
+    _td198_kernel(boards, out)
+    _rich_rows(boards, table, out, 0, boards.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def _rich_kernel_parallel(boards, table, out, chunks):
+    _td198_kernel(boards, out)
+    n = boards.shape[0]
+    per = (n + chunks - 1) // chunks
+    for c in numba.prange(chunks):
+        _rich_rows(boards, table, out, c * per, min(n, (c + 1) * per))
+
+
+def encode_rich(boards: np.ndarray) -> np.ndarray:
+    """``td198`` plus hand-made features (``rich`` v1, layout in the module docstring).
+
+    Args:
+        boards: ``(N, 26)`` C-contiguous int8 boards, each from its side on roll's view.
+
+    Returns:
+        ``(N, 221)`` float32.
+    """
+    out = np.empty((boards.shape[0], 221), dtype=np.float32)
+    threads = _parallel_threads()
+    if len(boards) >= PARALLEL_MIN_BATCH and threads > 1:
+        _rich_kernel_parallel(boards, ESCAPES, out, threads)
+    else:
+        _rich_kernel(boards, ESCAPES, out)
+    return out
+
+
 TD198 = Encoder(name="td198", version=1, size=198, fn=encode_td198)
 
-ENCODERS: dict[str, Encoder] = {TD198.name: TD198}
+RICH = Encoder(name="rich", version=1, size=221, fn=encode_rich, race_unit=220)
+
+ENCODERS: dict[str, Encoder] = {TD198.name: TD198, RICH.name: RICH}
 
 
 def get_encoder(name: str, version: int | None = None) -> Encoder:

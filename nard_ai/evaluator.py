@@ -29,6 +29,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from numba import njit
 
+from .bearoff import bearoff_probs, is_bearoff
 from .board import BAR, NUM_CHECKERS, swap_sides
 from .network import Network, exclusive_to_gnubg, load_checkpoint
 
@@ -54,10 +55,15 @@ class NetworkEvaluator:
 
     Args:
         network: the network; it is put in eval mode for evaluation.
+        bearoff: bear-off positions (both sides all home, no contact:
+            :func:`nard_ai.bearoff.is_bearoff`) take the one-sided bear-off
+            database's values instead of the network's (gnubg does the same);
+            the database is loaded, or built once, on first use.
     """
 
-    def __init__(self, network: Network) -> None:
+    def __init__(self, network: Network, bearoff: bool = True) -> None:
         self.network = network
+        self.bearoff = bearoff
 
     @classmethod
     def from_checkpoint(cls, path) -> NetworkEvaluator:
@@ -69,8 +75,17 @@ class NetworkEvaluator:
         return self.network.probs6(boards)
 
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
-        """``(N, 26)`` boards -> ``(N, 5)`` float32 gnubg-order probabilities for the side on roll."""
-        return exclusive_to_gnubg(self.probs6(boards))
+        """``(N, 26)`` boards -> ``(N, 5)`` float32 gnubg-order probabilities for the side on roll.
+
+        With ``bearoff`` on, bear-off positions get the database's values
+        (:func:`nard_ai.bearoff.bearoff_probs`).
+        """
+        probs = np.asarray(exclusive_to_gnubg(self.probs6(boards)), dtype=np.float32)
+        if self.bearoff:
+            covered = is_bearoff(boards)
+            if covered.any():
+                probs[covered] = bearoff_probs(np.asarray(boards)[covered])
+        return probs
 
 
 def _pubeval_weights_path() -> Path:

@@ -101,7 +101,7 @@ GNUBG_OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_bac
 
 CHECKPOINT_FORMAT = "nard_ai.checkpoint"
 CHECKPOINT_VERSION = 1
-DEFAULT_CHECKPOINT_NAME = "nard-td198.pt"
+DEFAULT_CHECKPOINT_NAME = "nard-rich.pt"
 
 _INVERT6 = [3, 4, 5, 0, 1, 2]
 
@@ -211,12 +211,17 @@ class NetworkConfig:
         encoder_version: its version.
         hidden: sizes of the hidden layers.
         activation: ``"sigmoid"`` (TD-Gammon's), ``"tanh"`` or ``"relu"``.
+        race_net: a second MLP of the same shape for race positions (no
+            contact), chosen by the encoder's ``race_unit``; the first MLP then
+            sees only contact positions (gnubg likewise keeps separate contact
+            and race networks).
     """
 
     encoder: str = "td198"
     encoder_version: int = 1
     hidden: tuple[int, ...] = (80,)
     activation: str = "sigmoid"
+    race_net: bool = False
 
     def __post_init__(self) -> None:
         if self.activation not in _ACTIVATIONS:
@@ -229,29 +234,62 @@ class NetworkConfig:
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
 
 
-class Network(nn.Module):
-    """An MLP from encoded boards to the 6 exclusive outcomes, for the side on roll.
+def _mlp(width: int, config: NetworkConfig) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for h in config.hidden:
+        layers += [nn.Linear(width, h), _ACTIVATIONS[config.activation]()]
+        width = h
+    layers.append(nn.Linear(width, len(OUTCOMES)))
+    return nn.Sequential(*layers)
 
-    ``forward`` returns logits ``(N, 6)`` in :data:`OUTCOMES` order; a softmax
-    gives the probabilities. Use :class:`nard_ai.evaluator.NetworkEvaluator`
-    to evaluate boards (it encodes and converts to gnubg's 5 numbers).
+
+def _predict_t(mlp: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+    # softmax probabilities transposed, (6, N): torch's CPU softmax over a last axis of 6 is ~20x slower
+    h = x
+    for layer in mlp[:-1]:
+        h = layer(h)
+    last = mlp[-1]
+    return torch.softmax(torch.addmm(last.bias[:, None], last.weight, h.T), dim=0)
+
+
+class Network(nn.Module):
+    """An MLP (or a contact MLP and a race MLP) from encoded boards to the 6 exclusive outcomes.
+
+    Outcomes are for the side on roll. ``forward`` returns logits ``(N, 6)``
+    in :data:`OUTCOMES` order; a softmax gives the probabilities. With
+    ``config.race_net`` each row goes to ``race_mlp`` when its encoder's race
+    unit is set, else to ``mlp``. Use
+    :class:`nard_ai.evaluator.NetworkEvaluator` to evaluate boards (it encodes
+    and converts to gnubg's 5 numbers).
+
+    Raises:
+        ValueError: ``race_net`` with an encoder that has no race unit.
     """
 
     def __init__(self, config: NetworkConfig = NetworkConfig()) -> None:
         super().__init__()
         self.config = config
         self.encoder: Encoder = get_encoder(config.encoder, config.encoder_version)
-        layers: list[nn.Module] = []
-        width = self.encoder.size
-        for h in config.hidden:
-            layers += [nn.Linear(width, h), _ACTIVATIONS[config.activation]()]
-            width = h
-        layers.append(nn.Linear(width, len(OUTCOMES)))
-        self.mlp = nn.Sequential(*layers)
+        self.mlp = _mlp(self.encoder.size, config)
+        self.race_mlp: nn.Sequential | None = None
+        if config.race_net:
+            if self.encoder.race_unit is None:
+                raise ValueError(
+                    f"encoder {self.encoder.key} has no race unit: it cannot route to a race net"
+                )
+            self.race_mlp = _mlp(self.encoder.size, config)
+
+    def _race_rows(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, self.encoder.race_unit] > 0.5
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(N, encoder.size)`` float32 inputs -> ``(N, 6)`` logits."""
-        return self.mlp(x)
+        if self.race_mlp is None:
+            return self.mlp(x)
+        race = self._race_rows(x)
+        out = torch.empty((x.shape[0], len(OUTCOMES)), dtype=x.dtype)
+        out = out.index_put((~race,), self.mlp(x[~race])) if (~race).any() else out
+        return out.index_put((race,), self.race_mlp(x[race])) if race.any() else out
 
     @torch.no_grad()
     def predict(self, x: torch.Tensor) -> torch.Tensor:
@@ -261,12 +299,17 @@ class Network(nn.Module):
         taken over its first axis: torch's CPU softmax over a last axis of
         length 6 is about 20 times slower. The result is a transposed view.
         """
-        h = x
-        for layer in self.mlp[:-1]:
-            h = layer(h)
-        last = self.mlp[-1]
-        logits_t = torch.addmm(last.bias[:, None], last.weight, h.T)
-        return torch.softmax(logits_t, dim=0).T
+        if self.race_mlp is None:
+            return _predict_t(self.mlp, x).T
+        race = self._race_rows(x)
+        if not race.any():
+            return _predict_t(self.mlp, x).T
+        if race.all():
+            return _predict_t(self.race_mlp, x).T
+        out = torch.empty((len(OUTCOMES), x.shape[0]), dtype=x.dtype)
+        out[:, ~race] = _predict_t(self.mlp, x[~race])
+        out[:, race] = _predict_t(self.race_mlp, x[race])
+        return out.T
 
     def probs6(self, boards: np.ndarray) -> np.ndarray:
         """Exclusive outcome probabilities ``(N, 6)`` float32 for the side on roll of each ``(N, 26)`` board."""
@@ -488,7 +531,7 @@ def _verify_digest(path: Path, payload: dict) -> None:
 
 
 def default_checkpoint_path() -> Path:
-    """The shipped network: ``checkpoints/nard-td198.pt`` of the source tree.
+    """The shipped network: ``checkpoints/nard-rich.pt`` of the source tree.
 
     Falls back to a copy inside the package (``nard_ai/data/``) for
     non-editable installs.

@@ -7,25 +7,52 @@ it rolls** (the root side); every number reported is for that side.
 
 How
 ---
-* **Lockstep.** All games of a batch advance one ply per step: one
-  ``agent.choose_plays`` call (through :func:`nard_ai.movegen.legal_plays_batch`
-  inside the agent's search) for every running game, then the games are
-  stepped as :mod:`nard_ai.game` does (a play that bears off the mover's last
-  checker ends the game, RULES.md §6; otherwise the board is turned with
-  :func:`~nard_ai.board.swap_sides`).
-* **Dice.** Game ``i`` rolls from its own generator,
-  ``np.random.default_rng([seed, i])``, so a rollout is reproducible whatever
-  the batch size. The first two rolls are stratified: game ``i`` opens with
-  the ``(i mod 36)``-th of the 36 ordered rolls and answers with the
-  ``(i div 36 mod 36)``-th, so ``games`` a multiple of 1296 covers every pair
-  of first rolls equally (gnubg's quasi-random dice).
-* **Variance reduction** (``variance_reduction=True``, cubeless): at every
-  turn the agent plays all 21 rolls; the *luck* of the roll actually thrown is
-  the value of its chosen play minus the roll-weighted mean over the 21 rolls
-  (each of the five probabilities, from the root side's view). Each game's
-  result minus its summed luck is an unbiased estimate of the same mean with
-  far less variance (gnubg's luck adjustment). It costs 21 evaluations per
-  ply instead of one.
+* **Lockstep.** ``batch`` games are in flight at once, each in a *slot* of
+  preallocated arrays (board, ply, luck, cube). Every step advances every
+  running game by one ply with one batched move choice (``agent.choose_plays``:
+  one :func:`nard_ai.movegen.legal_plays_batch` call and one evaluator call
+  for all of them at 0-ply) and then steps the games as :mod:`nard_ai.game`
+  does: a play that bears off the mover's last checker ends the game
+  (RULES.md §6), otherwise the board is turned with
+  :func:`~nard_ai.board.swap_sides`. A slot whose game ends takes the next
+  game at the end of the step, so batches stay full until the last games.
+  There is no Python loop over games anywhere in the loop: the side on roll
+  is the ply's parity, results are written by fancy indexing, cube decisions
+  are taken per group of games that share a cube state.
+* **Threads.** By default the rollout runs torch and numba on one thread
+  each (``threads=1``, restored afterwards): on the project's 2-core
+  machine, with a training run busy on one core, two threads made every
+  batched call wait for a descheduled thread and rollouts ran about five
+  times slower.
+* **Early plies are shared.** All games start from the same board, so the
+  first plies repeat positions: while at least 10% of a step's (board, roll)
+  pairs are repeats, each distinct one is searched once.
+* **Dice** (:func:`rollout_dice`). The roll of game ``g`` at its ply ``t`` is
+  a pure function of ``(seed, g, t)``, so a rollout is reproducible whatever
+  the batch size. The first two rolls are stratified: game ``g`` opens with
+  the ``(g mod 36)``-th of the 36 ordered rolls and answers with the
+  ``(g div 36 mod 36)``-th, so ``games`` a multiple of 1296 covers every pair
+  of first rolls equally (gnubg's quasi-random dice). Later rolls come from
+  SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
+  generators", OOPSLA 2014): output number ``g * 2**20 + t + 1`` of the
+  generator seeded with ``seed``, reduced mod 36 to one of the 36 ordered
+  rolls. Being counter-based, it needs no generator object per game.
+* **Variance reduction** (``variance_reduction=True``, cubeless), gnubg's
+  luck adjustment (``rollout.c``): at every turn the side on roll's best
+  0-ply play of each of the 21 rolls is found, and valued at ``ply - 1``
+  (at 0-ply its 0-ply value, which the 0-ply search already gives). The
+  *luck* of the roll thrown is its value minus the roll-weighted mean over
+  the 21 rolls, for each of the five probabilities, from the root side's
+  view. Each game's result minus its summed luck is an unbiased estimate of
+  the same mean (every luck term has mean zero given the position) with far
+  less variance. All running games x 21 rolls go to the search in batches of
+  :data:`VR_CHUNK` positions; at 0-ply the play actually made is the one the
+  expansion already chose for the roll thrown, so the rollout's own move
+  choice costs nothing more. It is still about 25 times the work of a plain
+  0-ply step (every play of every roll is evaluated) but less than a 1-ply
+  step's own search, so by default (``variance_reduction=None``) it is on
+  from 1-ply and off at 0-ply; the README's rollout figures show what it
+  buys per second of rolling out.
 * **Truncation** (``truncate=N``): games still running after ``N`` plies are
   scored with the agent's own evaluation of the position reached.
 * **Cubeful** (``cube=CubeState(...)``): before each roll the side on roll
@@ -42,12 +69,15 @@ How
 
 from __future__ import annotations
 
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 
-from .board import game_result, swap_sides_unchecked, validate_board
+from .board import BOARD_SIZE, game_result, swap_sides_unchecked, validate_board
 from .cube import (
     CENTRED,
     DEFAULT_EFFICIENCY,
@@ -62,20 +92,30 @@ from .cube import (
     cube_efficiency,
 )
 
-__all__ = ["RolloutResult", "rollout", "ROLLS_21", "ROLL_WEIGHTS"]
+__all__ = ["RolloutResult", "rollout", "rollout_dice", "ROLLS_21", "ROLL_WEIGHTS", "ROLLS_36", "VR_CHUNK"]
 
-#: The 21 distinct rolls (larger die first) and their chances out of 36.
+#: ``(21, 2)`` int8: the 21 distinct rolls, larger die first.
 ROLLS_21 = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int8)
+#: ``(21,)`` float64: each roll's chance (non-doubles 2/36, doubles 1/36).
 ROLL_WEIGHTS = np.where(ROLLS_21[:, 0] == ROLLS_21[:, 1], 1.0, 2.0) / 36.0
 _ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
 for _k, (_a, _b) in enumerate(ROLLS_21):
     _ROLL_INDEX[_a, _b] = _ROLL_INDEX[_b, _a] = _k
-#: The 36 ordered rolls, for stratification.
+#: ``(36, 2)`` int8: the 36 ordered rolls, ``(1, 1), (1, 2), ..., (6, 6)``.
 ROLLS_36 = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
 
-_CHUNK = 64  # dice drawn per game at a time
 MAX_PLIES = 5000
+"""A safety net: a rollout game longer than this raises ``RuntimeError``."""
+VR_CHUNK = 1024
+"""Positions (board x roll) per search call in the 21-roll expansion of variance reduction."""
 Z95 = 1.959963984540054
+_DEDUP_MIN_SHARE = 0.1  # keep merging repeated (board, roll) pairs while at least this share repeats
+
+# SplitMix64 (Steele, Lea, Flood 2014; Vigna's splitmix64.c).
+_GAMMA = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_PLY_BITS = np.uint64(20)  # MAX_PLIES < 2**20: plies of one game are consecutive outputs
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,6 +157,7 @@ class RolloutResult:
 
     @property
     def games_per_s(self) -> float:
+        """Games per second of wall time."""
         return self.games / max(self.seconds, 1e-9)
 
 
@@ -127,40 +168,89 @@ def _ci(values: np.ndarray) -> np.ndarray:
     return Z95 * values.std(axis=0, ddof=1) / np.sqrt(n)
 
 
-class _Dice:
-    """Per-game dice streams: stratified first two rolls, then ``default_rng([seed, game])``."""
-
-    def __init__(self, seed: int, game_ids: np.ndarray) -> None:
-        self.rngs = [np.random.default_rng([seed, int(g)]) for g in game_ids]
-        self.ids = game_ids
-        self.buf = np.stack([rng.integers(1, 7, size=(_CHUNK, 2), dtype=np.int8) for rng in self.rngs])
-        self.buf[:, 0] = ROLLS_36[game_ids % 36]
-        self.buf[:, 1] = ROLLS_36[(game_ids // 36) % 36]
-
-    def roll(self, idx: np.ndarray, ply: np.ndarray) -> np.ndarray:
-        need = ply >= self.buf.shape[1]
-        if need.any():
-            extra = np.stack([rng.integers(1, 7, size=(_CHUNK, 2), dtype=np.int8) for rng in self.rngs])
-            self.buf = np.concatenate([self.buf, extra], axis=1)
-        return self.buf[idx, ply]
+def _check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be an integer 0 <= seed < 2**64, got {seed!r}")
+    return int(seed)
 
 
-def _afterstate_probs(agent, afterstates: np.ndarray, invert_probs, result_probs) -> np.ndarray:
-    """gnubg-order probabilities of afterstates for the side that just moved (exact when it has finished)."""
-    probs = invert_probs(np.asarray(agent.evaluate(swap_sides_unchecked(afterstates))[0], dtype=np.float64))
-    done = ~(afterstates > 0).any(axis=1)
-    if done.any():
-        probs[done] = result_probs(game_result(afterstates[done]))
-    return probs
+def _splitmix64(seed: int, counter: np.ndarray) -> np.ndarray:
+    """Output number ``counter`` (1-based, ``(N,)`` uint64) of SplitMix64 seeded with ``seed``."""
+    z = np.uint64(seed) + counter * _GAMMA  # wraps mod 2**64, as the C original
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    return z ^ (z >> np.uint64(31))
 
 
-def _to_root(values: np.ndarray, mover: np.ndarray, invert_probs) -> np.ndarray:
-    """Probabilities for the mover -> for the root side (the mover is the root when ``mover == 0``)."""
-    out = values.copy()
-    flip = mover == 1
+def rollout_dice(seed: int, games: np.ndarray, plies: np.ndarray) -> np.ndarray:
+    """The roll of rollout game ``games[i]`` at its ply ``plies[i]`` (module docstring, "Dice").
+
+    Args:
+        seed: the rollout's seed, ``0 <= seed < 2**64``.
+        games: ``(N,)`` non-negative game numbers.
+        plies: ``(N,)`` plies, ``0 <= ply < 2**20`` (ply 0 is the root side's roll).
+
+    Returns:
+        ``(N, 2)`` int8 ordered rolls: ply 0 is ``ROLLS_36[g % 36]``, ply 1
+        ``ROLLS_36[(g // 36) % 36]``; later plies ``ROLLS_36[z % 36]`` with
+        ``z`` the SplitMix64 output number ``g * 2**20 + ply + 1``.
+
+    Raises:
+        ValueError: on a bad seed, negative games or plies outside ``0 .. 2**20 - 1``.
+    """
+    seed = _check_seed(seed)
+    games = np.asarray(games, dtype=np.int64).reshape(-1)
+    plies = np.asarray(plies, dtype=np.int64).reshape(-1)
+    if games.shape != plies.shape:
+        raise ValueError(f"games and plies must have the same length, got {games.shape} and {plies.shape}")
+    if (games < 0).any() or (plies < 0).any() or (plies >= 1 << int(_PLY_BITS)).any():
+        raise ValueError("games must be >= 0 and plies 0 .. 2**20 - 1")
+    counter = (games.astype(np.uint64) << _PLY_BITS) + plies.astype(np.uint64) + np.uint64(1)
+    which = (_splitmix64(seed, counter) % np.uint64(36)).astype(np.int64)
+    which = np.where(plies == 0, games % 36, np.where(plies == 1, (games // 36) % 36, which))
+    return ROLLS_36[which]
+
+
+def _flip_diff(diff: np.ndarray, flip: np.ndarray) -> np.ndarray:
+    """Differences of gnubg-order probabilities for one side -> for the other side where ``flip``.
+
+    ``invert_probs`` is affine (``win -> 1 - win``, gammons swap sides), so a
+    difference inverts by negating the win column and swapping the columns.
+    """
+    out = diff.copy()
     if flip.any():
-        out[flip] = invert_probs(values[flip])
+        d = diff[flip]
+        out[flip] = np.stack([-d[:, 0], d[:, 3], d[:, 4], d[:, 1], d[:, 2]], axis=1)
     return out
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of each distinct row of a 2-D int8 array, and each row's distinct number."""
+    rows = np.ascontiguousarray(rows)
+    keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+@contextmanager
+def _threads(n: int | None):
+    """Run the block with ``n`` torch and numba threads (``None``: as they are), then restore them."""
+    if n is None:
+        yield
+        return
+    import numba
+
+    torch = sys.modules.get("torch")  # an agent without torch never loaded it: nothing to set
+    saved = (numba.get_num_threads(), torch.get_num_threads() if torch is not None else None)
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+    if torch is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(saved[0])
+        if torch is not None:
+            torch.set_num_threads(saved[1])
 
 
 def rollout(
@@ -172,9 +262,10 @@ def rollout(
     agent=None,
     *,
     truncate: int | None = None,
-    variance_reduction: bool = True,
+    variance_reduction: bool | None = None,
     batch: int = 1296,
     efficiency: CubeEfficiency = DEFAULT_EFFICIENCY,
+    threads: int | None = 1,
 ) -> RolloutResult:
     """Roll out a position for the side on roll, before it rolls.
 
@@ -184,155 +275,306 @@ def rollout(
         ply: search depth of the shipped network when ``agent`` is ``None``.
         cube: ``None`` for a cubeless rollout, or the cube state at the root
             (money or match) for a cubeful one.
-        seed: seed of the dice.
+        seed: seed of the dice, ``0 <= seed < 2**64``.
         agent: anything with ``choose_plays(boards, dice)`` and
             ``evaluate(boards) -> (probs, equity)`` (a :class:`nard_ai.search.Agent`
-            at any ply); ``None`` loads the shipped network at ``ply``.
+            at any ply); ``None`` loads the shipped network at ``ply``. A
+            :class:`~nard_ai.search.Agent` (anything with ``evaluator``,
+            ``rules`` and ``ply``) gets gnubg's variance reduction (values of
+            the 21 rolls' best 0-ply plays at ``ply - 1``); any other agent
+            values the 21 rolls with its own ``choose_plays`` and ``evaluate``.
         truncate: stop each game after this many plies and score it with the
             agent's evaluation; ``None`` plays to the end.
-        variance_reduction: luck-adjust cubeless results (21 evaluations per ply).
+        variance_reduction: luck-adjust cubeless results (module docstring).
+            ``None`` (the default) turns it on when the agent searches at
+            1-ply or deeper, where it adds less work than the plays
+            themselves, and off at 0-ply, where it multiplies the work by
+            about 25 (the README's rollout figures show what it buys there
+            per second: less than that in the opening, more in bear-offs).
         batch: games in flight at once.
         efficiency: cube efficiency parameters for cubeful rollouts.
+        threads: torch and numba threads while the rollout runs (the
+            process's settings are restored after it); ``None`` leaves them
+            alone. One thread is the default because it is the fastest on the
+            project's 2-core machine with a training run on the other core:
+            there two threads each made a 0-ply rollout about five times
+            slower (README, rollout figures). torch's setting is global to
+            the process, numba's to the calling thread.
 
     Returns:
         A :class:`RolloutResult` for the root side.
 
     Raises:
         ValueError: on an invalid or finished board, ``games < 1``, a
-            truncation below 1 or a batch below 1.
+            truncation below 1, a batch below 1, a bad seed or ``threads < 1``.
+        RuntimeError: if a game passes :data:`MAX_PLIES` plies.
     """
-    from .network import invert_probs, result_probs
-
     board = validate_board(np.asarray(board).reshape(-1))
     if game_result(board) != 0:
         raise ValueError("the game is over: nothing to roll out")
-    if games < 1:
-        raise ValueError(f"games must be >= 1, got {games}")
-    if truncate is not None and truncate < 1:
-        raise ValueError(f"truncate must be >= 1 plies (or None), got {truncate}")
-    if batch < 1:
-        raise ValueError(f"batch must be >= 1, got {batch}")
+    if isinstance(games, bool) or not isinstance(games, Integral) or games < 1:
+        raise ValueError(f"games must be an integer >= 1, got {games!r}")
+    if truncate is not None and (
+        isinstance(truncate, bool) or not isinstance(truncate, Integral) or truncate < 1
+    ):
+        raise ValueError(f"truncate must be an integer >= 1 plies (or None), got {truncate!r}")
+    if isinstance(batch, bool) or not isinstance(batch, Integral) or batch < 1:
+        raise ValueError(f"batch must be an integer >= 1, got {batch!r}")
+    seed = _check_seed(seed)
+    if threads is not None and (
+        isinstance(threads, bool) or not isinstance(threads, Integral) or threads < 1
+    ):
+        raise ValueError(f"threads must be an integer >= 1 (or None), got {threads!r}")
     if agent is None:
         from .cube import _default_agent
 
         agent = _default_agent(int(ply))
-    agent_ply = getattr(agent, "ply", ply)
     cubeful = cube is not None
-    vr = variance_reduction and not cubeful
+    if variance_reduction is None:
+        variance_reduction = int(getattr(agent, "ply", 0) or 0) >= 1
+    vr = bool(variance_reduction) and not cubeful
     t0 = time.perf_counter()
-    values = np.zeros((games, 5))
-    cube_values = np.zeros(games)
-    plies = np.zeros(games, dtype=np.int64)
-    truncated = 0
-    for start in range(0, games, batch):
-        ids = np.arange(start, min(games, start + batch))
-        out = _rollout_batch(
-            board, ids, seed, agent, cube, truncate, vr, efficiency, invert_probs, result_probs
-        )
-        values[ids], cube_values[ids], plies[ids] = out[0], out[1], out[2]
-        truncated += out[3]
+    run = _Lockstep(board, int(games), seed, agent, cube, truncate, vr, int(batch), efficiency)
+    with _threads(threads):
+        run.play()
+    values = run.values
     equity = 2.0 * values[:, 0] - 1.0 + values[:, 1] + values[:, 2] - values[:, 3] - values[:, 4]
     return RolloutResult(
         probs=values.mean(axis=0),
         probs_ci=_ci(values),
         equity=float(equity.mean()),
         equity_ci=float(_ci(equity[:, None])[0]),
-        cubeful=float(cube_values.mean()) if cubeful else None,
-        cubeful_ci=float(_ci(cube_values[:, None])[0]) if cubeful else None,
-        games=games,
-        truncated=truncated,
-        mean_plies=float(plies.mean()),
+        cubeful=float(run.cube_values.mean()) if cubeful else None,
+        cubeful_ci=float(_ci(run.cube_values[:, None])[0]) if cubeful else None,
+        games=int(games),
+        truncated=run.truncated,
+        mean_plies=float(run.plies.mean()),
         seconds=time.perf_counter() - t0,
         variance_reduction=vr,
-        ply=agent_ply,
+        ply=getattr(agent, "ply", ply),
     )
 
 
-def _rollout_batch(board, ids, seed, agent, cube, truncate, vr, efficiency, invert_probs, result_probs):
-    n = len(ids)
-    dice = _Dice(seed, ids)
-    boards = np.tile(board, (n, 1))
-    mover = np.zeros(n, dtype=np.int64)  # 0 = the root side is on roll
-    ply = np.zeros(n, dtype=np.int64)
-    done = np.zeros(n, dtype=bool)
-    result = np.zeros((n, 5))  # root side's view
-    luck = np.zeros((n, 5))
-    cube_result = np.zeros(n)
-    truncated = 0
-    if cube is not None:
-        cubes = _CubeTrack(cube, n)
-    while True:
-        idx = np.flatnonzero(~done)
-        if len(idx) == 0:
-            break
-        if truncate is not None:
-            stop = idx[ply[idx] >= truncate]
-            if len(stop):
-                probs = np.asarray(agent.evaluate(boards[stop])[0], dtype=np.float64)
-                result[stop] = _to_root(probs, mover[stop], invert_probs)
-                if cube is not None:
-                    cube_result[stop] = cubes.value_of_position(
-                        stop, probs, mover[stop], boards[stop], efficiency
-                    )
-                done[stop] = True
-                truncated += len(stop)
-                idx = np.flatnonzero(~done)
-                if len(idx) == 0:
-                    break
-        if cube is not None:
-            ended = cubes.cube_actions(idx, boards[idx], mover[idx], agent, efficiency)
-            if len(ended):
-                cube_result[ended] = cubes.final[ended]
-                points = cubes.final_points[ended]  # cubeless view of a pass: a single game won or lost
-                result[ended] = result_probs(np.sign(points).astype(np.int64))
-                done[ended] = True
-                idx = np.flatnonzero(~done)
-                if len(idx) == 0:
-                    break
-        roll = dice.roll(idx, ply[idx])
-        if vr:
-            reps = np.repeat(boards[idx], len(ROLLS_21), axis=0)
-            after21 = agent.choose_plays(reps, np.tile(ROLLS_21, (len(idx), 1)))
-            v21 = _afterstate_probs(agent, after21, invert_probs, result_probs).reshape(
-                len(idx), len(ROLLS_21), 5
-            )
-            k = _ROLL_INDEX[roll[:, 0], roll[:, 1]]
-            pick = np.arange(len(idx)) * len(ROLLS_21) + k
-            after = after21[pick]
-            mean = np.einsum("r,nrf->nf", ROLL_WEIGHTS, v21)
-            luck[idx] += _to_root(v21[np.arange(len(idx)), k], mover[idx], invert_probs) - _to_root(
-                mean, mover[idx], invert_probs
-            )
+class _Lockstep:
+    """The games of one rollout in ``batch`` slots of preallocated arrays (module docstring).
+
+    Slot arrays: ``game`` (the game number a slot plays), ``boards`` (the side
+    on roll's view), ``ply`` (plies played; the root side is on roll at even
+    plies), ``luck`` (summed luck, root side's view), ``running``. Per-game
+    outputs: ``values`` ``(games, 5)`` (root side's probabilities minus luck),
+    ``cube_values``, ``plies``.
+    """
+
+    def __init__(self, board, games, seed, agent, cube, truncate, vr, batch, efficiency) -> None:
+        from .network import result_probs
+
+        self.result_probs = result_probs
+        self.root, self.games, self.seed, self.agent = board, games, seed, agent
+        self.truncate, self.vr = truncate, vr
+        slots = min(batch, games)
+        self.game = np.arange(slots, dtype=np.int64)
+        self.boards = np.tile(board, (slots, 1))
+        self.ply = np.zeros(slots, dtype=np.int64)
+        self.luck = np.zeros((slots, 5))
+        self.running = np.ones(slots, dtype=bool)
+        self.next_game = slots
+        self.cubes = None if cube is None else _Cubes(cube, slots, efficiency)
+        self.values = np.zeros((games, 5))
+        self.cube_values = np.zeros(games)
+        self.plies = np.zeros(games, dtype=np.int64)
+        self.truncated = 0
+        self.dedup = True
+        # gnubg's variance reduction needs the evaluator under the agent (a search.Agent)
+        self.fast_vr = all(hasattr(agent, a) for a in ("evaluator", "rules", "ply"))
+        self.agent_ply = int(getattr(agent, "ply", 0) or 0)
+
+    # ---------------------------------------------------------------- the loop
+
+    def play(self) -> None:
+        while True:
+            idx = np.flatnonzero(self.running)
+            if len(idx) == 0:
+                return
+            if self.truncate is not None:
+                idx = self._truncate(idx)
+            if self.cubes is not None and len(idx):
+                idx = self._cube_actions(idx)
+            if len(idx):
+                self._move(idx)
+            self._refill()
+
+    def _finish(self, slots: np.ndarray, probs_root: np.ndarray, cube_value: np.ndarray | None) -> None:
+        game = self.game[slots]
+        self.values[game] = probs_root - self.luck[slots]
+        self.plies[game] = self.ply[slots]
+        if cube_value is not None:
+            self.cube_values[game] = cube_value
+        self.running[slots] = False
+
+    def _refill(self) -> None:
+        left = self.games - self.next_game
+        if left <= 0:
+            return
+        free = np.flatnonzero(~self.running)[:left]
+        if len(free) == 0:
+            return
+        self.game[free] = np.arange(self.next_game, self.next_game + len(free))
+        self.next_game += len(free)
+        self.boards[free] = self.root
+        self.ply[free] = 0
+        self.luck[free] = 0.0
+        self.running[free] = True
+        if self.cubes is not None:
+            self.cubes.reset(free)
+
+    def _truncate(self, idx: np.ndarray) -> np.ndarray:
+        stop = idx[self.ply[idx] >= self.truncate]
+        if len(stop) == 0:
+            return idx
+        from .network import invert_probs
+
+        probs = np.asarray(self.agent.evaluate(self.boards[stop])[0], dtype=np.float64)
+        mover = self.ply[stop] & 1
+        root = probs.copy()
+        flip = mover == 1
+        root[flip] = invert_probs(probs[flip])
+        cube_value = None
+        if self.cubes is not None:
+            cube_value = self.cubes.position_value(stop, mover, probs, self.boards[stop])
+        self._finish(stop, root, cube_value)
+        self.truncated += len(stop)
+        return idx[self.ply[idx] < self.truncate]
+
+    def _cube_actions(self, idx: np.ndarray) -> np.ndarray:
+        mover = self.ply[idx] & 1
+        passed, root_points = self.cubes.act(idx, mover, self.boards[idx], self.agent)
+        if len(passed) == 0:
+            return idx
+        probs_root = self.result_probs(np.sign(root_points)).astype(np.float64)
+        self._finish(idx[passed], probs_root, self.cubes.score(root_points))
+        return idx[self.running[idx]]
+
+    def _move(self, idx: np.ndarray) -> None:
+        boards = self.boards[idx]
+        mover = self.ply[idx] & 1
+        roll = rollout_dice(self.seed, self.game[idx], self.ply[idx])
+        if self.vr:
+            after, luck = self._lucky_plays(boards, roll)
+            self.luck[idx] += _flip_diff(luck, mover == 1)
         else:
-            after = agent.choose_plays(boards[idx], roll)
+            after = self._plays(boards, roll)
+        self.ply[idx] += 1
+        if self.ply[idx].max() > MAX_PLIES:
+            raise RuntimeError(f"a rollout game passed {MAX_PLIES} plies")
         finished = ~(after > 0).any(axis=1)
         if finished.any():
-            fin = idx[finished]
-            points = game_result(after[finished])
-            result[fin] = _to_root(result_probs(points).astype(np.float64), mover[fin], invert_probs)
-            if cube is not None:
-                root_points = np.where(mover[fin] == 0, points, -points) * cubes.value[fin]
-                cube_result[fin] = cubes.score_points(fin, root_points)
-            done[fin] = True
-        boards[idx] = np.where(finished[:, None], after, swap_sides_unchecked(after))
-        mover[idx] ^= 1
-        ply[idx] += 1
-        if (ply > MAX_PLIES).any():
-            raise RuntimeError(f"a rollout game passed {MAX_PLIES} plies")
-    values = result - luck if vr else result
-    return values, cube_result, ply, truncated
+            done = idx[finished]
+            points = game_result(after[finished])  # the mover's view
+            root_points = np.where(mover[finished] == 0, points, -points)
+            cube_value = None
+            if self.cubes is not None:
+                cube_value = self.cubes.score(root_points * self.cubes.value[done])
+            self._finish(done, self.result_probs(root_points).astype(np.float64), cube_value)
+            idx, after = idx[~finished], after[~finished]
+        self.boards[idx] = swap_sides_unchecked(after)
+
+    # ---------------------------------------------------------------- move choice
+
+    def _merge(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Distinct rows and the inverse map while repeats are common; ``None`` once they are not."""
+        if not self.dedup:
+            return None
+        first, inverse = _unique_rows(rows)
+        if len(first) > (1.0 - _DEDUP_MIN_SHARE) * len(rows):
+            self.dedup = False  # from here on the games have diverged
+            return None
+        return first, inverse
+
+    def _plays(self, boards: np.ndarray, roll: np.ndarray) -> np.ndarray:
+        """The agent's play of each ``(board, roll)``: ``(N, 26)`` afterstates (mover's view)."""
+        merged = self._merge(np.concatenate([boards, roll], axis=1))
+        if merged is None:
+            return self.agent.choose_plays(boards, roll)
+        first, inverse = merged
+        return self.agent.choose_plays(boards[first], roll[first])[inverse]
+
+    def _lucky_plays(self, boards: np.ndarray, roll: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The agent's plays and the luck of each roll, ``(N, 5)`` in the mover's view (module docstring)."""
+        merged = self._merge(boards)
+        first, inverse = merged if merged is not None else (np.arange(len(boards)), np.arange(len(boards)))
+        distinct = boards[first]
+        after21, probs21 = self._roll_values(distinct)
+        mean = np.einsum("r,nrf->nf", ROLL_WEIGHTS, probs21.reshape(len(distinct), len(ROLLS_21), 5))
+        row = inverse * len(ROLLS_21) + _ROLL_INDEX[roll[:, 0], roll[:, 1]]
+        luck = probs21[row] - mean[inverse]
+        if self.fast_vr and self.agent_ply > 0:
+            after = self.agent.choose_plays(boards, roll)
+        else:
+            # 0-ply (or an agent valuing the rolls itself): the expansion holds the play for the roll thrown
+            after = after21[row]
+        return after, luck
+
+    def _roll_values(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Best play of each board x each of the 21 rolls and its value for the mover.
+
+        Returns ``(afterstates (21 N, 26) int8, probs (21 N, 5) float64)``,
+        rows ``21 i .. 21 i + 20`` for ``boards[i]`` in :data:`ROLLS_21` order.
+        """
+        n = len(boards)
+        k = len(ROLLS_21)
+        after = np.empty((n * k, BOARD_SIZE), dtype=np.int8)
+        probs = np.empty((n * k, 5), dtype=np.float64)
+        step = max(1, VR_CHUNK // k)
+        for start in range(0, n, step):
+            chunk = boards[start : start + step]
+            rows = slice(start * k, (start + len(chunk)) * k)
+            reps = np.repeat(chunk, k, axis=0)
+            dice = np.tile(ROLLS_21, (len(chunk), 1))
+            after[rows], probs[rows] = self._best_plays(reps, dice)
+        return after, probs
+
+    def _best_plays(self, boards: np.ndarray, dice: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.fast_vr:
+            from .search import afterstate_probs, select_plays
+
+            agent = self.agent
+            sel = select_plays(agent.evaluator, boards, dice, agent.rules)
+            if self.agent_ply <= 1:
+                return sel.afterstates, sel.probs
+            # gnubg: the best 0-ply play, re-evaluated at ply - 1
+            return sel.afterstates, afterstate_probs(
+                agent.evaluator, sel.afterstates, self.agent_ply - 1, agent.rules
+            )
+        from .network import invert_probs
+
+        after = self.agent.choose_plays(boards, dice)
+        probs = invert_probs(
+            np.asarray(self.agent.evaluate(swap_sides_unchecked(after))[0], dtype=np.float64)
+        )
+        done = ~(after > 0).any(axis=1)
+        if done.any():
+            probs[done] = self.result_probs(game_result(after[done]))
+        return after, probs
 
 
-class _CubeTrack:
-    """The cube of each game of a cubeful rollout, kept from the root side's view."""
+class _Cubes:
+    """The cube of each slot of a cubeful rollout, kept from the root side's view.
 
-    def __init__(self, cube: CubeState, n: int) -> None:
+    ``value`` is the cube value, ``owner`` -1 (centred), 0 (the root side) or
+    1 (its opponent). Decisions are taken per group of games sharing a cube
+    state (value, owner, side on roll): a handful of groups, each vectorized.
+    """
+
+    def __init__(self, cube: CubeState, slots: int, efficiency: CubeEfficiency) -> None:
         self.root = cube
-        self.value = np.full(n, cube.value, dtype=np.int64)
-        owner = {CENTRED: -1, ON_ROLL: 0, OPPONENT: 1}[cube.owner]
-        self.owner = np.full(n, owner, dtype=np.int64)  # -1 centred, 0 root, 1 opponent
-        self.final = np.zeros(n)
-        self.final_points = np.zeros(n, dtype=np.int64)
+        self.efficiency = efficiency
+        self.start_owner = {CENTRED: -1, ON_ROLL: 0, OPPONENT: 1}[cube.owner]
+        self.value = np.full(slots, cube.value, dtype=np.int64)
+        self.owner = np.full(slots, self.start_owner, dtype=np.int64)
+
+    def reset(self, slots: np.ndarray) -> None:
+        self.value[slots] = self.root.value
+        self.owner[slots] = self.start_owner
 
     def state(self, value: int, owner: int, mover: int) -> CubeState:
         """The cube state from the mover's view."""
@@ -349,62 +591,72 @@ class _CubeTrack:
             beavers=root.beavers,
         )
 
-    def score_points(self, games: np.ndarray, root_points: np.ndarray) -> np.ndarray:
+    def groups(self, slots: np.ndarray, mover: np.ndarray):
+        """``(CubeState, members)`` for each cube state among ``slots`` (``members`` index ``slots``)."""
+        key = (self.value[slots] * 3 + self.owner[slots] + 1) * 2 + mover
+        keys, inverse = np.unique(key, return_inverse=True)
+        for j in range(len(keys)):
+            members = np.flatnonzero(inverse == j)
+            s, m = slots[members[0]], int(mover[members[0]])
+            yield self.state(int(self.value[s]), int(self.owner[s]), m), members
+
+    def score(self, root_points: np.ndarray) -> np.ndarray:
         """Cubeful result of games ending with ``root_points`` (result x cube value, root side's view)."""
         root = self.root
         if root.is_money:
             return root_points / root.value
-        return np.array(
-            [_mwc(root.away, root.opp_away, int(p), root.crawford) for p in root_points], dtype=np.float64
-        )
+        points, inverse = np.unique(root_points, return_inverse=True)
+        mwc = np.array([_mwc(root.away, root.opp_away, int(p), root.crawford) for p in points])
+        return mwc[inverse.reshape(-1)]
 
-    def _equity(self, probs: np.ndarray, cs: CubeState, x: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _equity(probs: np.ndarray, cs: CubeState, x: np.ndarray) -> np.ndarray:
         p = _as_probs(probs)
         return _money_cubeful(p, cs, x) if cs.is_money else _match_cubeful(p, cs, x)
 
-    def value_of_position(self, games, probs, mover, boards, efficiency) -> np.ndarray:
-        """Cubeful value (root side's view) of positions where the game is stopped."""
-        x = cube_efficiency(boards, efficiency)
-        out = np.zeros(len(games))
-        for k, g in enumerate(games):
-            cs = self.state(int(self.value[g]), int(self.owner[g]), int(mover[k]))
-            v = float(self._equity(probs[k], cs, x[k]))
+    def position_value(self, slots, mover, probs, boards) -> np.ndarray:
+        """Cubeful value (root side's view) of positions where the games stop; ``probs`` for the mover."""
+        x = cube_efficiency(boards, self.efficiency)
+        out = np.zeros(len(slots))
+        for cs, m in self.groups(slots, mover):
+            v = self._equity(probs[m], cs, x[m])
             if self.root.is_money:
                 v = v * cs.value / self.root.value
-                out[k] = v if mover[k] == 0 else -v
+                out[m] = v if mover[m[0]] == 0 else -v
             else:
-                out[k] = v if mover[k] == 0 else 1.0 - v
+                out[m] = v if mover[m[0]] == 0 else 1.0 - v
         return out
 
-    def cube_actions(self, idx, boards, mover, agent, efficiency) -> np.ndarray:
-        """Let each side on roll double and its opponent answer; returns the games that ended in a pass."""
-        states = [
-            self.state(int(self.value[g]), int(self.owner[g]), int(m))
-            for g, m in zip(idx, mover, strict=True)
-        ]
-        can = np.array([cs.can_double for cs in states], dtype=bool)
-        if not can.any():
-            return np.zeros(0, dtype=np.int64)
-        sel = np.flatnonzero(can)
-        probs = _as_probs(agent.evaluate(boards[sel])[0])
-        x = cube_efficiency(boards[sel], efficiency)
-        ended = []
-        for k, j in enumerate(sel):
-            cs, g = states[j], idx[j]
-            nd = float(self._equity(probs[k], cs, x[k]))
-            dt = float(self._equity(probs[k], cs.doubled(), x[k]))
+    def act(self, slots, mover, boards, agent) -> tuple[np.ndarray, np.ndarray]:
+        """Let each side on roll double and its opponent answer.
+
+        Returns the positions in ``slots`` of the games that ended in a pass,
+        and their points (cube value, root side's view); takes update the cube.
+        """
+        groups = [(cs, m) for cs, m in self.groups(slots, mover) if cs.can_double]
+        if not groups:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        ask = np.concatenate([m for _, m in groups])
+        probs = np.zeros((len(slots), 5))
+        probs[ask] = _as_probs(agent.evaluate(boards[ask])[0])
+        x = np.zeros(len(slots))
+        x[ask] = cube_efficiency(boards[ask], self.efficiency)
+        passed, points = [], []
+        for cs, m in groups:
+            nd = self._equity(probs[m], cs, x[m])
+            dt = self._equity(probs[m], cs.doubled(), x[m])
             if cs.is_money:
                 dt, dp = 2.0 * dt, 1.0
             else:
                 dp = _mwc(cs.away, cs.opp_away, cs.value, cs.crawford)
-            if min(dt, dp) < nd:
-                continue  # no double (or too good: play on)
-            if dt >= dp:  # double, pass: the mover wins the current cube
-                root_points = cs.value if mover[j] == 0 else -cs.value
-                self.final_points[g] = root_points
-                self.final[g] = self.score_points(np.array([g]), np.array([root_points]))[0]
-                ended.append(g)
-            else:  # double, take: the taker owns the cube at twice the value
-                self.value[g] *= 2
-                self.owner[g] = 1 - mover[j]
-        return np.array(ended, dtype=np.int64)
+            double = np.minimum(dt, dp) >= nd  # else no double (or too good: play on)
+            drop = m[double & (dt >= dp)]  # double, pass: the mover wins the current cube
+            take = slots[m[double & (dt < dp)]]  # double, take: the taker owns the cube at twice the value
+            self.value[take] *= 2
+            self.owner[take] = 1 - mover[m[0]]
+            if len(drop):
+                passed.append(drop)
+                points.append(np.full(len(drop), cs.value if mover[m[0]] == 0 else -cs.value, dtype=np.int64))
+        if not passed:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(passed), np.concatenate(points)

@@ -2,7 +2,7 @@
 
 :func:`play_round` plays a fixed number of self-play games with a pool of
 ``pool`` concurrent slots. Every ply, all active games' legal plays go through
-the 0-ply search (:func:`nard_ai.search.select_plays`: one move-generator call
+the search (:func:`nard_ai.search.select_plays`, 0-ply by default: one move-generator call
 and one network forward pass over all afterstates of all games), each game
 takes its greedy best play (exploration comes from the dice, as in
 TD-Gammon), and the chosen afterstate's value for the mover is recorded as
@@ -130,6 +130,7 @@ def play_round(
     lam: float = 0.7,
     batch_size: int = 512,
     rules: Rules = STANDARD_RULES,
+    ply: int = 0,
     stats: RoundStats | None = None,
     on_games=None,
     should_stop=None,
@@ -145,6 +146,10 @@ def play_round(
         lam: TD lambda (see :mod:`nard_ai.learn`).
         batch_size: samples per gradient step.
         rules: rule settings.
+        ply: search depth of the move choice (gnubg numbering, 0..2). The
+            recorded one-step target is the chosen play's value at that
+            depth, so ``ply=1`` trains on 1-ply lookahead targets (and is
+            about two orders of magnitude slower per game).
         stats: a :class:`RoundStats` to fill in (so a caller interrupted
             mid-round still sees what was done); a new one by default.
         on_games: optional callable ``on_games(n)`` told each time ``n`` more
@@ -167,7 +172,7 @@ def play_round(
     length = 256
     boards = np.zeros((slots, BOARD_SIZE), dtype=np.int8)
     dice = np.zeros((slots, 2), dtype=np.int8)
-    ply = np.zeros(slots, dtype=np.int64)
+    game_ply = np.zeros(slots, dtype=np.int64)
     active = np.zeros(slots, dtype=bool)
     traj_boards = np.zeros((slots, length, BOARD_SIZE), dtype=np.int8)
     traj_y = np.zeros((slots, length, 6), dtype=np.float32)
@@ -176,7 +181,7 @@ def play_round(
     def start(where: np.ndarray) -> None:
         boards[where] = start_board
         _, dice[where] = opening_roll(len(where), rng)
-        ply[where] = 0
+        game_ply[where] = 0
         active[where] = True
 
     start(np.arange(slots))
@@ -188,9 +193,9 @@ def play_round(
         if should_stop is not None and should_stop():
             stats.interrupted = True
             break
-        sel = select_plays(evaluator, boards[idx], dice[idx], rules)
+        sel = select_plays(evaluator, boards[idx], dice[idx], rules, ply=ply)
         stats.positions += int(sel.num_plays.sum())
-        t = ply[idx]
+        t = game_ply[idx]
         if t.max() >= length:
             if length >= MAX_PLIES:
                 raise RuntimeError(f"a self-play game passed {MAX_PLIES} plies")
@@ -199,13 +204,13 @@ def play_round(
             length *= 2
         traj_boards[idx, t] = boards[idx]
         traj_y[idx, t] = gnubg_to_exclusive(sel.probs)
-        ply[idx] += 1
+        game_ply[idx] += 1
         stats.plies += len(idx)
 
         fin = sel.finished
         done = idx[fin]
         if len(done):
-            lengths = ply[done]
+            lengths = game_ply[done]
             longest = int(lengths.max())
             targets = lambda_returns(traj_y[done, :longest], lengths, lam)
             mask = np.arange(longest)[None, :] < lengths[:, None]

@@ -60,71 +60,19 @@ from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
+from . import cube as _cube
 from .board import BAR, BOARD_SIZE, OPP_BAR, game_result, validate_board, validate_dice
 from .external import checker_moves
-from .formats.match_id import MatchState, parse_gnubg_id
+from .formats.match_id import MatchState
 from .formats.notation import play_notation
-from .formats.position_id import board_from_position_id, position_id
-from .formats.xgid import from_xgid
-from .game import CENTERED
+from .formats.position import cube_state_from_match, parse_position
+from .formats.position_id import position_id
 
 __all__ = ["create_app", "parse_position", "cube_state_from_match", "checker_moves"]
 
 log = logging.getLogger(__name__)
 
-try:  # the cube module is optional: /cube answers 501 without it
-    from . import cube as _cube
-except ImportError:  # pragma: no cover - depends on the checkout
-    _cube = None
-
-
 # --------------------------------------------------------------------------- parsing (no HTTP here)
-
-
-def parse_position(text: str) -> tuple[np.ndarray, MatchState | None]:
-    """A board (side on roll's view) and, if the text holds one, its match state.
-
-    Args:
-        text: a gnubg Position ID, ``PositionID:MatchID``, or an XGID.
-
-    Raises:
-        ValueError: naming the format, on malformed text.
-    """
-    body = text.strip()
-    if body[:5].upper() == "XGID=" or body.count(":") >= 9:
-        return from_xgid(body)
-    if ":" in body:
-        return parse_gnubg_id(body)
-    return board_from_position_id(body), None
-
-
-def cube_state_from_match(state: MatchState | None, **overrides: Any):
-    """The :class:`nard_ai.cube.CubeState` of a Match ID/XGID state, seen from its player on roll.
-
-    ``overrides`` (``value``, ``owner``, ``match_length``, ``score``,
-    ``crawford``, ``jacoby``) replace fields; ``None`` values are ignored.
-
-    Raises:
-        ValueError: on an inconsistent cube or match (from ``CubeState``).
-    """
-    fields: dict[str, Any] = {}
-    if state is not None:
-        me = state.player_on_roll
-        owner = (
-            _cube.CENTRED
-            if state.cube_owner == CENTERED
-            else (_cube.ON_ROLL if state.cube_owner == me else _cube.OPPONENT)
-        )
-        fields = {
-            "value": state.cube_value,
-            "owner": owner,
-            "match_length": state.match_length,
-            "score": (state.score[me], state.score[1 - me]) if state.match_length else (0, 0),
-            "crawford": state.crawford,
-            "jacoby": state.jacoby and not state.match_length,
-        }
-    fields.update({k: v for k, v in overrides.items() if v is not None})
-    return _cube.CubeState(**fields)
 
 
 # --------------------------------------------------------------------------- schema
@@ -399,8 +347,6 @@ def create_app(
         )
 
     def do_cube(board, state, req_ply, overrides) -> CubeResponse:
-        if _cube is None:
-            raise HTTPException(status_code=501, detail="cube decisions need nard_ai.cube, not in this build")
         _live(board)
         try:
             cube_state = cube_state_from_match(state, **overrides)

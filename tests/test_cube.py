@@ -560,8 +560,8 @@ _GNUBG_CLASSIC = [
     "set cubeefficiency crashed 0.68",
     "set cubeefficiency race factor 0.00125",
     "set cubeefficiency race coefficient 0.55",
-    "set cubeefficiency race maximum 0.7",
-    "set cubeefficiency race minimum 0.6",
+    "set cubeefficiency race max 0.7",
+    "set cubeefficiency race min 0.6",
 ]
 
 #: Positions from pubeval self-play, chosen to cover every action at money play.

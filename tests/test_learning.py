@@ -388,8 +388,9 @@ def test_agent_specs(tmp_path):
     path = save_checkpoint(tmp_path / "n.pt", small_network())
     assert agent_from_spec(f"{path}:0").ply == 0
     assert agent_from_spec("pubeval").name == "pubeval" and agent_from_spec("random").name == "random"
-    with pytest.raises(ValueError, match="0-ply"):
-        agent_from_spec(f"{path}:2")
+    assert agent_from_spec(f"{path}:2").ply == 2
+    with pytest.raises(ValueError, match="ply"):
+        agent_from_spec(f"{path}:3")
     with pytest.raises(FileNotFoundError):
         agent_from_spec(str(tmp_path / "missing.pt"))
 
@@ -449,8 +450,8 @@ TINY = ["--hidden", "8", "--pool", "8", "--batch-size", "32", "--checkpoint-ever
 def test_train_defaults_write_a_new_file_not_the_shipped_one(tmp_path):
     r = run([str(REPO / "train.py"), "--games", "10", *TINY], tmp_path)
     assert r.returncode == 0, r.stderr
-    assert load_checkpoint(tmp_path / "checkpoints" / "nard-td198__1.pt").games_trained == 10
-    assert not (tmp_path / "checkpoints" / "nard-td198.pt").exists()
+    assert load_checkpoint(tmp_path / "checkpoints" / "nard-rich__1.pt").games_trained == 10
+    assert not (tmp_path / "checkpoints" / "nard-rich.pt").exists()
 
 
 def test_train_resume_errors_and_nothing_to_do(tmp_path):
@@ -517,3 +518,19 @@ def test_cli_uses_the_ascii_board_without_a_shim():
     source = inspect.getsource(cli)
     assert "SHIM" not in source and "_render_board" not in source
     assert "from .formats.ascii import render_board" in source
+
+
+def test_one_ply_self_play_trains_on_lookahead_targets_deterministically():
+    """``ply=1`` self-play finishes its games, is seeded, and learns from other targets than 0-ply."""
+    from nard_ai.selfplay import play_round
+
+    def run(ply: int) -> tuple[Learner, object]:
+        learner = Learner(small_network(5), lr=1e-2)
+        stats = play_round(learner, 2, np.random.default_rng(3), pool=2, batch_size=32, ply=ply)
+        return learner, stats
+
+    (a, sa), (b, _), (c, _) = run(1), run(1), run(0)
+    assert sa.games == 2 and sa.plies > 0 and sa.updates > 0
+    for pa, pb in zip(a.network.parameters(), b.network.parameters(), strict=True):
+        torch.testing.assert_close(pa, pb, rtol=0, atol=0)
+    assert any(not torch.equal(pa, pc) for pa, pc in zip(a.network.parameters(), c.network.parameters(), strict=True))

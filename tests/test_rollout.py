@@ -14,8 +14,9 @@ from nard_ai.arena import pubeval_agent
 from nard_ai.board import pip_count, pos
 from nard_ai.cube import CubeState, cube_decision_from_probs
 from nard_ai.met import match_equity_after
-from nard_ai.rollout import ROLL_WEIGHTS, ROLLS_21, ROLLS_36, _Dice, rollout
-from nard_ai.search import Agent
+from nard_ai.network import default_checkpoint_path, invert_probs
+from nard_ai.rollout import ROLL_WEIGHTS, ROLLS_21, ROLLS_36, rollout, rollout_dice
+from nard_ai.search import Agent, position_probs
 
 #: The side on roll has one checker on its 6-point, the opponent one on its 1-point:
 #:
@@ -55,14 +56,50 @@ class PipEvaluator:
 def test_the_first_two_rolls_are_stratified_over_the_36_rolls():
     """Game i opens with the (i mod 36)-th ordered roll and answers with the (i div 36 mod 36)-th."""
     ids = np.arange(1296)
-    dice = _Dice(5, ids)
-    first = dice.roll(ids, np.zeros(1296, dtype=np.int64))
-    second = dice.roll(ids, np.ones(1296, dtype=np.int64))
+    first = rollout_dice(5, ids, np.zeros(1296, dtype=np.int64))
+    second = rollout_dice(5, ids, np.ones(1296, dtype=np.int64))
     assert (first == ROLLS_36[ids % 36]).all()
     assert (second == ROLLS_36[ids // 36]).all()
     pairs = {(tuple(a), tuple(b)) for a, b in zip(first, second, strict=True)}
     assert len(pairs) == 1296
     assert ROLL_WEIGHTS.sum() == pytest.approx(1.0) and len(ROLLS_21) == 21
+
+
+def test_later_rolls_are_splitmix64_outputs():
+    """Game g's roll at ply t >= 2 is SplitMix64 output number g * 2**20 + t + 1, mod 36.
+
+    SplitMix64 seeded with 1234567 starts 6457827717110365317, 3203168211198807973,
+    9817491932198370423, 4593380528125082431, 16408922859458223821 (the reference sequence of
+    Rosetta Code's "Pseudo-random numbers/Splitmix64" task).
+    """
+    outputs = [
+        6457827717110365317,
+        3203168211198807973,
+        9817491932198370423,
+        4593380528125082431,
+        16408922859458223821,
+    ]
+    got = rollout_dice(1234567, np.zeros(3, dtype=np.int64), np.array([2, 3, 4]))
+    np.testing.assert_array_equal(got, ROLLS_36[[z % 36 for z in outputs[2:]]])
+    # 9817491932198370423 % 36 = 27 = 6 * (5 - 1) + (4 - 1): the third roll of game 0 is 5-4
+    assert tuple(got[0]) == (5, 4)
+    # game 1 starts its own stretch of the stream, 2**20 outputs further on
+    mask = (1 << 64) - 1
+    z = (1234567 + ((1 << 20) + 3) * 0x9E3779B97F4A7C15) & mask
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    z ^= z >> 31
+    assert tuple(rollout_dice(1234567, np.array([1]), np.array([2]))[0]) == tuple(ROLLS_36[z % 36])
+
+
+def test_later_rolls_are_uniform_over_the_36_rolls():
+    """Pearson's chi-square of 36,000 rolls (games 0..1199, plies 2..31) against 1000 per roll stays
+    below 66.6, the 99.9% quantile of chi-square with 35 degrees of freedom."""
+    games, plies = np.meshgrid(np.arange(1200), np.arange(2, 32), indexing="ij")
+    dice = rollout_dice(0, games.ravel(), plies.ravel())
+    counts = np.bincount((dice[:, 0] - 1) * 6 + dice[:, 1] - 1, minlength=36)
+    assert counts.sum() == 36_000
+    assert ((counts - 1000.0) ** 2 / 1000.0).sum() < 66.6
 
 
 def test_36_stratified_games_give_the_exact_last_roll_chances():
@@ -75,7 +112,8 @@ def test_36_stratified_games_give_the_exact_last_roll_chances():
         assert r.equity == pytest.approx(0.5, abs=1e-12)
         assert r.variance_reduction is vr and r.cubeful is None
     # The evaluator is exact here, so luck adjustment leaves no variance at all.
-    assert rollout(LAST_ROLL, 36, agent=agent).probs_ci[0] == pytest.approx(0.0, abs=1e-12)
+    exact = rollout(LAST_ROLL, 36, agent=agent, variance_reduction=True)
+    assert exact.probs_ci[0] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_a_rollout_is_reproducible_and_independent_of_the_batch_size():
@@ -96,6 +134,130 @@ def test_luck_adjustment_is_unbiased_and_narrows_the_interval():
     luck = rollout(board, 216, agent=agent, variance_reduction=True)
     assert luck.probs_ci[0] < 0.7 * plain.probs_ci[0]
     assert abs(luck.probs[0] - plain.probs[0]) < 1.5 * (plain.probs_ci[0] + luck.probs_ci[0])
+
+
+def test_luck_adjusted_games_truncated_after_one_ply_all_score_the_1_ply_value():
+    """Truncated after the root side's play, a game scores V0 of its afterstate minus its luck,
+    V0(afterstate) - (V0(afterstate) - mean over the 21 rolls), which is the 1-ply value of the root
+    position whatever the dice: every game gives the same number, with no variance."""
+    evaluator = PipEvaluator()
+    board = pos(me={6: 3, 5: 3, 4: 3, 8: 2, 20: 1}, opp={6: 3, 4: 3, 3: 2, 9: 3, 18: 1})
+    r = rollout(board, 72, agent=Agent(evaluator), truncate=1, variance_reduction=True)
+    expected = position_probs(evaluator, board, ply=1)[0]
+    np.testing.assert_allclose(r.probs, expected, atol=2e-6)
+    assert r.probs_ci[0] < 1e-6 and r.truncated == 72
+
+
+def test_the_opponents_luck_is_counted_from_the_root_sides_view():
+    """X (on roll) is closed out: it dances with every roll, so its own roll has no luck. The
+    opponent's roll then decides; truncated after it, every game scores the opponent's 1-ply value
+    of its position, turned to X's view (wins and losses exchanged)."""
+    evaluator = PipEvaluator()
+    board = pos(me={25: 1, 6: 5, 5: 5, 4: 4}, opp={1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2, 9: 3})
+    r = rollout(board, 72, agent=Agent(evaluator), truncate=2, variance_reduction=True)
+    opponent = position_probs(evaluator, na.swap_sides(board), ply=1)[0]
+    np.testing.assert_allclose(r.probs, invert_probs(opponent), atol=2e-6)
+    assert r.probs_ci[0] < 1e-6
+
+
+def test_an_agent_without_an_evaluator_gets_the_same_luck_adjustment():
+    """Any object with choose_plays and evaluate can roll out; at 0-ply its luck values (the 21 rolls'
+    chosen plays, valued by its own evaluate) equal the search agent's."""
+    agent = Agent(PipEvaluator())
+
+    class Plain:
+        def choose_plays(self, boards, dice):
+            return agent.choose_plays(boards, dice)
+
+        def evaluate(self, boards):
+            return agent.evaluate(boards)
+
+    board = pos(me={6: 3, 5: 3, 4: 3, 8: 2}, opp={6: 3, 5: 3, 4: 2, 9: 3})
+    a = rollout(board, 40, agent=agent, seed=2, variance_reduction=True)
+    b = rollout(board, 40, agent=Plain(), seed=2, variance_reduction=True)
+    assert a.variance_reduction and b.variance_reduction
+    np.testing.assert_allclose(a.probs, b.probs, atol=1e-9)
+    assert a.mean_plies == b.mean_plies
+
+
+def test_1_and_2_ply_rollouts_play_on_and_stay_exact():
+    """With a k-ply agent the luck values come from the 21 rolls' best 0-ply plays valued at k - 1 ply
+    (gnubg) and the play from the k-ply search; the exact evaluator keeps the 27/36 answer, and
+    luck adjustment leaves no variance."""
+    for ply in (1, 2):
+        agent = Agent(LastRollEvaluator(), ply=ply)
+        for vr in (False, True):
+            r = rollout(LAST_ROLL, 36, agent=agent, variance_reduction=vr)
+            assert r.probs[0] == pytest.approx(0.75, abs=1e-12) and r.ply == ply
+        assert r.probs_ci[0] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_luck_adjustment_is_on_by_default_from_1_ply():
+    """At 0-ply the 21-roll expansion costs about 25 times the plays themselves, at 1-ply less than
+    they do: the default adjusts for luck only from 1-ply on; cubeful rollouts never do."""
+    assert not rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator())).variance_reduction
+    assert rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator(), ply=1)).variance_reduction
+    cube = rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator()), cube=CubeState(), variance_reduction=True)
+    assert not cube.variance_reduction
+
+
+def test_a_cubeful_rollout_is_independent_of_the_batch_size():
+    """A slot that takes a new game starts it with the root cube again."""
+    agent = Agent(PipEvaluator())
+    board = pos(me={6: 3, 5: 3, 4: 3, 8: 2}, opp={6: 3, 5: 3, 4: 2, 9: 3})
+    a = rollout(board, 40, agent=agent, cube=CubeState(), seed=3, batch=40)
+    b = rollout(board, 40, agent=agent, cube=CubeState(), seed=3, batch=6)
+    assert a.cubeful == b.cubeful and a.mean_plies == b.mean_plies
+    np.testing.assert_array_equal(a.probs, b.probs)
+
+
+def test_cube_play_takes_each_games_cube_decision():
+    """The cube play of a rollout step, taken per group of games sharing a cube state, does for every
+    game what nard_ai.cube.cube_decision_from_probs says in its cube state: double/take turns the cube
+    to the taker, double/pass ends the game for the cube's value, no double and too good play on."""
+    from nard_ai.bench import random_play_positions
+    from nard_ai.cube import DEFAULT_EFFICIENCY, cube_efficiency
+    from nard_ai.network import exclusive_to_gnubg
+    from nard_ai.rollout import _Cubes
+
+    rng = np.random.default_rng(7)
+    boards, _ = random_play_positions(600, rng)
+    _, first = np.unique(boards.view(np.dtype((np.void, 26))).ravel(), return_index=True)
+    boards = boards[np.sort(first)]
+    n = len(boards)
+    probs = exclusive_to_gnubg(rng.dirichlet([3, 1, 0.3, 3, 1, 0.3], size=n)).astype(np.float32)
+    table = {b.tobytes(): p for b, p in zip(boards, probs, strict=True)}
+
+    class TableAgent:
+        def evaluate(self, rows):
+            return np.array([table[r.tobytes()] for r in rows]), None
+
+    mover = rng.integers(0, 2, n)
+    x = cube_efficiency(boards, DEFAULT_EFFICIENCY)
+    actions = set()
+    for root in (
+        CubeState(),
+        CubeState(value=2, owner="opponent"),
+        CubeState.from_away(5, 5),
+        CubeState.from_away(3, 7, value=2, owner="on_roll"),
+    ):
+        cubes = _Cubes(root, n, DEFAULT_EFFICIENCY)
+        before_value, before_owner = cubes.value.copy(), cubes.owner.copy()
+        passed, points = cubes.act(np.arange(n), mover, boards, TableAgent())
+        ended = dict(zip(passed.tolist(), points.tolist(), strict=True))
+        for i in range(n):
+            view = root if mover[i] == 0 else root.swapped()
+            action = cube_decision_from_probs(probs[i], view, efficiency=x[i]).action
+            actions.add(action)
+            sign = 1 if mover[i] == 0 else -1
+            if action == "double_pass":
+                assert ended.get(i) == sign * root.value and cubes.value[i] == before_value[i]
+            elif action == "double_take":
+                assert i not in ended and cubes.value[i] == 2 * root.value and cubes.owner[i] == 1 - mover[i]
+            else:
+                assert i not in ended and cubes.value[i] == before_value[i]
+                assert cubes.owner[i] == before_owner[i]
+    assert {"double_take", "double_pass", "no_double"} <= actions
 
 
 def test_the_confidence_interval_narrows_as_one_over_the_square_root_of_games():
@@ -143,6 +305,33 @@ def test_the_crawford_game_is_played_without_the_cube():
     assert r.cubeful == pytest.approx(expected, abs=1e-9)
 
 
+def test_a_rollout_runs_on_one_thread_and_restores_the_settings():
+    """threads=1 (the default) runs torch and numba on one thread during the rollout only."""
+    import numba
+    import torch
+
+    seen = []
+    agent = Agent(PipEvaluator())
+
+    class Watching:
+        ply = 0
+
+        def choose_plays(self, boards, dice):
+            seen.append((torch.get_num_threads(), numba.get_num_threads()))
+            return agent.choose_plays(boards, dice)
+
+        def evaluate(self, boards):
+            return agent.evaluate(boards)
+
+    before = (torch.get_num_threads(), numba.get_num_threads())
+    rollout(LAST_ROLL, 36, agent=Watching())
+    assert set(seen) == {(1, 1)}
+    assert (torch.get_num_threads(), numba.get_num_threads()) == before
+    seen.clear()
+    rollout(LAST_ROLL, 36, agent=Watching(), threads=None)
+    assert set(seen) == {before}
+
+
 def test_rollout_rejects_bad_arguments():
     agent = Agent(LastRollEvaluator())
     with pytest.raises(ValueError, match="games"):
@@ -151,7 +340,33 @@ def test_rollout_rejects_bad_arguments():
         rollout(LAST_ROLL, 36, agent=agent, truncate=0)
     with pytest.raises(ValueError, match="over"):
         rollout(pos(me={}, opp={1: 1}), 36, agent=agent)
+    with pytest.raises(ValueError, match="seed"):
+        rollout(LAST_ROLL, 36, agent=agent, seed=-1)
+    with pytest.raises(ValueError, match="batch"):
+        rollout(LAST_ROLL, 36, agent=agent, batch=0)
+    with pytest.raises(ValueError, match="threads"):
+        rollout(LAST_ROLL, 36, agent=agent, threads=0)
 
 
 def test_rollout_is_exported_from_the_package():
     assert na.rollout is rollout
+
+
+@pytest.mark.skipif(not default_checkpoint_path().is_file(), reason="no shipped network")
+def test_the_rollout_benchmark_scales_its_intervals_to_1296_games_and_one_second():
+    """``python -m nard_ai.bench --part rollout``: a CI over n games is worth ci * sqrt(n / 1296) at
+    1,296 games (the CI shrinks as 1/sqrt(games)) and ci * sqrt(n / rate) after one second."""
+    from nard_ai.bench import format_rollout_table, run_rollout_benchmark
+
+    r = run_rollout_benchmark(games=36, vr_games=36, repeats=1, ply1_games=0)
+    assert set(r["positions"]) == {"opening", "race", "bearoff"} and r["ply1"] is None
+    for both in r["positions"].values():
+        for mode in ("plain", "vr"):
+            f = both[mode]
+            assert f["games"] == 36 and f["games_per_s"] > 0
+            assert f["ci_1296"] == pytest.approx(f["ci"] / 6.0)
+            assert f["ci_per_s"] == pytest.approx(f["ci"] * (36 / f["games_per_s"]) ** 0.5)
+        # luck adjustment narrows the interval of the same games
+        assert both["vr"]["ci"] < both["plain"]["ci"]
+    lines = format_rollout_table(r)
+    assert len(lines) == 2 + 3 * 2 + 1 + 1

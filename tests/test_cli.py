@@ -1,0 +1,502 @@
+"""The ``nard`` command line (:mod:`nard_ai.cli`) and the interactive game (:mod:`nard_ai.play`).
+
+Commands run in-process through ``main([...])`` (stdout/stderr from capsys);
+two bad inputs also run as real subprocesses. Expected values come from the
+formats' specs (XGID seats, Match ID fields), the rules (RULES.md), opening
+theory (3-1 makes the 5-point), or the engine's own library calls that the
+command must only print (``cube_decision``, ``Agent.evaluate``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nard_ai import cli
+from nard_ai.board import game_result, pos, starting_board, swap_sides
+from nard_ai.formats.notation import play_notation
+from nard_ai.formats.position_id import board_from_position_id, position_id
+from nard_ai.formats.xgid import from_xgid, to_xgid
+from nard_ai.movegen import legal_plays
+from nard_ai.network import default_checkpoint_path
+from nard_ai.play import ENGINE, HUMAN, play_session
+
+REPO = Path(__file__).resolve().parents[1]
+START_ID = "4HPwATDgc/ABMA"
+START_52 = "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:0:0:10"
+FIVE_POINT_XGID = cli.CUBE_XGID  # X has made its 4- and 5-points; money, cube centred
+O_ON_ROLL_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:-1:00:1:3:0:5:10"  # O on roll, 5-point match, X 1 O 3
+FINISHED_ID = position_id(pos(opp={6: 15}))  # the side on roll has borne off all 15
+#: A race the side on roll wins about 95% of the time: double, pass (its 55 pips against 75).
+RACE_FAR_AHEAD = pos(me={6: 4, 5: 4, 4: 3, 3: 2, 2: 2}, opp={8: 3, 7: 3, 6: 3, 5: 2, 4: 2, 3: 2})
+
+needs_network = pytest.mark.skipif(
+    not default_checkpoint_path().is_file(), reason="the shipped checkpoint is missing"
+)
+pytestmark = needs_network
+
+
+def run_main(argv, capsys) -> tuple[int, str, str]:
+    """``main(argv)`` -> (exit status, stdout, stderr); argparse's exits become statuses."""
+    try:
+        status = cli.main(argv)
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def json_of(argv, capsys) -> dict:
+    status, out, err = run_main(argv, capsys)
+    assert status == 0, err
+    return json.loads(out)
+
+
+def _agent(ply: int = 0):
+    from nard_ai.arena import load_agent
+
+    try:
+        return load_agent(ply=ply)
+    except ValueError as exc:  # a ply the engine cannot search yet
+        pytest.skip(str(exc))
+
+
+# --------------------------------------------------------------------------- --help examples
+
+
+COMMANDS = ("show", "hint", "eval", "cube", "rollout", "play", "analyze", "serve")
+
+
+def examples_of(command: str, capsys) -> list[str]:
+    status, out, _ = run_main([command, "--help"], capsys)
+    assert status == 0
+    assert "examples:" in out, f"nard {command} --help has no examples"
+    lines = out.split("examples:", 1)[1].splitlines()
+    return [line.strip() for line in lines if line.strip().startswith("nard ")]
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "serve"])
+def test_every_help_example_runs_as_written(command, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)  # the analyze examples name tests/data/match_3pt.mat
+    examples = examples_of(command, capsys)
+    assert examples
+    for example in examples:
+        argv = shlex.split(example)[1:]
+        if command == "play":
+            monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+        status, out, err = run_main(argv, capsys)
+        assert status == 0, f"{example!r} failed: {err}"
+        assert out.strip(), example
+        if "--json" in argv:
+            json.loads(out)
+        assert "Traceback" not in err
+
+
+def test_serve_help_examples_parse(capsys):
+    # `nard serve` runs until interrupted, so its examples are only parsed here
+    examples = examples_of("serve", capsys)
+    for example in examples:
+        args = cli.build_parser().parse_args(shlex.split(example)[1:])
+        assert args.command == "serve"
+
+
+# --------------------------------------------------------------------------- bad input: one line, status 2
+
+
+def _corrupt_mat(tmp_path: Path) -> Path:
+    text = (REPO / "tests/data/match_3pt.mat").read_text().replace("24/21 24/20", "24/21 24/18")
+    path = tmp_path / "corrupt.mat"
+    path.write_text(text)
+    return path
+
+
+BAD_INPUTS = [
+    (["show", "nonsense"], "bad position 'nonsense'"),
+    (["show", f"{START_ID}:zzzz"], "Match ID"),
+    (["show", "XGID=-b----E-C:0:0"], "XGID"),
+    (["hint", START_ID, "--dice", "37"], "each die must be 1..6, got 7"),
+    (["hint", START_ID, "--dice", "3", "1", "5"], "not two dice"),
+    (["hint", START_ID, "--dice", "x1"], "not two dice"),
+    (["hint", START_ID], "--dice"),
+    (["hint", START_ID, "--dice", "31", "--ply", "7"], "ply"),
+    (["hint", START_ID, "--dice", "31", "--top", "-2"], "--top"),
+    (["hint", FINISHED_ID, "--dice", "31"], "already over"),
+    (["eval", START_ID, "--ply", "-1"], "--ply"),
+    (["cube", START_ID, "--checkpoint", "missing.pt"], "missing.pt"),
+    (["cube", FINISHED_ID], "already over"),
+    (["rollout", START_ID, "--games", "0"], "--games"),
+    (["analyze", "missing.mat"], "cannot read missing.mat"),
+    (["analyze", "tests/data/match_3pt.mat", "--thresholds", "0.1,0.05,0.2"], "rise"),
+    (["analyze", "tests/data/match_3pt.mat", "--thresholds", "0.1"], "three numbers"),
+    (["play", "--position", "bad"], "bad position"),
+    (["play", "--first", "nobody"], "invalid choice"),
+    ([], "required"),
+    (["frobnicate"], "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("argv, fragment", BAD_INPUTS)
+def test_bad_input_is_one_error_line_and_status_2(argv, fragment, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    status, out, err = run_main(argv, capsys)
+    assert status == 2
+    assert "Traceback" not in err and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0] and fragment in lines[0], err
+
+
+def test_corrupt_and_binary_match_files_are_one_line_errors(tmp_path, capsys):
+    status, _, err = run_main(["analyze", str(_corrupt_mat(tmp_path))], capsys)
+    # line 13 is game 1's first move: bob's 34 written as 24/21 24/18, and no die moves 6 pips
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert re.search(r"corrupt\.mat: line 13: 'bob' \(player 1\) rolls 34: 24/18: 24/18 moves 6 pips", err), (
+        err
+    )
+    binary = tmp_path / "weights.mat"
+    binary.write_bytes(b"\x80\x02\xff\xfe" * 10)
+    status, _, err = run_main(["analyze", str(binary)], capsys)
+    assert status == 2 and "not a text .mat record" in err and len(err.strip().splitlines()) == 1
+
+
+def _subprocess(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-m", "nard_ai.cli", *argv],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_real_processes_exit_2_with_one_line_and_0_on_success(tmp_path):
+    for argv in (["show", "4HPwATDgc/ABMX!"], ["analyze", str(_corrupt_mat(tmp_path))]):
+        r = _subprocess(argv, tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert r.stderr.startswith(f"nard {argv[0]}: error: ")
+    r = _subprocess(["show", START_ID], tmp_path)
+    assert r.returncode == 0 and "Pip count  X: 167  O: 167" in r.stdout and r.stderr == ""
+
+
+# --------------------------------------------------------------------------- show
+
+
+def test_show_draws_the_board_with_pips_and_ids(capsys):
+    status, out, _ = run_main(["show", START_52], capsys)
+    assert status == 0
+    assert "Pip count  X: 167  O: 167" in out  # RULES.md 1: the starting position has 167 pips each
+    assert "Rolled 52" in out and "X has rolled 5-2" in out
+    assert f" {START_52}" in out and "GNU Backgammon ID: 4HPwATDgc/ABMA:" in out
+    assert "Money game" in out and "Cube 1, centred" in out
+
+
+def test_show_reads_the_score_from_the_side_on_roll(capsys):
+    # XGID: turn -1 = O on roll, so the board is O's view; score field 1 (X) = 1, field 2 (O) = 3.
+    # The printed X is the side on roll (XG's O), so it leads 3 to 1.
+    status, out, _ = run_main(["show", O_ON_ROLL_XGID], capsys)
+    assert status == 0
+    assert "5-point match, score X 3, O 1 (X 2-away, O 4-away)" in out
+    board, _ = from_xgid(O_ON_ROLL_XGID)
+    assert f"Position ID: {position_id(board)}" in out
+    status, out, _ = run_main(["show", cli.MATCH_GNUBG_ID], capsys)
+    assert "5-point match, score X 2, O 3" in out and "Cube 2, owned by O" in out
+
+
+def test_show_accepts_a_finished_game(capsys):
+    status, out, _ = run_main(["show", FINISHED_ID], capsys)
+    assert status == 0 and "X: on roll, 15 off" in out
+
+
+# --------------------------------------------------------------------------- hint
+
+
+def test_hint_ranks_the_opening_31_with_the_five_point_first(capsys):
+    data = json_of(["hint", START_ID, "--dice", "31", "--json"], capsys)
+    assert data["dice"] == [3, 1] and data["legal_plays"] == 16  # 16 plays of the opening 3-1 (README)
+    plays = data["plays"]
+    assert plays[0]["play"] == "8/5 6/5" and plays[0]["loss"] == 0.0  # opening theory: make the 5-point
+    losses = [p["loss"] for p in plays]
+    assert losses == sorted(losses) and len(plays) == 16
+    for p in plays:
+        assert p["loss"] == pytest.approx(plays[0]["equity"] - p["equity"], abs=2e-6)
+        probs = p["probabilities"]
+        assert 0 <= probs["win_backgammon"] <= probs["win_gammon"] <= probs["win"] <= 1
+
+
+def test_hint_takes_the_dice_from_the_id_and_accepts_every_spelling(capsys):
+    from_id = json_of(["hint", START_52, "--json"], capsys)
+    for spelling in (["52"], ["5", "2"], ["2-5"], ["5,2"]):
+        assert json_of(["hint", START_ID, "--json", "--dice", *spelling], capsys)["plays"] == from_id["plays"]
+    assert from_id["dice"] == [5, 2]
+
+
+def test_hint_text_has_the_loss_column_and_top(capsys):
+    status, out, _ = run_main(["hint", START_ID, "--dice", "31", "--top", "3"], capsys)
+    assert status == 0
+    rows = [line for line in out.splitlines() if re.match(r"\s+\d+\s", line)]
+    assert len(rows) == 3 and "8/5 6/5" in rows[0] and "... 13 more" in out
+    assert re.search(r"equity\s+loss", out)
+
+
+def test_hint_at_one_ply_ranks_by_the_deeper_search(capsys):
+    agent = _agent(1)
+    data = json_of(["hint", START_ID, "--dice", "31", "--ply", "1", "--json"], capsys)
+    assert data["ply"] == 1
+    ranked = agent.rank_plays(starting_board(), (3, 1))
+    best = play_notation(starting_board(), ranked.afterstates[0], (3, 1))
+    assert data["plays"][0]["play"] == best
+    assert data["plays"][0]["equity"] == pytest.approx(float(ranked.equity[0]), abs=1e-6)
+
+
+# --------------------------------------------------------------------------- eval
+
+
+def test_eval_prints_each_ply_as_the_agent_evaluates_it(capsys):
+    board = board_from_position_id(START_ID)
+    data = json_of(["eval", START_ID, "--ply", "0", "--json"], capsys)
+    assert [e["ply"] for e in data["evaluations"]] == [0]
+    probs, equity = _agent(0).evaluate(board[None])
+    row = data["evaluations"][0]
+    assert row["equity"] == pytest.approx(float(equity[0]), abs=1e-5)
+    assert list(row["probabilities"].values()) == pytest.approx(probs[0].tolist(), abs=1e-5)
+
+
+def test_eval_goes_to_two_ply_by_default(capsys):
+    agents = [_agent(ply) for ply in (0, 1, 2)]  # skips while 1- and 2-ply do not exist
+    data = json_of(["eval", FIVE_POINT_XGID, "--json"], capsys)
+    board, _ = from_xgid(FIVE_POINT_XGID)
+    assert [e["ply"] for e in data["evaluations"]] == [0, 1, 2]
+    for row, agent in zip(data["evaluations"], agents, strict=True):
+        assert row["equity"] == pytest.approx(float(agent.evaluate(board[None])[1][0]), abs=1e-5)
+    status, out, _ = run_main(["eval", START_ID], capsys)
+    table = out.split("equity in points per game:")[1].splitlines()
+    assert [line.split()[0] for line in table[2:]] == ["0", "1", "2"]
+
+
+# --------------------------------------------------------------------------- cube
+
+
+def test_cube_prints_what_cube_decision_says(capsys):
+    from nard_ai.cube import CubeState, cube_decision
+
+    board, _ = from_xgid(FIVE_POINT_XGID)
+    d = cube_decision(board, CubeState(), agent=_agent(0))
+    data = json_of(["cube", FIVE_POINT_XGID, "--json"], capsys)
+    assert data["action"] == d.action and data["cube_available"]
+    for key, value in d.equities.items():
+        assert data["equities"][key] == pytest.approx(value, abs=1e-6)
+    assert data["equities"]["double_pass"] == 1.0  # money: double/pass is +1 cube by construction
+    assert data["errors"]["take"] == pytest.approx(d.errors["take"], abs=1e-6)
+    status, out, _ = run_main(["cube", FIVE_POINT_XGID], capsys)
+    assert "1. " in out and "2. " in out and "3. " in out and "Proper cube action: " in out
+    first = re.search(r"1\. (No double|Double, take|Double, pass)", out).group(1)
+    assert first == {
+        "no_double": "No double",
+        "double_take": "Double, take",
+        "double_pass": "Double, pass",
+    }.get(d.action, "No double")  # gnubg lists the right action first; "too good" plays on: no double
+
+
+def test_cube_in_a_match_uses_the_ids_score_and_owner(capsys):
+    data = json_of(["cube", cli.CUBE_MATCH_ID, "--json"], capsys)
+    # Match ID: 7-point match, player 1 (on roll) has 2, player 0 has 4, cube centred
+    assert data["cube"] == {
+        "value": 1,
+        "owner": "centred",
+        "match_length": 7,
+        "score": [2, 4],
+        "crawford": False,
+        "jacoby": False,
+    }
+    assert all(0.0 <= v <= 1.0 for v in data["mwc"].values())
+    status, out, _ = run_main(["cube", cli.MATCH_GNUBG_ID], capsys)
+    assert status == 0 and "X cannot double: O owns the cube." in out
+
+
+# --------------------------------------------------------------------------- rollout
+
+
+def test_rollout_is_reproducible_and_reports_intervals(capsys):
+    argv = ["rollout", START_ID, "--games", "36", "--no-luck", "--json"]
+    first = json_of([*argv, "--seed", "3"], capsys)
+    again = json_of([*argv, "--seed", "3"], capsys)
+    other = json_of([*argv, "--seed", "4"], capsys)
+    assert first["probabilities"] == again["probabilities"] and first["equity"] == again["equity"]
+    assert first["probabilities"] != other["probabilities"]
+    assert first["games"] == 36 and not first["variance_reduction"] and first["cubeful"] is None
+    # without luck adjustment each probability is a mean of 0/1 results: a multiple of 1/36
+    for value in first["probabilities"].values():
+        assert value * 36 == pytest.approx(round(value * 36), abs=1e-4)  # JSON keeps 6 decimals
+    assert first["equity_ci95"] > 0
+
+
+def test_cubeful_rollout_reports_the_cubeful_equity(capsys):
+    data = json_of(["rollout", FIVE_POINT_XGID, "--games", "36", "--cubeful", "--json"], capsys)
+    assert data["cubeful"] is not None and data["cubeful_ci95"] > 0
+    assert data["cubeful_unit"] == "points per unit cube"
+    status, out, _ = run_main(["rollout", START_ID, "--games", "36", "--no-luck"], capsys)
+    assert "95% CI" in out and "36 games" in out
+
+
+# --------------------------------------------------------------------------- analyze
+
+
+def test_analyze_json_and_text(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    data = json_of(["analyze", "tests/data/match_3pt.mat", "--json", "--no-progress"], capsys)
+    assert data["match_length"] == 3 and data["players"] == ["alice", "bob"] and data["ply"] == 0
+    assert data["thresholds"] == {"doubtful": 0.03, "bad": 0.06, "very_bad": 0.12}
+    kinds = {d["kind"] for d in data["decisions"]}
+    assert kinds == {"checker", "double", "take", "pass", "no_double"}
+    assert all(d["loss"] >= 0 and d["loss_mwc"] is not None for d in data["decisions"])
+    status, out, _ = run_main(
+        ["analyze", "tests/data/match_3pt.mat", "--thresholds", "0.04,0.08,0.16", "--errors-only"], capsys
+    )
+    assert status == 0 and "?! doubtful > 0.040" in out and "overall error rate" in out
+
+
+# --------------------------------------------------------------------------- play
+
+
+class Script:
+    """A scripted player: answers prompts from a list, then plays the first legal play of each roll."""
+
+    def __init__(self, lines=(), cube_answer: str | None = None) -> None:
+        self.lines = list(lines)
+        self.output: list[str] = []
+        self.cube_answer = cube_answer
+        self.prompts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.output.append(text)
+
+    def text(self) -> str:
+        return "\n".join(self.output)
+
+    def read(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        if self.lines:
+            line = self.lines.pop(0)
+            if isinstance(line, BaseException):
+                raise line
+            return line
+        if prompt.startswith("Your move"):
+            pid = re.findall(r"Position ID: (\S+)", self.text())[-1]
+            dice = tuple(int(d) for d in re.search(r"\((\d)-(\d)\)", prompt).groups())
+            board = board_from_position_id(pid)
+            return play_notation(board, legal_plays(board, dice)[0], dice)
+        if prompt.startswith(("Take or pass", "Roll or double")) and self.cube_answer:
+            return self.cube_answer
+        if prompt.startswith("Play another game"):
+            return "n"
+        raise EOFError
+
+
+def test_an_illegal_play_is_refused_with_the_reason_then_quit(capsys):
+    script = Script(["24/18 13/10", "hint", "quit"])
+    result = play_session(_agent(0), np.random.default_rng(7), script.read, script.write, first="human")
+    text = script.text()
+    assert result.ended == "quit" and result.games == 0
+    # seed 7 opens with 4-2 for you: 13/10 moves 3 pips, which neither die gives (parse_play's reason)
+    assert "You play first with 4-2" in text
+    assert "Not legal: 13/10: 13/10 moves 3 pips, but with 4-2 one checker moves 2, 4, 6 pips" in text
+    assert "1. 8/4 6/4" in text  # hint: the engine's best opening 4-2 makes the 4-point
+    assert "Pip count  X: 167  O: 167" in text and text.rstrip().endswith("Bye.")
+
+
+@pytest.mark.parametrize("ending, reason", [(EOFError(), "eof"), (KeyboardInterrupt(), "interrupt")])
+def test_end_of_input_and_ctrl_c_end_the_session_cleanly(ending, reason):
+    script = Script([ending])
+    result = play_session(_agent(0), np.random.default_rng(7), script.read, script.write, first="human")
+    assert result.ended == reason and result.points == (0, 0)
+
+
+def test_a_whole_game_through_the_text_interface():
+    script = Script()
+    result = play_session(
+        _agent(0), np.random.default_rng(11), script.read, script.write, first="roll", max_games=1
+    )
+    text = script.text()
+    assert result.ended == "done" and result.games == 1
+    won = max(result.points)
+    assert min(result.points) == 0 and won in (1, 2, 3)  # RULES.md 6: single, gammon, backgammon at cube 1
+    assert re.search(r"(You win|nard wins) (a single game|a gammon|a backgammon): \d points?\.", text)
+    assert f"Session: you {result.points[HUMAN]}, nard {result.points[ENGINE]} after 1 game." in text
+    engine_moves = re.findall(r"nard rolls (\d)-(\d) and (?:plays (.+)|cannot move)\.", text)
+    your_moves = [p for p in script.prompts if p.startswith("Your move")]
+    assert engine_moves and your_moves
+
+
+def test_the_engine_doubles_a_won_race_and_a_pass_loses_the_cube_value():
+    engine_view = RACE_FAR_AHEAD  # the engine is on roll in this board
+    script = Script(cube_answer="p")
+    result = play_session(
+        _agent(0), np.random.default_rng(1), script.read, script.write,
+        first="engine", cube=True, start=engine_view, max_games=1,
+    )  # fmt: skip
+    assert "nard doubles to 2." in script.text()
+    assert result.points == (0, 1) and result.games == 1
+
+
+def test_the_engine_passes_your_double_in_its_lost_race_and_takes_at_the_start():
+    script = Script(cube_answer="d")
+    result = play_session(
+        _agent(0), np.random.default_rng(1), script.read, script.write,
+        first="human", cube=True, start=RACE_FAR_AHEAD, max_games=1,
+    )  # fmt: skip
+    assert "nard passes." in script.text() and result.points == (1, 0)
+    script = Script(["d"])  # double before the first roll from the starting position, then scripted plays
+    play_session(
+        _agent(0), np.random.default_rng(1), script.read, script.write,
+        first="human", cube=True, start=starting_board(), max_games=1,
+    )  # fmt: skip
+    # the start is worth about 0 for either side: far below any take point, so the engine takes
+    assert "nard takes. The cube is on 2, owned by nard." in script.text()
+
+
+def test_nard_play_exits_0_on_quit_and_130_on_ctrl_c(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    status, out, _ = run_main(["play", "--seed", "7", "--first", "human"], capsys)
+    assert status == 0 and "Seed 7" in out and "Bye." in out
+
+    def interrupted(prompt=""):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("builtins.input", interrupted)
+    status, out, _ = run_main(["play", "--seed", "7", "--first", "human"], capsys)
+    assert status == 130 and "Bye." in out
+
+
+def test_play_rejects_a_finished_start_position():
+    finished = pos(opp={6: 15})
+    assert game_result(finished) != 0
+    with pytest.raises(ValueError, match="not yet over"):
+        play_session(_agent(0), np.random.default_rng(0), Script().read, Script().write, start=finished)
+    with pytest.raises(ValueError, match="first"):
+        play_session(_agent(0), np.random.default_rng(0), Script().read, Script().write, first="nobody")
+
+
+def test_the_board_is_always_drawn_from_your_side():
+    # after the engine's opening play it is your turn: the drawn Position ID is the board from your view,
+    # i.e. the engine's afterstate turned around (swap_sides)
+    script = Script(["quit"])
+    play_session(_agent(0), np.random.default_rng(3), script.read, script.write, first="engine")
+    text = script.text()
+    played = re.search(r"nard plays first with (\d)-(\d)", text)
+    assert played, text
+    pid = re.findall(r"Position ID: (\S+)", text)[-1]
+    dice = (int(played.group(1)), int(played.group(2)))
+    candidates = {position_id(swap_sides(after)) for after in legal_plays(starting_board(), dice)}
+    assert pid in candidates
+    assert to_xgid(board_from_position_id(pid))  # a valid board
