@@ -294,10 +294,15 @@ class Games:
 
         Raises:
             RuntimeError: if a game of ``idx`` is over (reset it first).
-            ValueError: on an action outside the mask when ``illegal_action="raise"``.
+            ValueError: on non-integer actions (always), and on an action
+                outside the mask when ``illegal_action="raise"``.
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-        actions = np.asarray(actions).reshape(-1)
+        actions = np.asarray(actions)
+        if actions.dtype.kind not in "iu":
+            # a wrong type is the caller's bug, not a move: never silently truncated or forfeited
+            raise ValueError(f"actions must be integers, got {actions.dtype} ({actions.reshape(-1)[:4].tolist()!r})")
+        actions = actions.reshape(-1)
         if (self.phase[idx] != _WAITING).any():
             raise RuntimeError("step() called on a finished game; call reset() first")
         legal = np.array([self._is_legal(i, a) for i, a in zip(idx, actions, strict=True)], dtype=bool)

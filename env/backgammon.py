@@ -181,6 +181,8 @@ class BackgammonEnv(gym.Env):
         return self._games.observe_one(0)
 
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if np.ndim(action) != 0:
+            raise ValueError(f"action must be one integer, got an array of shape {np.shape(action)}")
         self._games.rngs[0] = self.np_random
         reward = self._games.act([0], [action])[0]
         obs, info = self._games.observe_one(0)

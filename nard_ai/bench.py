@@ -203,6 +203,18 @@ def search_ms_per_move(agent, boards: np.ndarray, dice: np.ndarray, repeats: int
     return out
 
 
+def cube_ms_per_position(agent, boards: np.ndarray) -> list[float]:
+    """Milliseconds :func:`nard_ai.cube.cube_decision` takes for each position (money, cube centred) at the agent's ply."""
+    from .cube import cube_decision
+
+    out = []
+    for b in boards:
+        t = time.perf_counter()
+        cube_decision(b, agent=agent)
+        out.append(1e3 * (time.perf_counter() - t))
+    return out
+
+
 # gnubg's MOVEFILTER_NORMAL (movefilters.inc), as gnubg.findbestmove takes it.
 _GNUBG_NORMAL_FILTERS = [
     {"ply": 1, "level": 0, "acceptmoves": 0, "extramoves": 8, "threshold": 0.16},
@@ -302,6 +314,7 @@ def run_search_benchmark(positions: int = 50, repeats: int = 3, seed: int = 0) -
     agents = {str(ply): load_agent(ply=ply) for ply in SEARCH_PLIES}
     evaluator = agents[str(SEARCH_PLIES[0])].evaluator
     ours_rounds: dict[str, list[list[float]]] = {k: [] for k in agents}
+    cube_rounds: dict[str, list[list[float]]] = {k: [] for k in agents}
     theirs_rounds: dict[str, list[list[float]]] | None = {k: [] for k in agents}
     theirs_candidates = None
     threads = (torch.get_num_threads(), numba.get_num_threads())
@@ -314,6 +327,7 @@ def run_search_benchmark(positions: int = 50, repeats: int = 3, seed: int = 0) -
         for _ in range(repeats):
             for k, agent in agents.items():
                 ours_rounds[k].append(search_ms_per_move(agent, boards, dice, 1))
+                cube_rounds[k].append(cube_ms_per_position(agent, boards))
             if theirs_rounds is not None:
                 got = gnubg_search_round(boards, dice, SEARCH_PLIES)
                 if got is None:
@@ -339,6 +353,7 @@ def run_search_benchmark(positions: int = 50, repeats: int = 3, seed: int = 0) -
         "positions": len(boards),
         "repeats": repeats,
         "nard_ai": {k: statistics.median(v) for k, v in ours.items()},
+        "cube_decision_ms": {k: statistics.median(v) for k, v in per_position(cube_rounds).items()},
         "gnubg": None if theirs is None else {k: statistics.median(v) for k, v in theirs.items()},
         "mean_candidates": {
             "nard_ai": statistics.mean(ours_candidates),
@@ -489,6 +504,10 @@ def format_table(result: dict) -> str:
             )
         if search["gnubg"] is None:
             lines.append("gnubg.findbestmove: not available (pip install gnubg)")
+        lines.append(
+            "cube decision (money, cube centred), ms per position: "
+            + ", ".join(f"{ply}-ply {search['cube_decision_ms'][str(ply)]:.2f}" for ply in SEARCH_PLIES)
+        )
     if "rollouts_skipped" in result:
         lines.append(f"rollout benchmark skipped: {result['rollouts_skipped']}")
     if result.get("rollouts"):

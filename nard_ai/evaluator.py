@@ -39,6 +39,7 @@ __all__ = [
     "PubevalEvaluator",
     "RandomEvaluator",
     "has_contact",
+    "sanity_check",
     "pubeval_scores",
 ]
 
@@ -77,15 +78,55 @@ class NetworkEvaluator:
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
         """``(N, 26)`` boards -> ``(N, 5)`` float32 gnubg-order probabilities for the side on roll.
 
-        With ``bearoff`` on, bear-off positions get the database's values
+        Outcomes the position rules out are zeroed first (:func:`sanity_check`);
+        with ``bearoff`` on, bear-off positions get the database's values
         (:func:`nard_ai.bearoff.bearoff_probs`).
         """
-        probs = np.asarray(exclusive_to_gnubg(self.probs6(boards)), dtype=np.float32)
+        probs = sanity_check(boards, np.asarray(exclusive_to_gnubg(self.probs6(boards)), dtype=np.float32))
         if self.bearoff:
             covered = is_bearoff(boards)
             if covered.any():
                 probs[covered] = bearoff_probs(np.asarray(boards)[covered])
         return probs
+
+
+def sanity_check(boards: np.ndarray, probs: np.ndarray) -> np.ndarray:
+    """Zero the outcomes a position rules out, in place (after gnubg's ``SanityCheck`` in eval.c).
+
+    For each board (side on roll's view) and its gnubg-order probabilities:
+
+    * the opponent has borne off a checker: the side on roll cannot win a
+      gammon or backgammon (RULES.md §6: a gammon needs the loser to have
+      borne off none);
+    * the side on roll has borne off a checker: it cannot lose a gammon or
+      backgammon;
+    * no contact (a race): a side can be backgammoned only while it has a
+      checker in the winner's home board (RULES.md §6), and in a race no
+      checker moves back, so with none there now it cannot happen;
+    * and the cumulative numbers stay ordered: win-backgammon <= win-gammon
+      <= win, lose-backgammon <= lose-gammon <= 1 - win.
+
+    Args:
+        boards: ``(N, 26)`` int8, side on roll's view.
+        probs: ``(N, 5)`` float32 gnubg-order probabilities for the side on roll.
+
+    Returns:
+        ``probs``, corrected.
+    """
+    boards = np.asarray(boards).reshape(-1, 26)
+    mine_on = np.where(boards > 0, boards, 0).sum(axis=1)
+    theirs_on = -np.where(boards < 0, boards, 0).sum(axis=1)
+    race = ~has_contact(boards)
+    probs[theirs_on < NUM_CHECKERS, 1:3] = 0.0
+    probs[mine_on < NUM_CHECKERS, 3:5] = 0.0
+    # the opponent's checkers in the side on roll's home board (points 1..6), and vice versa (19..24)
+    probs[race & ~(boards[:, 1:7] < 0).any(axis=1), 2] = 0.0
+    probs[race & ~(boards[:, 19:25] > 0).any(axis=1), 4] = 0.0
+    np.minimum(probs[:, 1], probs[:, 0], out=probs[:, 1])
+    np.minimum(probs[:, 2], probs[:, 1], out=probs[:, 2])
+    np.minimum(probs[:, 3], 1.0 - probs[:, 0], out=probs[:, 3])
+    np.minimum(probs[:, 4], probs[:, 3], out=probs[:, 4])
+    return probs
 
 
 def _pubeval_weights_path() -> Path:

@@ -209,6 +209,22 @@ def test_illegal_action_loses_a_single_game_or_raises():
         e.step(0)  # source 0 (the opponent's bar) is never a checker move
 
 
+@pytest.mark.parametrize("action", [np.array([0]), 0.0, "0", True, [0]])
+def test_an_action_that_is_not_one_integer_is_an_error_even_when_illegal_actions_lose(action):
+    """A wrong type is the caller's bug: never truncated to 0 nor counted as a forfeited move."""
+    e = BackgammonEnv(action_mode="play", opponent="random")
+    e.reset(seed=5)
+    with pytest.raises(ValueError, match="integer"):
+        e.step(action)
+
+
+def test_vector_env_rejects_float_actions():
+    envs = BackgammonVectorEnv(num_envs=2)
+    envs.reset(seed=1)
+    with pytest.raises(ValueError, match="integers"):
+        envs.step(np.zeros(2, dtype=np.float64))
+
+
 def test_a_turn_without_a_legal_move_passes_to_the_other_side():
     """X has a checker on the bar and O has closed its whole home board: 6-5 cannot enter.
 
