@@ -97,7 +97,11 @@ __all__ = [
     "CLOSE_CUBE_THRESHOLD",
     "read_position",
     "cube_state_of",
+    "checker_mwc",
+    "mwc_to_emg",
     "checker_values",
+    "ScoredPlays",
+    "score_plays",
     "Decision",
     "PlayerStats",
     "MatchAnalysis",
@@ -174,6 +178,60 @@ def _match_units(cube: CubeState) -> tuple[float, float]:
     return win, lose
 
 
+def _check_probs(probs: np.ndarray) -> np.ndarray:
+    p = np.asarray(probs, dtype=np.float64)
+    if p.ndim != 2 or p.shape[1] != 5:
+        raise ValueError(f"probabilities must have shape (M, 5), got {p.shape}")
+    return p
+
+
+def checker_mwc(probs: np.ndarray, cube: CubeState) -> np.ndarray:
+    """The cubeless match-winning chance at the score of afterstates, for the side that played.
+
+    Args:
+        probs: ``(M, 5)`` gnubg-order probabilities of ``M`` afterstates for
+            the side that just moved.
+        cube: that side's cube and match state (match play).
+
+    Returns:
+        ``(M,)`` float64 MWC in ``[0, 1]``: the six exclusive outcomes
+        (single, gammon, backgammon for either side; RULES.md §6) each
+        weighted by its probability and valued by the MWC after the game
+        ends with that many points times the cube value (Kazaross-XG2,
+        :func:`nard_ai.met.match_equity_after`).
+
+    Raises:
+        ValueError: on probabilities not shaped ``(M, 5)`` or a money-play ``cube``.
+    """
+    p = _check_probs(probs)
+    if cube.is_money:
+        raise ValueError("checker_mwc needs a match-play cube state (match_length > 0)")
+    w, wg, wb, lg, lb = p.T
+    c = cube.value
+
+    def mwc(points: int) -> float:
+        return match_equity_after(cube.away, cube.opp_away, points, cube.crawford)
+
+    return (
+        (w - wg) * mwc(c)
+        + (wg - wb) * mwc(2 * c)
+        + wb * mwc(3 * c)
+        + (1.0 - w - lg) * mwc(-c)
+        + (lg - lb) * mwc(-2 * c)
+        + lb * mwc(-3 * c)
+    )
+
+
+def mwc_to_emg(mwc: np.ndarray, cube: CubeState) -> np.ndarray:
+    """MWC at the score as normalised equity per unit cube (EMG): ``2 (mwc - L) / (W - L) - 1``.
+
+    ``W`` and ``L`` are the MWC of the side on roll after winning / losing
+    the cube's value (so winning the cube is +1, losing it -1).
+    """
+    win, lose = _match_units(cube)
+    return 2.0 * (np.asarray(mwc, dtype=np.float64) - lose) / (win - lose) - 1.0
+
+
 def checker_values(probs: np.ndarray, cube: CubeState | None = None) -> np.ndarray:
     """The value of afterstates to the side that played, in normalised equity per unit cube.
 
@@ -185,34 +243,114 @@ def checker_values(probs: np.ndarray, cube: CubeState | None = None) -> np.ndarr
     Returns:
         ``(M,)`` float64. Money: the cubeless equity (points per game at
         cube 1; the cube value and the Jacoby rule do not enter). Match: the
-        cubeless MWC at the score (RULES.md 6 outcomes: single, gammon,
-        backgammon for either side, each with its MWC after the game)
-        converted to normalised equity ``2 (mwc - L) / (W - L) - 1``.
+        cubeless MWC at the score (:func:`checker_mwc`) converted to
+        normalised equity ``2 (mwc - L) / (W - L) - 1`` (:func:`mwc_to_emg`).
 
     Raises:
         ValueError: on probabilities not shaped ``(M, 5)``.
     """
-    p = np.asarray(probs, dtype=np.float64)
-    if p.ndim != 2 or p.shape[1] != 5:
-        raise ValueError(f"probabilities must have shape (M, 5), got {p.shape}")
-    w, wg, wb, lg, lb = p.T
+    p = _check_probs(probs)
     if cube is None or cube.is_money:
+        w, wg, wb, lg, lb = p.T
         return 2.0 * w - 1.0 + wg + wb - lg - lb
-    c = cube.value
+    return mwc_to_emg(checker_mwc(p, cube), cube)
 
-    def mwc(points: int) -> float:
-        return match_equity_after(cube.away, cube.opp_away, points, cube.crawford)
 
-    value = (
-        (w - wg) * mwc(c)
-        + (wg - wb) * mwc(2 * c)
-        + wb * mwc(3 * c)
-        + (1.0 - w - lg) * mwc(-c)
-        + (lg - lb) * mwc(-2 * c)
-        + lb * mwc(-3 * c)
+@dataclass(frozen=True)
+class ScoredPlays:
+    """Every legal play of one position, ranked for money or for the match score (best first).
+
+    Built by :func:`score_plays` from a :class:`nard_ai.search.RankedPlays`;
+    everything is the mover's (the side that plays).
+
+    Attributes:
+        afterstates: ``(M, 26)`` int8.
+        probs: ``(M, 5)`` gnubg-order probabilities.
+        equity: ``(M,)`` cubeless money equity, points per game at cube 1.
+        plies: ``(M,)`` int64, the depth each play was valued at.
+        mwc: ``(M,)`` float64 cubeless MWC at the score (match play), else ``None``.
+        emg: ``(M,)`` float64 the ranking value as normalised equity per
+            unit cube: ``equity`` in money play, :func:`mwc_to_emg` of ``mwc``
+            in match play.
+        cube: the cube and match state the plays were ranked for (``None``: money).
+
+    Order: plays valued deeper first (gnubg's hint order), then by MWC in
+    match play, by cubeless equity in money play.
+    """
+
+    afterstates: np.ndarray
+    probs: np.ndarray
+    equity: np.ndarray
+    plies: np.ndarray
+    mwc: np.ndarray | None
+    emg: np.ndarray
+    cube: CubeState | None = None
+
+    def __len__(self) -> int:
+        return len(self.afterstates)
+
+    @property
+    def by_mwc(self) -> bool:
+        """Whether the plays are ranked by MWC at the match score (else by cubeless money equity)."""
+        return self.mwc is not None
+
+    @property
+    def ranked_by(self) -> str:
+        """What the order follows, in words."""
+        return "cubeless MWC at the score" if self.by_mwc else "cubeless equity"
+
+    @property
+    def diff(self) -> np.ndarray:
+        """``(M,)`` each play's value minus the best play's (``<= 0`` for plays valued as deep as it;
+        gnubg's sign): MWC in match play, cubeless equity in money play."""
+        values = self.mwc if self.mwc is not None else np.asarray(self.equity, dtype=np.float64)
+        return values - values[0] if len(values) else values
+
+
+def score_plays(ranked: Any, cube: CubeState | None = None) -> ScoredPlays:
+    """Rank the plays of a search for money or for the match score.
+
+    Args:
+        ranked: a :class:`nard_ai.search.RankedPlays` (``afterstates``,
+            ``probs`` ``(M, 5)``, ``equity`` and optional ``plies``, best first
+            by cubeless equity).
+        cube: the mover's cube and match state; ``None`` or money play keeps
+            the search's order (cubeless equity). In match play the plays are
+            ordered by their cubeless MWC at the score (:func:`checker_mwc`),
+            so a gammon counts only as much as it is worth in the match (at
+            double match point not at all).
+
+    Returns:
+        A :class:`ScoredPlays`, best first.
+
+    Raises:
+        ValueError: on probabilities not shaped ``(M, 5)``.
+    """
+    probs = np.asarray(ranked.probs)
+    plies = getattr(ranked, "plies", None)
+    plies = np.zeros(len(probs), dtype=np.int64) if plies is None else np.asarray(plies, dtype=np.int64)
+    equity = np.asarray(ranked.equity, dtype=np.float64)
+    if cube is None or cube.is_money:
+        return ScoredPlays(
+            afterstates=np.asarray(ranked.afterstates),
+            probs=probs,
+            equity=equity,
+            plies=plies,
+            mwc=None,
+            emg=equity,
+            cube=cube,
+        )
+    mwc = checker_mwc(probs, cube)
+    order = np.lexsort((-mwc, -plies))  # deepest first, then the higher MWC; stable for ties
+    return ScoredPlays(
+        afterstates=np.asarray(ranked.afterstates)[order],
+        probs=probs[order],
+        equity=equity[order],
+        plies=plies[order],
+        mwc=mwc[order],
+        emg=mwc_to_emg(mwc[order], cube),
+        cube=cube,
     )
-    win, lose = _match_units(cube)
-    return 2.0 * (value - lose) / (win - lose) - 1.0
 
 
 # --------------------------------------------------------------------------- results
@@ -378,8 +516,14 @@ class MatchAnalysis:
     decisions: tuple[Decision, ...]
     stats: tuple[PlayerStats, PlayerStats]
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: settings, units, every decision, per-player totals."""
+    def to_dict(self, errors_only: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict: settings, units, the decisions, per-player totals.
+
+        Args:
+            errors_only: list only the decisions with a skill mark (as
+                :func:`format_analysis` does); the totals stay complete.
+        """
+        decisions = [d for d in self.decisions if d.skill or not errors_only]
         return {
             "match_length": self.length,
             "players": list(self.players),
@@ -397,7 +541,8 @@ class MatchAnalysis:
                 "cube": "nard_ai.cube.cube_decision at the score and cube (cubeful, Janowski / Kazaross-XG2)",
                 "rates": "millipoints (mEMG) per counted decision",
             },
-            "decisions": [d.to_dict() for d in self.decisions],
+            "errors_only": errors_only,
+            "decisions": [d.to_dict() for d in decisions],
             "stats": [s.to_dict() for s in self.stats],
         }
 
@@ -639,7 +784,8 @@ def format_analysis(analysis: MatchAnalysis, errors_only: bool = False) -> str:
     units = (
         "Loss in normalised equity per unit cube (EMG) for the player deciding; checker plays "
         + ("by cubeless equity; " if not a.length else "by cubeless match equity at the score; ")
-        + "cube actions by nard_ai.cube at the score."
+        + "cube actions by nard_ai.cube at the score. Shown as gnubg does, as the difference from the "
+        + "best (negative); the JSON's loss is the same amount as a positive number."
     )
     marks = (
         f"Marks: ?! doubtful > {a.thresholds.doubtful:.3f}, ? bad > {a.thresholds.bad:.3f}, "
@@ -667,7 +813,8 @@ def format_analysis(analysis: MatchAnalysis, errors_only: bool = False) -> str:
         if d.kind != CHECKER:
             best = f"   right: {d.best}" if d.loss > 0.0 else ""
         forced = "  (forced)" if d.kind == CHECKER and d.plays == 1 else ""
-        loss = f"{-d.loss:+.3f}" if d.loss > 0.0 else " 0.000"
+        # gnubg's sign: the difference from the best, negative; a loss below 0.0005 prints as 0.000, not -0.000
+        loss = f"{-d.loss:+.3f}" if round(d.loss, 3) > 0.0 else " 0.000"
         lines.append(
             f"{d.turn:>4} {who[:12]:<12} {roll} {d.played:<24} {loss} {_MARKS[d.skill]:<2}{best}{forced}".rstrip()
         )

@@ -5,7 +5,8 @@ Commands (``nard COMMAND --help`` shows each one's options and examples)
 * ``nard show ID``: the board (side on roll at the bottom, pip counts), its
   IDs, and the cube, score and dice of the ID.
 * ``nard hint ID [--dice 31] [--ply N]``: every legal play of the roll, best
-  first, with cubeless equity, the loss against the best, probabilities.
+  first, with cubeless equity, the difference from the best, probabilities;
+  in match play ranked by cubeless match-winning chance at the score.
 * ``nard eval ID [--ply N]``: probabilities and cubeless equity at each ply
   0..N (default 2).
 * ``nard cube ID [--ply N]``: the cube decision: no double / double, take /
@@ -17,7 +18,9 @@ Commands (``nard COMMAND --help`` shows each one's options and examples)
 * ``nard analyze MATCH.mat [--ply N]``: every checker play and cube action of
   a match, the equity lost, skill marks, error rates (:mod:`nard_ai.analysis`).
 * ``nard serve [--port 8080]``: the HTTP JSON backend (:mod:`nard_ai.server`),
-  or gnubg's external-player protocol (``--external``).
+  or gnubg's external-player protocol (``--external``). The address is bound
+  first (a busy port or a bad host is a one-line error); the port bound is
+  logged (port 0: one the system picks).
 
 ``ID`` is a gnubg Position ID (``4HPwATDgc/ABMA``), a combined
 ``PositionID:MatchID`` or an XGID; the board is seen from its side on roll
@@ -27,6 +30,17 @@ ID or XGID are used: ``hint`` takes the roll from the ID when ``--dice`` is
 not given, ``cube`` and ``rollout --cubeful`` the cube and score. ``--ply``
 is the search depth in gnubg's numbering (0 = the network's static
 evaluation). ``--json`` prints one JSON object instead of text.
+
+Money or match: with a Match ID or XGID that holds a match length, ``hint``
+ranks the plays by their cubeless match-winning chance (MWC) at the score
+(:func:`nard_ai.analysis.score_plays`), not by money equity, and says so.
+
+Sign convention: a play's error is shown as gnubg shows it, as its
+difference from the best play, a number <= 0 (``-0.034``): ``hint`` prints
+it in the ``diff`` column and gives the same number as ``diff`` in
+``--json`` (in MWC in match play, else in cubeless equity). ``analyze``
+prints decisions the same way; its JSON ``loss`` is that amount as a
+positive number (it sums into the error rates).
 
 Bad input (a malformed ID, dice outside 1..6, an illegal move, a missing
 file, a corrupt ``.mat`` record or checkpoint, a ply the engine cannot
@@ -46,10 +60,12 @@ import dataclasses
 import inspect
 import json
 import os
+import shlex
 import sys
 import textwrap
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -140,11 +156,47 @@ def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
 # --------------------------------------------------------------------------- argument handling
 
 
+def _join_dice_tokens(args: Sequence[str]) -> list[str]:
+    """``--dice 3 1`` as one token ``--dice "3 1"``, so that an ID after it stays the positional argument.
+
+    ``--dice`` takes one token (``31``, ``3-1``, ``3,1``); the two-token
+    spelling ``3 1`` is joined here with the run of single-digit tokens that
+    follows the flag (two or more: ``--dice 3 1 5`` becomes ``"3 1 5"``,
+    which :func:`parse_dice` refuses). Nothing after ``--`` is touched.
+    """
+    out: list[str] = []
+    i = 0
+    args = list(args)
+    while i < len(args):
+        token = args[i]
+        out.append(token)
+        i += 1
+        if token == "--":
+            out.extend(args[i:])
+            break
+        if token == "--dice":
+            run = []
+            while i < len(args) and len(args[i]) == 1 and args[i].isdigit():
+                run.append(args[i])
+                i += 1
+            if run:
+                out.append(" ".join(run))
+    return out
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with errors as one line (``nard hint: error: ...``) on stderr and exit status 2."""
+    """argparse with errors as one line (``nard hint: error: ...``) on stderr and exit status 2.
+
+    ``--dice 3 1`` is read as one option value wherever it stands (before or
+    after the ID): see :func:`_join_dice_tokens`.
+    """
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        args = sys.argv[1:] if args is None else args
+        return super().parse_known_args(_join_dice_tokens(args), namespace)
 
 
 def _positive_int(text: str) -> int:
@@ -173,12 +225,12 @@ def _thresholds(text: str):
 
 
 def parse_dice(tokens: Sequence[str]) -> tuple[int, int]:
-    """Two dice from ``["31"]``, ``["3", "1"]``, ``["3-1"]`` or ``["3,1"]``, larger die first.
+    """Two dice from ``["31"]``, ``["3", "1"]``, ``["3 1"]``, ``["3-1"]`` or ``["3,1"]``, larger die first.
 
     Raises:
         ValueError: unless the text is exactly two dice, each 1..6.
     """
-    text = "".join(t.strip() for t in tokens)
+    text = "".join("".join(t.split()) for t in tokens)  # "3 1" (one token or two) reads as "31"
     digits = text.replace("-", "").replace(",", "")
     if len(digits) != 2 or not digits.isdigit() or not digits.isascii():
         raise ValueError(f"{' '.join(tokens)!r} is not two dice (write 31, 3-1 or 3 1)")
@@ -299,6 +351,14 @@ def describe_state(state) -> list[str]:
         lines.append(f"Cube {state.cube_value}, centred")
     else:
         lines.append(f"Cube {state.cube_value}, owned by {'X' if state.cube_owner == me else 'O'}")
+    if state.resignation:
+        # the Match ID's resigner is its player on roll (X here); it offers to lose that many points x the cube
+        kind = {1: "a single game", 2: "a gammon", 3: "a backgammon"}[int(state.resignation)]
+        points = int(state.resignation) * state.cube_value
+        lines.append(
+            f"X offers to resign {kind} ({points} point{'s' if points != 1 else ''} at cube "
+            f"{state.cube_value}); O must accept or reject"
+        )
     if state.double_offered:
         lines.append(f"X has doubled to {2 * state.cube_value}; O must take or pass")
     elif state.dice != (0, 0):
@@ -330,25 +390,67 @@ def _show(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 # --------------------------------------------------------------------------- hint
 
 
+def _scored(ranked: Any, cube=None):
+    """``ranked`` as :class:`~nard_ai.analysis.ScoredPlays` (a :class:`~nard_ai.search.RankedPlays`
+    is ranked for ``cube``: money when ``None``)."""
+    from .analysis import ScoredPlays, score_plays
+
+    return ranked if isinstance(ranked, ScoredPlays) else score_plays(ranked, cube)
+
+
 def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int = 0) -> str:
-    """The ranked plays as a table: cubeless equity, loss against the best, probabilities (side on roll)."""
+    """The ranked plays as a table, side on roll's view, best first.
+
+    Args:
+        board: ``(26,)`` int8, side on roll's view.
+        dice: the roll.
+        ranked: a :class:`~nard_ai.search.RankedPlays` (money: cubeless
+            equity) or a :class:`~nard_ai.analysis.ScoredPlays` (match play:
+            ranked by cubeless MWC at the score).
+        top: show only the best ``top`` plays (0: all).
+
+    Returns:
+        The table: money play ``equity`` (cubeless, points per game) and
+        ``diff``; match play ``mwc``, ``diff`` (in MWC) and ``emg`` (the MWC
+        as normalised equity); then the five probabilities. ``diff`` is the
+        play's value minus the best play's, negative, gnubg's convention
+        (blank for the best).
+    """
     from .formats.notation import play_notation
 
-    plies = getattr(ranked, "plies", None)
-    deep = plies is not None and len(plies) and int(np.max(plies)) > 0  # show each play's depth
-    rows = [f"{'#':>3}  {'play':<24} {'ply  ' if deep else ''}{'equity':>7} {'loss':>7} {_PROBS_HEADER}"]
-    n = len(ranked) if top <= 0 else min(top, len(ranked))
-    best = float(ranked.equity[0]) if len(ranked) else 0.0
+    scored = _scored(ranked)
+    plies = scored.plies
+    deep = len(plies) and int(np.max(plies)) > 0  # show each play's depth
+    ply_head = "ply  " if deep else ""
+    if scored.by_mwc:
+        head = f"{'mwc':>7} {'diff':>7} {'emg':>7}"
+    else:
+        head = f"{'equity':>7} {'diff':>7}"
+    rows = [f"{'#':>3}  {'play':<24} {ply_head}{head} {_PROBS_HEADER}"]
+    n = len(scored) if top <= 0 else min(top, len(scored))
+    diff = scored.diff
     for i in range(n):
-        move = play_notation(board, ranked.afterstates[i], dice) or "(no move)"
-        loss = "" if i == 0 else f"{float(ranked.equity[i]) - best:+.3f}"
+        move = play_notation(board, scored.afterstates[i], dice) or "(no move)"
         depth = f"{int(plies[i]):>3}  " if deep else ""
-        rows.append(
-            f"{i + 1:>3}  {move:<24} {depth}{ranked.equity[i]:>+7.3f} {loss:>7} {_probs_text(ranked.probs[i])}"
-        )
-    if n < len(ranked):
-        rows.append(f"     ... {len(ranked) - n} more")
+        if scored.by_mwc:
+            d = "" if i == 0 else f"{100 * diff[i]:+.1f}%"
+            values = f"{100 * scored.mwc[i]:>6.1f}% {d:>7} {scored.emg[i]:>+7.3f}"
+        else:
+            d = "" if i == 0 else f"{diff[i]:+.3f}"
+            values = f"{scored.equity[i]:>+7.3f} {d:>7}"
+        rows.append(f"{i + 1:>3}  {move:<24} {depth}{values} {_probs_text(scored.probs[i])}")
+    if n < len(scored):
+        rows.append(f"     ... {len(scored) - n} more")
     return "\n".join(rows)
+
+
+def _match_text(cube) -> str:
+    crawford = ", Crawford game" if cube.crawford else ""
+    owner = {"centred": "centred", "on_roll": "owned by X", "opponent": "owned by O"}[cube.owner]
+    return (
+        f"{cube.match_length}-point match, X {cube.score[0]}, O {cube.score[1]}{crawford}, "
+        f"cube {cube.value} {owner}"
+    )
 
 
 def _hint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -359,47 +461,72 @@ def _hint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     board, state = _position(parser, args.position)
     if args.dice is not None:
         try:
-            dice = parse_dice(args.dice)
+            dice = parse_dice([args.dice])
         except ValueError as exc:
             parser.error(f"bad dice: {exc}")
     elif state is not None and state.dice != (0, 0):
         dice = state.dice
     else:
         parser.error("give the roll with --dice (e.g. --dice 31); the ID has no dice")
+    cube = _cube_state(parser, state)
     agent = _agent(parser, args.checkpoint, args.ply)
-    ranked = agent.rank_plays(board, dice)
+    scored = _scored(agent.rank_plays(board, dice), cube)
     if args.json:
-        n = len(ranked) if args.top <= 0 else min(args.top, len(ranked))
-        best = float(ranked.equity[0])
-        plies = getattr(ranked, "plies", None)
+        n = len(scored) if args.top <= 0 else min(args.top, len(scored))
+        diff = scored.diff
+        plays = []
+        for i in range(n):
+            row = {
+                "rank": i + 1,
+                "play": play_notation(board, scored.afterstates[i], dice),
+                "equity": round(float(scored.equity[i]), 6),
+            }
+            if scored.by_mwc:
+                row["mwc"] = round(float(scored.mwc[i]), 6)
+                row["emg"] = round(float(scored.emg[i]), 6)
+            row["diff"] = round(float(diff[i]), 6)
+            row["depth"] = int(scored.plies[i])  # the ply it was valued at
+            row["probabilities"] = _probs_dict(scored.probs[i])
+            plays.append(row)
         _print_json(
             {
                 "position_id": position_id(board),
                 "dice": list(dice),
                 "ply": agent.ply,
                 "agent": agent.name,
-                "legal_plays": len(ranked),
-                "plays": [
-                    {
-                        "rank": i + 1,
-                        "play": play_notation(board, ranked.afterstates[i], dice),
-                        "equity": round(float(ranked.equity[i]), 6),
-                        "loss": round(best - float(ranked.equity[i]), 6),
-                        "depth": agent.ply if plies is None else int(plies[i]),  # the ply it was valued at
-                        "probabilities": _probs_dict(ranked.probs[i]),
-                    }
-                    for i in range(n)
-                ],
+                "ranked_by": scored.ranked_by,
+                "diff_unit": "mwc" if scored.by_mwc else "cubeless equity, points per game",
+                "match": None
+                if not scored.by_mwc
+                else {
+                    "length": cube.match_length,
+                    "score": list(cube.score),
+                    "crawford": cube.crawford,
+                    "cube_value": cube.value,
+                    "cube_owner": cube.owner,
+                },
+                "legal_plays": len(scored),
+                "plays": plays,
             }
         )
         return 0
     print(render_board(board, dice))
     print()
-    print(
-        f"{len(ranked)} legal play{'s' if len(ranked) != 1 else ''} for {dice[0]}-{dice[1]}, "
-        f"ranked by {agent.ply}-ply cubeless equity ({agent.name}); probabilities for the side on roll:"
-    )
-    print(format_hint(board, dice, ranked, args.top))
+    count = f"{len(scored)} legal play{'s' if len(scored) != 1 else ''} for {dice[0]}-{dice[1]}"
+    if scored.by_mwc:
+        print(
+            f"{count}, ranked by {agent.ply}-ply cubeless MWC at the score ({_match_text(cube)}; {agent.name});"
+        )
+        print(
+            "mwc: match-winning chance (Kazaross-XG2), diff: against the best, emg: the MWC as normalised "
+            "equity; probabilities for the side on roll:"
+        )
+    else:
+        print(
+            f"{count}, ranked by {agent.ply}-ply cubeless equity ({agent.name}); "
+            "diff: against the best; probabilities for the side on roll:"
+        )
+    print(format_hint(board, dice, scored, args.top))
     return 0
 
 
@@ -410,9 +537,12 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .arena import load_agent
     from .formats.ascii import render_board
     from .formats.position_id import position_id
+    from .search import MAX_PLY
 
     board, _ = _position(parser, args.position)
-    max_ply = 2 if args.ply is None else args.ply
+    if args.ply is not None and args.ply > MAX_PLY:
+        parser.error(f"--ply {args.ply}: the engine searches 0..{MAX_PLY} plies (gnubg numbering)")
+    max_ply = MAX_PLY if args.ply is None else args.ply
     rows = []
     for ply in range(max_ply + 1):
         try:
@@ -421,7 +551,8 @@ def _eval(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(str(exc))
         except ValueError as exc:
             if args.ply is not None or ply == 0:
-                parser.error(str(exc))
+                parser.error(f"--ply {args.ply if args.ply is not None else ply}: {exc}")
+            # only without --ply: the default depth goes as deep as the checkpoint's evaluator can
             print(f"nard eval: note: {ply}-ply and deeper not shown: {exc}", file=sys.stderr)
             break
         if ply == 0:
@@ -597,7 +728,8 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 "variance_reduction": r.variance_reduction,
                 "truncated": r.truncated,
                 "probabilities": _probs_dict(r.probs),
-                "probabilities_ci95": _probs_dict(r.probs_ci),
+                # a 95% CI needs >= 2 games: null (with the reason) when there is none
+                "probabilities_ci95": _probs_dict(r.probs_ci) if np.isfinite(r.probs_ci).all() else None,
                 "equity": _num(r.equity),
                 "equity_ci95": _num(r.equity_ci),
                 "cubeful": _num(r.cubeful),
@@ -605,26 +737,31 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 "cubeful_unit": None
                 if cube is None
                 else ("points per unit cube" if cube.is_money else "mwc"),
+                "ci95_note": None if r.games >= 2 else "a 95% confidence interval needs at least 2 games",
                 "seconds": round(r.seconds, 3),
             }
         )
         return 0
     luck = "luck-adjusted" if r.variance_reduction else "not luck-adjusted"
     print(
-        f"Rollout of {position_id(board)} for X (on roll): {r.games} games, {r.ply}-ply, seed {args.seed}, "
+        f"Rollout of {position_id(board)} for X (on roll): {r.games} game{'s' if r.games != 1 else ''}, {r.ply}-ply, seed {args.seed}, "
         f"{luck}, {r.mean_plies:.0f} plies/game, {r.seconds:.1f} s"
     )
     print(f"{'':<8} {_PROBS_HEADER} {'equity':>8}")
     print(f"{'mean':<8} {_probs_text(r.probs)} {r.equity:>+8.3f}")
-    ci = " ".join(f"±{100 * float(v):>5.1f}%" for v in r.probs_ci)
-    print(f"{'95% CI':<8} {ci} {'±':>2}{r.equity_ci:>6.3f}")
+    if np.isfinite(r.probs_ci).all() and np.isfinite(r.equity_ci):
+        ci = " ".join(f"±{100 * float(v):>5.1f}%" for v in r.probs_ci)
+        print(f"{'95% CI':<8} {ci} {'±':>2}{r.equity_ci:>6.3f}")
+    else:
+        na = " ".join(f"{'n/a':>7}" for _ in r.probs_ci)
+        print(f"{'95% CI':<8} {na} {'n/a':>8}   (a confidence interval needs at least 2 games)")
     if r.cubeful is not None:
         if cube.is_money:
-            print(
-                f"Cubeful equity {r.cubeful:+.3f} ± {r.cubeful_ci:.3f} (points per unit of the starting cube)"
-            )
+            ci = f"± {r.cubeful_ci:.3f}" if np.isfinite(r.cubeful_ci) else "± n/a"
+            print(f"Cubeful equity {r.cubeful:+.3f} {ci} (points per unit of the starting cube)")
         else:
-            print(f"Cubeful match-winning chance {100 * r.cubeful:.1f}% ± {100 * r.cubeful_ci:.1f}%")
+            ci = f"± {100 * r.cubeful_ci:.1f}%" if np.isfinite(r.cubeful_ci) else "± n/a"
+            print(f"Cubeful match-winning chance {100 * r.cubeful:.1f}% {ci}")
     if r.truncated:
         print(f"{r.truncated} games truncated after {args.truncate} plies and scored by evaluation")
     return 0
@@ -638,9 +775,10 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     from .play import play_session
 
-    start = None
+    start, start_cube, start_dice = None, None, None
     if args.position is not None:
-        start, _ = _position(parser, args.position)
+        start, state = _position(parser, args.position)
+        start_cube, start_dice = _play_start(parser, state)
     agent = _agent(parser, args.checkpoint, args.ply)
     seed = args.seed if args.seed is not None else secrets.randbits(32)
     print(f"nard_ai: you (X) against {agent.name}. Seed {seed}. Type help for help, quit to stop.")
@@ -651,11 +789,62 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         cube=args.cube,
         start=start,
         max_games=args.games,
+        start_cube=start_cube,
+        start_dice=start_dice,
     )
     return 130 if result.ended == "interrupt" else 0
 
 
+def _play_start(parser: argparse.ArgumentParser, state):
+    """The cube (money :class:`~nard_ai.cube.CubeState`) and roll of a ``--position`` ID's match state."""
+    from .cube import CENTRED, ON_ROLL, OPPONENT, CubeState
+    from .formats.match_id import CENTERED, Resignation
+
+    if state is None:
+        return None, None
+    if state.double_offered or state.resignation != Resignation.NONE:
+        waiting = "a double" if state.double_offered else "a resignation"
+        parser.error(f"in the --position ID {waiting} waits for an answer; give one before or after the roll")
+    if state.cube_owner == CENTERED:
+        owner = CENTRED
+    else:
+        owner = ON_ROLL if state.cube_owner == state.player_on_roll else OPPONENT
+    try:
+        cube = CubeState(value=state.cube_value, owner=owner)
+    except ValueError as exc:
+        parser.error(f"the cube of the --position ID: {exc}")
+    if state.match_length:
+        print(
+            f"nard play: note: games are money games; the ID's {state.match_length}-point match score "
+            "is not used (its cube and dice are)",
+            file=sys.stderr,
+        )
+    return cube, (state.dice if state.dice != (0, 0) else None)
+
+
 # --------------------------------------------------------------------------- analyze
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _bar_size(stream) -> dict[str, int]:
+    """tqdm's width for ``stream``: a terminal that reports 0 columns (a bare pty) gets 80, else tqdm decides.
+
+    tqdm draws an empty bar on a terminal of width 0, as under ``script`` or
+    some CI runners; the fixed width keeps the bar visible there.
+    """
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return {"ncols": 80, "nrows": 24}  # not a terminal (a forced --progress into a file or pipe)
+    if size.columns <= 0 or size.lines <= 0:
+        return {"ncols": 80, "nrows": 24}
+    return {}
 
 
 def _analyze(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -665,24 +854,25 @@ def _analyze(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .formats.mat import read_mat
 
     try:
-        with open(args.match, encoding="utf-8-sig") as f:
-            text = f.read()
-    except UnicodeDecodeError as exc:
-        parser.error(f"{args.match}: not a text .mat record ({exc.reason} at byte {exc.start})")
+        with open(args.match, "rb") as f:
+            data = f.read()
     except OSError as exc:
         parser.error(f"cannot read {args.match}: {exc.strerror or exc}")
     try:
-        match = read_mat(text)
+        match = read_mat(data)  # UTF-8, else Windows-1252 / Latin-1 (older exports): formats.mat.decode_mat
     except ValueError as exc:
         parser.error(f"{args.match}: {exc}")
     agent = _agent(parser, args.checkpoint, args.ply)
+    # --progress forces the bar, --no-progress hides it; by default it shows when stderr is a terminal
+    show = args.progress if args.progress is not None else _is_terminal(sys.stderr)
     bar = tqdm(
         total=count_records(match),
         desc="analysing",
-        unit="decision",
+        unit="record",
         file=sys.stderr,
-        disable=True if args.no_progress else None,  # None: only on a terminal
-        leave=False,
+        disable=not show,
+        leave=True,
+        **_bar_size(sys.stderr),
     )
     last = 0
 
@@ -698,7 +888,7 @@ def _analyze(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     finally:
         bar.close()
     if args.json:
-        _print_json(analysis.to_dict())
+        _print_json(analysis.to_dict(errors_only=args.errors_only))
     else:
         print(format_analysis(analysis, errors_only=args.errors_only))
     return 0
@@ -710,10 +900,10 @@ def _analyze(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import logging
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for name, port in (("--port", args.port), ("--external", args.external)):
         if port is not None and not 0 <= port <= 65535:
             parser.error(f"{name} must be 0..65535, got {port}")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         if args.external is not None:
             from .external import serve_external
@@ -737,6 +927,16 @@ START_XGID_52 = "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:0:0:10"
 CUBE_XGID = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:00:0:0:0:0:10"  # X has made its 4- and 5-points
 MATCH_GNUBG_ID = "4HPwATDgc/ABMA:QQmgADAAEAAE"  # 5-point match, X 2, O 3, O owns a 2-cube
 CUBE_MATCH_ID = "4HPwATDYzuABMA:cAngAEAAEAAE"  # CUBE_XGID in a 7-point match, X 2, O 4
+DMP_XGID = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:64:4:4:0:5:10"  # CUBE_XGID at 4-4 of 5 (DMP), X rolled 64
+#: The sample match record in the source tree, named by its absolute path so the examples run anywhere.
+SAMPLE_MAT = Path(__file__).resolve().parent.parent / "tests" / "data" / "match_3pt.mat"
+
+
+def _analyze_examples() -> list[str]:
+    if SAMPLE_MAT.is_file():
+        path = shlex.quote(str(SAMPLE_MAT))
+        return [f"nard analyze {path}", f"nard analyze {path} --errors-only --json"]
+    return ["nard analyze MATCH.mat", "nard analyze MATCH.mat --errors-only --json"]
 
 
 def _command(sub, name: str, handler, summary: str, description: str, examples: Sequence[str]):
@@ -778,13 +978,24 @@ def build_parser() -> argparse.ArgumentParser:
         _hint,
         "rank the legal plays of a roll by the network's equity",
         "Every legal play of the roll, best first, with its cubeless equity for X (points per game), "
-        "the loss against the best play, and the win / gammon / backgammon probabilities. The roll "
+        "its difference from the best play (diff, negative, as gnubg shows it; the same number in "
+        "--json), and the win / gammon / backgammon probabilities. In match play (a Match ID or XGID "
+        "with a match length) the plays are ranked by their cubeless match-winning chance at the score "
+        "(Kazaross-XG2), shown as mwc, diff in MWC and emg (the MWC as normalised equity). The roll "
         "comes from --dice, or from the ID (a Match ID or XGID with dice).",
-        [f"nard hint {START_ID} --dice 31", f"nard hint {START_XGID_52} --top 3 --json"],
+        [
+            f"nard hint {START_ID} --dice 31",
+            f"nard hint --dice 3 1 {START_ID}",
+            f"nard hint {START_XGID_52} --top 3 --json",
+            f"nard hint {DMP_XGID} --top 3",
+        ],
     )
     _add_position(p)
     p.add_argument(
-        "--dice", nargs="+", default=None, metavar="D", help="the roll: --dice 31, --dice 3-1 or --dice 3 1"
+        "--dice",
+        default=None,
+        metavar="D",
+        help="the roll: --dice 31, --dice 3-1 or --dice 3 1, before or after the ID",
     )
     _add_ply(p)
     p.add_argument(
@@ -799,8 +1010,9 @@ def build_parser() -> argparse.ArgumentParser:
         _eval,
         "probabilities and cubeless equity at each ply",
         "The network's win / gammon / backgammon probabilities and cubeless equity for X, on roll "
-        "before rolling, at each search depth from 0-ply to --ply (default 2; deeper plies are slower; "
-        "plies the engine cannot search yet are left out with a note on stderr).",
+        "before rolling, at each search depth from 0-ply to --ply (default 2, the deepest the engine "
+        "searches; deeper plies are slower). A --ply beyond 2 is an error; without --ply, plies the "
+        "checkpoint's evaluator cannot search are left out with a note on stderr.",
         [f"nard eval {START_ID}", f"nard eval {CUBE_XGID} --ply 0 --json"],
     )
     _add_position(p)
@@ -887,11 +1099,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--ply: the equity each decision lost (normalised equity per unit cube, EMG; checker plays by "
         "cubeless equity, or cubeless match equity at the score in match play; cube actions by "
         "nard_ai.cube at the score), marks ?! doubtful, ? bad, ?? very bad (gnubg 1.07's thresholds "
-        "0.03 / 0.06 / 0.12), and each player's error rate in millipoints per decision.",
-        [
-            "nard analyze tests/data/match_3pt.mat",
-            "nard analyze tests/data/match_3pt.mat --errors-only --json",
-        ],
+        "0.03 / 0.06 / 0.12), and each player's error rate in millipoints per decision. A progress "
+        "bar shows on stderr when it is a terminal (--progress / --no-progress force it on / off). "
+        "The examples use the sample record of the source tree (tests/data/match_3pt.mat); export "
+        "your own from gnubg with `export match mat FILE`.",
+        _analyze_examples(),
     )
     p.add_argument("match", metavar="MATCH.mat", help="the match record (Jellyfish .mat, as gnubg exports)")
     _add_ply(p)
@@ -902,8 +1114,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="D,B,VB",
         help="skill thresholds doubtful,bad,very_bad in EMG (default: 0.03,0.06,0.12)",
     )
-    p.add_argument("--errors-only", action="store_true", help="list only the decisions with a mark")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument(
+        "--errors-only",
+        action="store_true",
+        help="list only the decisions with a mark (text and --json; the totals stay complete)",
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar on stderr (default: only when stderr is a terminal)",
+    )
     _add_json(p)
     _add_checkpoint(p)
 
@@ -915,8 +1136,10 @@ def build_parser() -> argparse.ArgumentParser:
         "Serve the engine over HTTP (FastAPI; OpenAPI schema at /openapi.json), e.g. "
         "`nard serve --port 8080` then `curl 'http://127.0.0.1:8080/move?id=4HPwATDgc/ABMA&die1=3&die2=1'`; "
         "or gnubg's external-player protocol: `nard serve --external 4321`, then in gnubg "
-        "`set player 1 external localhost:4321`. Runs until interrupted.",
-        ["nard serve --port 8080", "nard serve --external 4321"],
+        "`set player 1 external localhost:4321`. The address is bound first: a port in use or a bad "
+        "--host is one error line (status 2); port 0 picks a free port, and the port bound is logged. "
+        "Runs until interrupted.",
+        ["nard serve --port 8080", "nard serve --external 4321", "nard serve --external 0"],
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")

@@ -19,8 +19,17 @@ dice rolled                           the play in gnubg's notation, one
                                       out (``8/5 6/5``, ``bar/22 13/11``); an
                                       empty line when no move is possible
 a request we cannot read              ``Error: <why>`` (gnubg prints it and
-                                      stops asking; the server keeps running)
+                                      stops asking; the server keeps running
+                                      and the connection stays open)
 ====================================  =========================================
+
+Replies are ASCII: text from the request quoted in an error is escaped
+(``\\xe9`` for a character, ``\\xff`` for a byte that is not UTF-8).
+
+The play: in money play (match length 0 or 9999) the best play by cubeless
+equity; in match play the best by cubeless match-winning chance at the score
+and cube of the board line (:func:`nard_ai.analysis.score_plays`), so the
+engine does not chase a gammon that cannot matter at the score.
 
 The FIBS board line, colon-separated after ``board:``:
 
@@ -111,6 +120,20 @@ class FibsBoard:
         return "centred"
 
 
+def _escape(text: str) -> str:
+    """``text`` in printable ASCII: ``\\xNN`` for a raw byte (decoded with ``surrogateescape``), else as ``ascii()``."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif 32 <= code < 127:
+            out.append(ch)
+        else:
+            out.append(ascii(ch)[1:-1])
+    return "".join(out)
+
+
 def parse_fibs_board(line: str, gnubg: bool = True) -> FibsBoard:
     """Decode a FIBS ``board:`` line into the side on roll's view.
 
@@ -128,7 +151,7 @@ def parse_fibs_board(line: str, gnubg: bool = True) -> FibsBoard:
     """
     text = line.strip().strip("\0").strip()
     if not text.startswith("board:"):
-        raise ValueError(f"expected a FIBS 'board:' line, got {text[:40]!r}")
+        raise ValueError(f"expected a FIBS 'board:' line, got '{_escape(text[:40])}'")
     fields = text[len("board:") :].split(":")
     if len(fields) < _MIN_FIELDS:
         raise ValueError(f"a FIBS board line has at least {_MIN_FIELDS} fields, got {len(fields)}")
@@ -222,7 +245,7 @@ class ExternalPlayer:
         self._lock = threading.Lock()
 
     def respond(self, line: str) -> str:
-        """The reply (without newline) to one line from gnubg; ``Error: ...`` when it cannot be read."""
+        """The reply (without newline, ASCII) to one line from gnubg; ``Error: ...`` when it cannot be read."""
         try:
             fb = parse_fibs_board(line)
             if game_result(fb.board) != 0:
@@ -234,33 +257,45 @@ class ExternalPlayer:
                     return "double" if self._cube_advice(fb)[0] else "roll"
                 return self._move(fb)
         except ValueError as exc:
-            return f"Error: {exc}"
+            return _escape(f"Error: {exc}")
 
     def _move(self, fb: FibsBoard) -> str:
+        from .analysis import score_plays
+
         ranked = self.agent.rank_plays(fb.board, fb.dice)
-        return format_gnubg_move(checker_moves(fb.board, ranked.afterstates[0], fb.dice))
+        try:
+            cube_state = _cube_state(fb)
+        except ValueError as exc:
+            log.warning("match state not usable (%s); choosing the play for money", exc)
+            cube_state = None
+        best = score_plays(ranked, cube_state).afterstates[0]  # by MWC at the score in match play
+        return format_gnubg_move(checker_moves(fb.board, best, fb.dice))
 
     def _cube_advice(self, fb: FibsBoard) -> tuple[bool, bool]:
         """(the side on roll should double, its opponent should take) - roll and take when unsure."""
+        from . import cube
+
         try:
-            from . import cube
-        except ImportError:
-            return False, True
-        try:
-            state = cube.CubeState(
-                value=fb.cube_value,
-                owner=fb.cube_owner if fb.cube_value > 1 else "centred",
-                match_length=fb.match_length,
-                score=fb.score if fb.match_length else (0, 0),
-                crawford=fb.crawford and fb.match_length > 0,
-            )
-            d = cube.cube_decision(fb.board, state, agent=self.agent)
+            d = cube.cube_decision(fb.board, _cube_state(fb), agent=self.agent)
         except ValueError as exc:
             log.warning("cube decision failed (%s); rolling / taking", exc)
             return False, True
         double = d.cube_available and d.action in ("double_take", "double_pass")
         take = not d.cube_available or not np.isfinite(d.double_take) or d.double_take <= d.double_pass
         return bool(double), bool(take)
+
+
+def _cube_state(fb: FibsBoard):
+    """The :class:`nard_ai.cube.CubeState` of a board line, side on roll's view (ValueError if inexpressible)."""
+    from .cube import CubeState
+
+    return CubeState(
+        value=fb.cube_value,
+        owner=fb.cube_owner if fb.cube_value > 1 else "centred",
+        match_length=fb.match_length,
+        score=fb.score if fb.match_length else (0, 0),
+        crawford=fb.crawford and fb.match_length > 0,
+    )
 
 
 class _Handler(socketserver.StreamRequestHandler):
@@ -278,14 +313,15 @@ class _Handler(socketserver.StreamRequestHandler):
             buffer += chunk
             while b"\n" in buffer:
                 raw, buffer = buffer.split(b"\n", 1)
-                # gnubg writes each line with its trailing NUL byte
-                line = raw.replace(b"\0", b"").decode("ascii", errors="replace").strip()
+                # gnubg writes each line with its trailing NUL byte; bytes that are not UTF-8
+                # survive as surrogates, so an error can quote them (escaped: replies are ASCII)
+                line = raw.replace(b"\0", b"").decode("utf-8", errors="surrogateescape").strip()
                 if not line:
                     continue
                 reply = player.respond(line)
-                log.debug("%s -> %s", line, reply)
+                log.debug("%s -> %s", _escape(line), reply)
                 try:
-                    self.request.sendall(reply.encode("ascii") + b"\n")
+                    self.request.sendall(reply.encode("ascii", errors="backslashreplace") + b"\n")
                 except OSError:
                     return
         log.info("gnubg disconnected")
@@ -296,18 +332,45 @@ class _Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
 
 
+def _bind(port: int, host: str) -> _Server:
+    try:
+        return _Server((host, port), _Handler)
+    except (OSError, UnicodeError, OverflowError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise ValueError(f"cannot listen on {host}:{port}: {reason}") from None
+
+
 def make_server(agent: Any, port: int, host: str = "127.0.0.1") -> socketserver.ThreadingTCPServer:
-    """A TCP server (not yet serving) answering gnubg's external-player requests; port 0 picks a free one."""
-    server = _Server((host, port), _Handler)
+    """A TCP server (bound and listening, not yet serving) answering gnubg's external-player requests.
+
+    Args:
+        agent: the :class:`nard_ai.search.Agent` that decides.
+        port: TCP port; 0 picks a free one (``server.server_address[1]`` tells which).
+        host: address to listen on.
+
+    Raises:
+        ValueError: ``cannot listen on HOST:PORT: <reason>`` (a port in use, a bad address).
+    """
+    server = _bind(port, host)
     server.player = ExternalPlayer(agent)  # type: ignore[attr-defined]
     return server
 
 
 def serve_external(port: int, host: str = "127.0.0.1", checkpoint: str | None = None, ply: int = 0) -> None:
-    """Serve gnubg's external-player protocol until interrupted."""
+    """Serve gnubg's external-player protocol until interrupted.
+
+    The address is bound before the network loads, and the port actually
+    bound (port 0: one the system picks) is logged with the gnubg command.
+
+    Raises:
+        ValueError: when ``host:port`` cannot be bound or the agent cannot be built.
+        FileNotFoundError: on a missing checkpoint.
+    """
     from .arena import load_agent
 
-    server = make_server(load_agent(checkpoint, ply=ply), port, host)
-    log.info("external player on %s:%d; in gnubg: set player 1 external %s:%d", host, port, host, port)
+    server = _bind(port, host)
     with server:
+        server.player = ExternalPlayer(load_agent(checkpoint, ply=ply))  # type: ignore[attr-defined]
+        bound = server.server_address[1]
+        log.info("external player on %s:%d; in gnubg: set player 1 external %s:%d", host, bound, host, bound)
         server.serve_forever()

@@ -18,8 +18,13 @@ Your turn: type the play in standard notation (``24/18 13/11*``,
 play that is not legal is refused with the reason from
 :func:`nard_ai.formats.notation.parse_play`, and you type again. A roll
 with a single legal play is played for you. Commands: ``hint`` (the
-engine's three best plays), ``board`` (draw it again), ``help``, ``quit``.
-End of input (Ctrl-D) or Ctrl-C ends the session cleanly.
+engine's three best plays; at a cube prompt, its cube advice), ``board``
+(draw it again), ``help``, ``quit``. End of input (Ctrl-D) or Ctrl-C ends
+the session cleanly.
+
+A game can start from a given position (``start``) with its cube
+(``start_cube``: value and owner) and its roll (``start_dice``): the side on
+roll then plays that roll at once, with no cube decision before it.
 
 With ``cube=True`` the doubling cube is in play (RULES.md §8, no Jacoby
 rule, no beavers): before rolling, the player who may double (cube centred
@@ -37,8 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .board import game_result, starting_board, swap_sides, validate_board
-from .cube import MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_decision
+from .analysis import cube_action_text
+from .board import game_result, starting_board, swap_sides, validate_board, validate_dice
+from .cube import CENTRED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_decision
 from .formats.ascii import render_board
 from .formats.notation import parse_play, play_notation
 from .game import opening_roll, roll_dice
@@ -54,6 +60,7 @@ HELP_TEXT = (
     "Points are numbered from your side: you move from 24 down to 1 and bear off past 1.\n"
     "Commands: hint (the engine's best plays), board (draw the board again), help, quit."
 )
+CUBE_HELP = "r (or Enter) rolls the dice; d doubles the stakes; hint asks the engine; quit ends the session."
 
 
 @dataclass(frozen=True)
@@ -103,9 +110,20 @@ class _Game:
 
 
 class _Session:
-    def __init__(self, agent, rng: np.random.Generator, read, write, name: str, cube: bool) -> None:
+    def __init__(
+        self,
+        agent,
+        rng: np.random.Generator,
+        read,
+        write,
+        name: str,
+        cube: bool,
+        start_cube: CubeState | None = None,
+        start_dice: tuple[int, int] | None = None,
+    ) -> None:
         self.agent, self.rng, self.write, self.name, self.cube = agent, rng, write, name, cube
         self._read = read
+        self.start_cube, self.start_dice = start_cube, start_dice
 
     # -- input
 
@@ -126,7 +144,7 @@ class _Session:
 
     def show(self, game: _Game, dice: tuple[int, int] | None = None) -> None:
         self.write(render_board(game.human_view(), dice))
-        if self.cube:
+        if self.cube or game.cube_value > 1:  # a turned cube from a start position counts even without --cube
             if game.cube_owner is None:
                 self.write(f" Cube: {game.cube_value}, centred")
             else:
@@ -141,14 +159,38 @@ class _Session:
                 f"  {i + 1}. {play:<22} equity {ranked.equity[i]:+.3f}  win {100 * ranked.probs[i][0]:.1f}%"
             )
 
+    def cube_hint(self, game: _Game, doubled: bool) -> None:
+        """The engine's cube advice for you: before your roll (``doubled`` false) or on its double."""
+        d = cube_decision(game.board, game.cube_state(), agent=self.agent)
+        if not doubled:  # you are on roll: your cubeful equities per unit of the current cube
+            self.write(
+                f"  Hint: {cube_action_text(d)}. Your cubeful equity: no double {d.no_double:+.3f}, "
+                f"double/take {d.double_take:+.3f}, double/pass {d.double_pass:+.3f} (per unit of the cube)."
+            )
+            return
+        take = not np.isfinite(d.double_take) or d.double_take <= d.double_pass
+        # the equities are the doubler's (the engine's): yours are their negatives
+        self.write(
+            f"  Hint: {'take' if take else 'pass'}. Your cubeful equity: take {-d.double_take:+.3f}, "
+            f"pass {-d.double_pass:+.3f} (per unit of the current cube)."
+        )
+
     # -- one game
 
     def play_game(self, first: str, start: np.ndarray | None) -> tuple[int, int]:
         """Play one game; returns ``(winner seat, points)``."""
         if start is not None:
             game = _Game(board=start.copy(), on_roll=ENGINE if first == "engine" else HUMAN)
-            dice = None
-            self.write("You are on roll." if game.on_roll == HUMAN else f"{self.name} is on roll.")
+            if self.start_cube is not None:
+                game.cube_value = self.start_cube.value
+                owner = self.start_cube.owner
+                game.cube_owner = (
+                    None if owner == CENTRED else game.on_roll if owner == ON_ROLL else 1 - game.on_roll
+                )
+            dice = self.start_dice
+            who = "You are" if game.on_roll == HUMAN else f"{self.name} is"
+            rolled = "" if dice is None else f" with {dice[0]}-{dice[1]}"
+            self.write(f"{who} on roll{rolled}.")
         else:
             starter, opening = opening_roll(1, self.rng)
             mine, theirs = int(opening[0, 0]), int(opening[0, 1])
@@ -198,7 +240,11 @@ class _Session:
                 if answer in ("d", "double"):
                     break
                 if answer == "help":
-                    self.write("r (or Enter) rolls the dice; d doubles the stakes; quit ends the session.")
+                    self.write(CUBE_HELP)
+                elif answer == "hint":
+                    self.cube_hint(game, doubled=False)
+                elif answer == "board":
+                    self.show(game)
                 else:
                     self.write(f"  {answer!r}: type r to roll or d to double.")
             decision = cube_decision(game.board, game.cube_state(), agent=self.agent)
@@ -223,6 +269,9 @@ class _Session:
                 return None
             if answer in ("p", "pass", "drop"):
                 return self._passed(ENGINE, game.cube_value)
+            if answer == "hint":
+                self.cube_hint(game, doubled=True)
+                continue
             self.write(f"  {answer!r}: type t to take (play on for {2 * game.cube_value}) or p to pass.")
 
     def _passed(self, winner: int, points: int) -> tuple[int, int]:
@@ -279,6 +328,8 @@ def play_session(
     start: np.ndarray | None = None,
     max_games: int | None = None,
     name: str = "nard",
+    start_cube: CubeState | None = None,
+    start_dice: tuple[int, int] | None = None,
 ) -> SessionResult:
     """Play games against an agent until you stop (see the module docstring for the rules of play).
 
@@ -299,13 +350,21 @@ def play_session(
             engine when ``first == "engine"``; no opening roll then.
         max_games: stop after this many games (``None``: ask after each one).
         name: the engine's name in the messages.
+        start_cube: the cube each game from ``start`` begins with (money
+            play; ``owner`` seen from ``start``'s side on roll). A turned
+            cube counts for the points even when ``cube`` is off (nobody
+            may double then). Default: centred at 1.
+        start_dice: the roll ``start``'s side on roll plays first (no cube
+            decision before it); default: it rolls (after its cube decision).
 
     Returns:
         A :class:`SessionResult`.
 
     Raises:
-        ValueError: on an unknown ``first``, a ``max_games`` below 1, or a
-            ``start`` board that is invalid or finished.
+        ValueError: on an unknown ``first``, a ``max_games`` below 1, a
+            ``start`` board that is invalid or finished, ``start_cube`` or
+            ``start_dice`` without ``start``, a match-play ``start_cube``,
+            or dice outside 1..6.
     """
     if first not in FIRST_CHOICES:
         raise ValueError(f"first must be one of {FIRST_CHOICES}, got {first!r}")
@@ -315,9 +374,16 @@ def play_session(
         start = validate_board(np.asarray(start))
         if start.ndim != 1 or game_result(start) != 0:
             raise ValueError("the start position must be one board of a game not yet over")
+    if (start_cube is not None or start_dice is not None) and start is None:
+        raise ValueError("start_cube and start_dice need a start position")
+    if start_cube is not None and not start_cube.is_money:
+        raise ValueError("nard play plays money games: start_cube must be a money-play cube state")
+    if start_dice is not None:
+        d = validate_dice(np.asarray(start_dice))[0]
+        start_dice = (int(max(d)), int(min(d)))  # larger die first, as every roll here
     read = input if read is None else read
     write = print if write is None else write
-    session = _Session(agent, rng, read, write, name, cube)
+    session = _Session(agent, rng, read, write, name, cube, start_cube, start_dice)
     points = [0, 0]
     games = 0
     try:

@@ -29,8 +29,19 @@ opponent's; ``p25`` the mover's bar, ``>= 0``; ``p0`` the opponent's bar,
 (``XGID=...``). With a Match ID or an XGID the board is seen from its player
 on roll, and its dice, cube and score are used where the request gives none.
 
-Dice are ``die1`` and ``die2`` (1..6). ``ply`` is the search depth in gnubg's
-numbering (default: the server's ``--ply``).
+Give the position one way only: ``id`` together with ``p0``..``p25`` (or
+with ``board`` in a JSON body) is refused. Dice are ``die1`` and ``die2``
+(1..6) in a query, ``"dice": [3, 1]`` in a JSON body. ``ply`` is the search
+depth in gnubg's numbering (default: the server's ``--ply``). An unknown or
+repeated query parameter, or an unknown field of a JSON body, is refused
+(``400``) with its name, so a misspelt parameter is never silently ignored.
+
+Money or match: ``/move`` ranks the plays by cubeless equity, unless the ID
+(a Match ID or an XGID) holds a match length; then by the plays' cubeless
+match-winning chance at its score (:func:`nard_ai.analysis.score_plays`:
+each outcome valued by the Kazaross-XG2 table, so gammons count only as
+much as they matter at that score), with each play's ``mwc`` given and
+``ranked_by`` saying which order it is.
 
 Responses (all probabilities for the **side on roll** of the request's
 position; for ``/move`` the side making the play): ``probabilities`` in
@@ -41,15 +52,18 @@ checker moves ``{"from": 24, "to": 18}``, 25 = bar, 0 = off) and as gnubg's
 notation (``"24/18 13/11*"``).
 
 Errors: a malformed request (bad ID, dice, pips, a finished game, an
-unsupported ply) gets ``400`` with ``{"detail": "..."}`` naming the field;
-a request failing the schema (a non-integer die) gets FastAPI's ``422``; a
-missing feature gets ``501``. The server never dies on input: any other
-exception is answered ``500`` and logged.
+unsupported ply, unknown or repeated parameters, an unknown body field) gets
+``400`` with ``{"detail": "..."}`` naming the field (documented as the
+``400`` response of each endpoint in the OpenAPI schema); a request failing
+the schema otherwise (a non-integer die) gets FastAPI's ``422``. The server
+never dies on input: any other exception is answered ``500`` and logged.
 """
 
 from __future__ import annotations
 
 import logging
+import re
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -57,10 +71,13 @@ from typing import Annotated, Any
 
 import numpy as np
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from . import cube as _cube
+from .analysis import score_plays
 from .board import BAR, BOARD_SIZE, OPP_BAR, game_result, validate_board, validate_dice
 from .external import checker_moves
 from .formats.match_id import MatchState
@@ -68,7 +85,7 @@ from .formats.notation import play_notation
 from .formats.position import cube_state_from_match, parse_position
 from .formats.position_id import position_id
 
-__all__ = ["create_app", "parse_position", "cube_state_from_match", "checker_moves"]
+__all__ = ["create_app", "bind_socket", "serve", "parse_position", "cube_state_from_match", "checker_moves"]
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +117,12 @@ class MoveInfo(BaseModel):
     play: list[CheckerMove] = Field(description="0-4 single checker moves; empty when no move is possible")
     notation: str = Field(description="gnubg's notation, e.g. '24/18 13/11*'; '-' for no move")
     probabilities: Probabilities
-    equity: float = Field(description="cubeless equity after the play, mover's view")
+    equity: float = Field(description="cubeless equity after the play, mover's view, points per game")
+    mwc: float | None = Field(
+        default=None,
+        description="match play: the mover's cubeless match-winning chance at the score after the play "
+        "(Kazaross-XG2); null in money play",
+    )
     position_id: str = Field(description="gnubg Position ID of the position after the play, opponent on roll")
 
 
@@ -108,9 +130,19 @@ class MoveResponse(BaseModel):
     moves: list[MoveInfo] = Field(
         description="every legal play, best first; exactly one when no move is possible"
     )
+    ranked_by: str = Field(
+        default="cubeless equity",
+        description="'cubeless equity' (money) or 'cubeless MWC at the score' (an ID with a match length)",
+    )
     dice: tuple[int, int]
     ply: int
     position_id: str
+
+
+class ErrorResponse(BaseModel):
+    """A refused request."""
+
+    detail: str = Field(description="what is wrong, naming the parameter or field")
 
 
 class CubeAdvice(BaseModel):
@@ -153,8 +185,9 @@ class CubeResponse(BaseModel):
 
 
 class PositionBody(BaseModel):
-    """A position by ID, or by the 26 counts of :mod:`nard_ai.board` (``board``)."""
+    """A position by ID, or by the 26 counts of :mod:`nard_ai.board` (``board``); unknown fields are refused."""
 
+    model_config = ConfigDict(extra="forbid")
     id: str | None = Field(default=None, description="Position ID, PositionID:MatchID, or XGID")
     board: list[int] | None = Field(default=None, description="26 counts: [p0, p1, ..., p25]")
     ply: int | None = None
@@ -198,16 +231,59 @@ def _bad(message: str) -> HTTPException:
     return HTTPException(status_code=400, detail=message)
 
 
-def _decode(position: str | None, pips: list[int] | None) -> tuple[np.ndarray, MatchState | None]:
+_PIP_NAMES = frozenset(f"p{i}" for i in range(BOARD_SIZE))
+_PIP_NAME = re.compile(r"p\d+")
+_QUERY_HINTS = {
+    "dice": "give the roll as die1 and die2",
+    "board": "give the position as id or p0..p25",
+    "score": "give score_on_roll and score_opponent",
+}
+
+
+def _check_query(request: Request, allowed: frozenset[str]) -> bool:
+    """Refuse unknown and repeated query parameters; returns whether any of p0..p25 was given.
+
+    Raises:
+        HTTPException: 400 naming the parameters, or when both ``id`` and pips are given.
+    """
+    names = [name for name, _ in request.query_params.multi_items()]
+    unknown = sorted({n for n in names if n not in allowed}, key=names.index)
+    if unknown:
+        hints = [_QUERY_HINTS[n] for n in unknown if n in _QUERY_HINTS]
+        if any(_PIP_NAME.fullmatch(n) for n in unknown):
+            hints.append("points are p0..p25")
+        expected = ", ".join(sorted(n for n in allowed if n not in _PIP_NAMES))
+        raise _bad(
+            f"unknown query parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
+            + (f" ({'; '.join(hints)})" if hints else "")
+            + f"; this endpoint takes {expected} and p0..p25"
+        )
+    repeated = sorted({n for n in names if names.count(n) > 1}, key=names.index)
+    if repeated:
+        raise _bad(
+            f"query parameter{'s' if len(repeated) > 1 else ''} {', '.join(repeated)} given more than once"
+        )
+    pips_given = any(n in _PIP_NAMES for n in names)
+    if pips_given and "id" in names:
+        raise _bad("give the position one way: id=... or p0..p25, not both")
+    return pips_given
+
+
+def _decode(
+    position: str | None, pips: list[int] | None, pips_given: bool = True, pips_name: str = "board"
+) -> tuple[np.ndarray, MatchState | None]:
+    """The board and match state of a request: ``id``, or the 26 counts (``pips_given``: they were sent)."""
+    if position is not None and pips is not None and pips_given:
+        raise _bad(f"give the position one way: id or {pips_name}, not both")
     if position:
         try:
             return parse_position(position)
         except ValueError as exc:
             raise _bad(f"id: {exc}") from None
+    if pips is not None and len(pips) != BOARD_SIZE:
+        raise _bad(f"board: {BOARD_SIZE} counts [p0..p25] needed, got a list of length {len(pips)}")
     if pips is None or not any(pips):
         raise _bad("give a position: id=<Position ID, PositionID:MatchID or XGID> or p0..p25")
-    if len(pips) != BOARD_SIZE:
-        raise _bad(f"board: {BOARD_SIZE} counts [p0..p25] needed, got {len(pips)}")
     if any(not -15 <= c <= 15 for c in pips):
         raise _bad("board: each count must be within -15..15")
     try:
@@ -224,11 +300,16 @@ def _live(board: np.ndarray) -> None:
         raise _bad("the game in that position is already over")
 
 
-def _dice(die1: int | None, die2: int | None, state: MatchState | None) -> tuple[int, int]:
+def _dice(
+    die1: int | None, die2: int | None, state: MatchState | None, names: tuple[str, str] = ("die1", "die2")
+) -> tuple[int, int]:
     if die1 is None and die2 is None and state is not None and state.dice != (0, 0):
         die1, die2 = state.dice
     if die1 is None or die2 is None:
-        raise _bad("dice: give die1 and die2 (1..6), or an ID whose dice are rolled")
+        raise _bad(f"dice: give {names[0]} and {names[1]} (1..6), or an ID whose dice are rolled")
+    for name, die in zip(names, (die1, die2), strict=True):
+        if not 1 <= die <= 6:  # before numpy: a 30-digit die is no int64
+            raise _bad(f"{name} must be 1..6, got {die}")
     try:
         d = validate_dice(np.asarray([die1, die2]))[0]
     except ValueError as exc:
@@ -243,6 +324,47 @@ def _probs_view(p: np.ndarray) -> Probabilities:
 
 def _nan_to_none(v: float | None) -> float | None:
     return None if v is None or not np.isfinite(v) else float(v)
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {
+        "model": ErrorResponse,
+        "description": "a malformed request: a bad ID, dice, pips or ply, a finished game, the position "
+        "given twice, an unknown or repeated parameter or an unknown body field; the detail names it",
+    }
+}
+_MOVE_QUERY = _PIP_NAMES | {"id", "die1", "die2", "ply"}
+_EVAL_QUERY = _PIP_NAMES | {"id", "ply"}
+_CUBE_QUERY = _PIP_NAMES | {
+    "id", "ply", "cube_value", "cube_owner", "match_length", "score_on_roll", "score_opponent",
+    "crawford", "jacoby",
+}  # fmt: skip
+_BODY_HINTS = {
+    "die1": 'the roll is "dice": [die1, die2]',
+    "die2": 'the roll is "dice": [die1, die2]',
+    "position": 'the position is "id" or "board"',
+    "pips": 'the position is "id" or "board"',
+    "score_on_roll": 'the score is "score": [side on roll, opponent]',
+    "score_opponent": 'the score is "score": [side on roll, opponent]',
+}
+_BODY_MODELS = {"/move": "MoveBody", "/eval": "PositionBody", "/cube": "CubeBody"}
+
+
+def _extra_fields_message(request: Request, errors: list[dict[str, Any]]) -> str:
+    """``unknown field(s) ...`` of a JSON body, with the field meant and the fields the endpoint takes."""
+    names = [str(e["loc"][-1]) for e in errors if e.get("loc")]
+    hints = list(dict.fromkeys(_BODY_HINTS[n] for n in names if n in _BODY_HINTS))
+    if any(_PIP_NAME.fullmatch(n) for n in names):
+        hints.append('the position is "id" or "board": [p0, ..., p25]')
+    model = {"MoveBody": MoveBody, "PositionBody": PositionBody, "CubeBody": CubeBody}[
+        _BODY_MODELS.get(request.url.path, "PositionBody")
+    ]
+    expected = ", ".join(model.model_fields)
+    return (
+        f"unknown field{'s' if len(names) > 1 else ''} {', '.join(names)}"
+        + (f" ({'; '.join(hints)})" if hints else "")
+        + f"; the body takes {expected}"
+    )
 
 
 # --------------------------------------------------------------------------- the app
@@ -296,6 +418,15 @@ def create_app(
         + " Positions as wildbg's p0..p25 or as gnubg/XG IDs; see each endpoint.",
     )
 
+    @app.exception_handler(RequestValidationError)
+    async def _schema_error(request: Request, exc: RequestValidationError):
+        # an unknown body field is a 400 naming it and the expected fields; other schema errors stay 422
+        errors = exc.errors()
+        extra = [e for e in errors if e.get("type") == "extra_forbidden"]
+        if extra and len(extra) == len(errors):
+            return JSONResponse(status_code=400, content={"detail": _extra_fields_message(request, extra)})
+        return await request_validation_exception_handler(request, exc)
+
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):  # the server never dies on input
         log.exception("unexpected error on %s", request.url)
@@ -307,22 +438,30 @@ def create_app(
 
     def do_move(board, state, dice, req_ply) -> MoveResponse:
         _live(board)
+        try:
+            cube_state = cube_state_from_match(state)  # money for a bare Position ID or pips
+        except ValueError as exc:
+            raise _bad(f"id: the match state cannot be used: {exc}") from None
         agent = agent_for(req_ply)
         with eval_lock:
             ranked = agent.rank_plays(board, dice)
+        scored = score_plays(ranked, cube_state)  # by MWC at the score in match play
         moves = []
-        for i in range(len(ranked)):
-            after = ranked.afterstates[i]
+        for i in range(len(scored)):
+            after = scored.afterstates[i]
             moves.append(
                 MoveInfo(
                     play=[CheckerMove(**{"from": s, "to": d}) for s, d in checker_moves(board, after, dice)],
                     notation=play_notation(board, after, dice),
-                    probabilities=_probs_view(ranked.probs[i]),
-                    equity=float(ranked.equity[i]),
+                    probabilities=_probs_view(scored.probs[i]),
+                    equity=float(scored.equity[i]),
+                    mwc=None if scored.mwc is None else float(scored.mwc[i]),
                     position_id=position_id(_swap(after)),
                 )
             )
-        return MoveResponse(moves=moves, dice=dice, ply=agent.ply, position_id=position_id(board))
+        return MoveResponse(
+            moves=moves, ranked_by=scored.ranked_by, dice=dice, ply=agent.ply, position_id=position_id(board)
+        )
 
     def do_eval(board, state, req_ply) -> EvalResponse:
         _live(board)
@@ -389,38 +528,53 @@ def create_app(
     # -- routes
 
     @app.get(
-        "/move", response_model=MoveResponse, summary="ranked plays of a position and roll (wildbg /move)"
+        "/move",
+        response_model=MoveResponse,
+        summary="ranked plays of a position and roll (wildbg /move)",
+        responses=_ERRORS,
     )
     def get_move(
+        request: Request,
         pips: Pips,
         die1: Annotated[int | None, Query(description="first die, 1..6")] = None,
         die2: Annotated[int | None, Query(description="second die, 1..6")] = None,
         id: IdQuery = None,  # noqa: A002 - the public parameter name
         ply: PlyQuery = None,
     ) -> MoveResponse:
-        board, state = _decode(id, pips)
+        pips_given = _check_query(request, _MOVE_QUERY)
+        board, state = _decode(id, pips, pips_given, "p0..p25")
         return do_move(board, state, _dice(die1, die2, state), ply)
 
-    @app.post("/move", response_model=MoveResponse, summary="ranked plays, JSON body")
+    @app.post("/move", response_model=MoveResponse, summary="ranked plays, JSON body", responses=_ERRORS)
     def post_move(body: MoveBody) -> MoveResponse:
         board, state = _decode(body.id, body.board)
         die1, die2 = body.dice if body.dice is not None else (None, None)
-        return do_move(board, state, _dice(die1, die2, state), body.ply)
+        return do_move(board, state, _dice(die1, die2, state, ("dice[0]", "dice[1]")), body.ply)
 
-    @app.get("/eval", response_model=EvalResponse, summary="probabilities and cubeless equity (wildbg /eval)")
-    def get_eval(pips: Pips, id: IdQuery = None, ply: PlyQuery = None) -> EvalResponse:  # noqa: A002
-        board, state = _decode(id, pips)
+    @app.get(
+        "/eval",
+        response_model=EvalResponse,
+        summary="probabilities and cubeless equity (wildbg /eval)",
+        responses=_ERRORS,
+    )
+    def get_eval(request: Request, pips: Pips, id: IdQuery = None, ply: PlyQuery = None) -> EvalResponse:  # noqa: A002
+        pips_given = _check_query(request, _EVAL_QUERY)
+        board, state = _decode(id, pips, pips_given, "p0..p25")
         return do_eval(board, state, ply)
 
-    @app.post("/eval", response_model=EvalResponse, summary="evaluation, JSON body")
+    @app.post("/eval", response_model=EvalResponse, summary="evaluation, JSON body", responses=_ERRORS)
     def post_eval(body: PositionBody) -> EvalResponse:
         board, state = _decode(body.id, body.board)
         return do_eval(board, state, body.ply)
 
     @app.get(
-        "/cube", response_model=CubeResponse, summary="cube decision for the side on roll, before rolling"
+        "/cube",
+        response_model=CubeResponse,
+        summary="cube decision for the side on roll, before rolling",
+        responses=_ERRORS,
     )
     def get_cube(
+        request: Request,
         pips: Pips,
         id: IdQuery = None,  # noqa: A002
         ply: PlyQuery = None,
@@ -432,7 +586,8 @@ def create_app(
         crawford: bool | None = None,
         jacoby: bool | None = None,
     ) -> CubeResponse:
-        board, state = _decode(id, pips)
+        pips_given = _check_query(request, _CUBE_QUERY)
+        board, state = _decode(id, pips, pips_given, "p0..p25")
         score = None
         if score_on_roll is not None or score_opponent is not None:
             score = (score_on_roll or 0, score_opponent or 0)
@@ -442,7 +597,7 @@ def create_app(
         )  # fmt: skip
         return do_cube(board, state, ply, overrides)
 
-    @app.post("/cube", response_model=CubeResponse, summary="cube decision, JSON body")
+    @app.post("/cube", response_model=CubeResponse, summary="cube decision, JSON body", responses=_ERRORS)
     def post_cube(body: CubeBody) -> CubeResponse:
         board, state = _decode(body.id, body.board)
         overrides = dict(
@@ -475,8 +630,50 @@ def _advice(decision) -> CubeAdvice:
     return CubeAdvice(double=bool(double), accept=accept)
 
 
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (port 0: a free one), not yet listening.
+
+    Binding first lets a busy port or a bad address be one clear error
+    instead of a server that starts, logs and exits.
+
+    Raises:
+        ValueError: ``cannot listen on HOST:PORT: <reason>`` (a port in use,
+            an address that is not this machine's, a host that does not resolve).
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+    except (OSError, UnicodeError, IndexError) as exc:
+        raise ValueError(f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: restart despite TIME_WAIT
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
 def serve(host: str = "127.0.0.1", port: int = 8080, checkpoint: str | None = None, ply: int = 0) -> None:
-    """Run the HTTP server with uvicorn until interrupted."""
+    """Run the HTTP server with uvicorn until interrupted.
+
+    The address is bound before the network loads (:func:`bind_socket`), and
+    the port actually bound (port 0: one the system picks) is logged.
+
+    Raises:
+        ValueError: when ``host:port`` cannot be bound, or the agent cannot be built.
+        FileNotFoundError: on a missing checkpoint.
+    """
     import uvicorn
 
-    uvicorn.run(create_app(checkpoint=checkpoint, ply=ply), host=host, port=port, log_level="info")
+    sock = bind_socket(host, port)
+    try:
+        app = create_app(checkpoint=checkpoint, ply=ply)
+        bound = sock.getsockname()[1]
+        log.info("nard_ai HTTP server on http://%s:%d (OpenAPI schema at /openapi.json)", host, bound)
+        config = uvicorn.Config(app, host=host, port=bound, log_level="info")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

@@ -21,13 +21,19 @@ import pytest
 from nard_ai.analysis import (
     GNUBG_LEGACY_SKILL,
     GNUBG_SKILL,
+    Decision,
+    MatchAnalysis,
+    PlayerStats,
     SkillThresholds,
     analyze_match,
+    checker_mwc,
     checker_values,
     count_records,
     cube_state_of,
     format_analysis,
+    mwc_to_emg,
     read_position,
+    score_plays,
 )
 from nard_ai.board import starting_board
 from nard_ai.cube import CENTRED, ON_ROLL, OPPONENT, CubeState
@@ -79,6 +85,30 @@ class FakeAgent:
     def evaluate(self, boards):
         probs = np.tile(self.position_probs, (len(boards), 1))
         return probs, 2.0 * probs[:, 0] - 1.0 + probs[:, 1] + probs[:, 2] - probs[:, 3] - probs[:, 4]
+
+
+class GammonChaser:
+    """Ranks plays for money with a gammonish play first and a safer play second (hand-set numbers).
+
+    In ``legal_plays`` order: play 0 wins 60% with 30% gammons (cubeless equity
+    2 x 0.6 - 1 + 0.3 = +0.5), play 1 wins 65% without gammons (+0.3), every
+    other play wins 30% (-0.4). For money play 0 is best; at double match
+    point, where only winning counts (MWC = win chance), play 1 is.
+    Needs a roll with at least two legal plays.
+    """
+
+    ply = 0
+    name = "gammon-chaser"
+
+    def rank_plays(self, board, dice) -> RankedPlays:
+        plays = legal_plays(board, dice)
+        probs = np.zeros((len(plays), 5), dtype=np.float32)
+        probs[:, 0] = 0.30
+        probs[0] = (0.60, 0.30, 0.0, 0.0, 0.0)
+        probs[1] = (0.65, 0.0, 0.0, 0.0, 0.0)
+        equity = 2.0 * probs[:, 0] - 1.0 + probs[:, 1] + probs[:, 2] - probs[:, 3] - probs[:, 4]
+        order = np.argsort(-equity, kind="stable")
+        return RankedPlays(afterstates=plays[order], probs=probs[order], equity=equity[order])
 
 
 #: A money session: alice opens 31, bob doubles, alice takes, bob rolls 52, alice redoubles, bob drops.
@@ -228,6 +258,58 @@ def test_match_checker_value_is_plus_minus_one_for_a_sure_single_game():
         checker_values(np.zeros(5), cube)
 
 
+def test_checker_mwc_at_dmp_is_the_win_chance_and_emg_is_two_win_minus_one():
+    # 5-point match at 4-4 (double match point): every win wins the match (MWC 1), every loss loses it
+    dmp = CubeState.for_match(5, (4, 4))
+    probs = np.array([[0.6, 0.3, 0.0, 0.0, 0.0], [0.65, 0.0, 0.0, 0.0, 0.0]])
+    assert checker_mwc(probs, dmp) == pytest.approx([0.6, 0.65])
+    assert mwc_to_emg(np.array([0.6, 0.65]), dmp) == pytest.approx([0.2, 0.3])  # W = 1, L = 0
+    with pytest.raises(ValueError, match="match-play"):
+        checker_mwc(probs, CubeState())
+
+
+def test_score_plays_ranks_by_mwc_in_a_match_and_keeps_the_money_order():
+    """GammonChaser: for money the gammonish play (+0.5) beats the safe one (+0.3); at DMP the safe one wins."""
+    board = starting_board()
+    ranked = GammonChaser().rank_plays(board, (3, 1))
+    plays = legal_plays(board, (3, 1))
+    money = score_plays(ranked, None)
+    assert not money.by_mwc and money.ranked_by == "cubeless equity" and money.mwc is None
+    assert np.array_equal(money.afterstates[0], plays[0]) and money.equity[0] == pytest.approx(0.5)
+    assert money.diff[1] == pytest.approx(0.3 - 0.5)  # gnubg's sign: the difference from the best, < 0
+    assert np.array_equal(
+        score_plays(ranked, CubeState(value=2, owner=ON_ROLL)).afterstates, money.afterstates
+    )
+
+    dmp = score_plays(ranked, CubeState.for_match(5, (4, 4)))
+    assert dmp.by_mwc and dmp.ranked_by == "cubeless MWC at the score"
+    assert np.array_equal(dmp.afterstates[0], plays[1]) and np.array_equal(dmp.afterstates[1], plays[0])
+    assert dmp.mwc[:2] == pytest.approx([0.65, 0.60])
+    assert dmp.emg[:2] == pytest.approx([0.3, 0.2])
+    assert dmp.diff[1] == pytest.approx(-0.05)
+    assert dmp.equity[0] == pytest.approx(0.3)  # the money equity travels with its play
+    # 0-0 in a 5-point match a gammon is worth 2 points of 5: the gammonish play is best again,
+    # by its MWC from the Kazaross-XG2 table (5-away vs 5-away)
+    cube = CubeState.for_match(5, (0, 0))
+    expected = [
+        0.3 * match_equity_after(5, 5, 1)
+        + 0.3 * match_equity_after(5, 5, 2)
+        + 0.4 * match_equity_after(5, 5, -1),
+        0.65 * match_equity_after(5, 5, 1) + 0.35 * match_equity_after(5, 5, -1),
+    ]
+    early = score_plays(ranked, cube)
+    assert np.array_equal(early.afterstates[0], plays[0]) and early.mwc[:2] == pytest.approx(expected)
+
+
+def test_score_plays_keeps_deeper_plays_first():
+    # a 1-ply search ranks the plays its filter valued at 1-ply above those left at 0-ply (gnubg's hint order)
+    afterstates = legal_plays(starting_board(), (3, 1))[:3]
+    probs = np.array([[0.5, 0, 0, 0, 0], [0.55, 0, 0, 0, 0], [0.9, 0, 0, 0, 0]], dtype=np.float32)
+    ranked = RankedPlays(afterstates, probs, 2 * probs[:, 0] - 1, plies=np.array([1, 1, 0]))
+    scored = score_plays(ranked, CubeState.for_match(3, (2, 2)))
+    assert scored.plies.tolist() == [1, 1, 0] and scored.mwc == pytest.approx([0.55, 0.5, 0.9])
+
+
 # --------------------------------------------------------------------------- the analysis, by hand
 
 
@@ -329,6 +411,33 @@ def test_analysis_json_and_text_carry_every_decision():
     assert "overall error rate" in text
     only = format_analysis(result, errors_only=True)
     assert " Take " in text and " Take " not in only  # alice's right take has no mark
+
+
+def test_errors_only_json_lists_only_marked_decisions_with_complete_totals():
+    result = analyze_match(read_mat(CUBE_SESSION), FakeAgent())
+    full, only = result.to_dict(), result.to_dict(errors_only=True)
+    marked = [d for d in full["decisions"] if d["skill"]]
+    assert marked and len(marked) < len(full["decisions"])  # the session has right and wrong decisions
+    assert only["decisions"] == marked and only["errors_only"] and not full["errors_only"]
+    assert only["stats"] == full["stats"]
+
+
+def _one_decision_analysis(loss: float) -> MatchAnalysis:
+    decision = Decision(
+        game=1, turn=3, player=0, kind="checker", dice=(5, 1), played="13/7", best="13/8 7/6",
+        loss=loss, loss_mwc=None, skill="", plays=9, counted=True, position=START_ID,
+    )  # fmt: skip
+    stats = PlayerStats("alice", 1, 1, loss, 0, 0, 0.0, {"doubtful": 0, "bad": 0, "very bad": 0}, None)
+    empty = PlayerStats("bob", 0, 0, 0.0, 0, 0, 0.0, {"doubtful": 0, "bad": 0, "very bad": 0}, None)
+    return MatchAnalysis(0, ("alice", "bob"), 1, 0, "fake", GNUBG_SKILL, (decision,), (stats, empty))
+
+
+def test_a_loss_that_rounds_to_zero_prints_0_000_not_minus_0_000():
+    line = next(x for x in format_analysis(_one_decision_analysis(0.0004)).splitlines() if "13/7" in x)
+    assert " 0.000" in line and "-0.000" not in line
+    # a loss that shows keeps gnubg's sign: the difference from the best, negative
+    line = next(x for x in format_analysis(_one_decision_analysis(0.004)).splitlines() if "13/7" in x)
+    assert "-0.004" in line and "best: 13/8 7/6" in line
 
 
 # --------------------------------------------------------------------------- the sample match, shipped network

@@ -22,13 +22,18 @@ import numpy as np
 import pytest
 
 from nard_ai import cli
+from nard_ai.analysis import count_records
 from nard_ai.board import game_result, pos, starting_board, swap_sides
+from nard_ai.cube import CubeState
+from nard_ai.formats.mat import read_mat
+from nard_ai.formats.match_id import MatchState, Resignation, gnubg_id
 from nard_ai.formats.notation import play_notation
 from nard_ai.formats.position_id import board_from_position_id, position_id
 from nard_ai.formats.xgid import from_xgid, to_xgid
 from nard_ai.movegen import legal_plays
 from nard_ai.network import default_checkpoint_path
 from nard_ai.play import ENGINE, HUMAN, play_session
+from tests.test_analysis import GammonChaser
 
 REPO = Path(__file__).resolve().parents[1]
 START_ID = "4HPwATDgc/ABMA"
@@ -85,8 +90,8 @@ def examples_of(command: str, capsys) -> list[str]:
 
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c != "serve"])
-def test_every_help_example_runs_as_written(command, capsys, monkeypatch):
-    monkeypatch.chdir(REPO)  # the analyze examples name tests/data/match_3pt.mat
+def test_every_help_example_runs_as_written(command, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)  # from any directory: the analyze examples name the sample by its full path
     examples = examples_of(command, capsys)
     assert examples
     for example in examples:
@@ -131,6 +136,10 @@ BAD_INPUTS = [
     (["hint", START_ID, "--dice", "31", "--top", "-2"], "--top"),
     (["hint", FINISHED_ID, "--dice", "31"], "already over"),
     (["eval", START_ID, "--ply", "-1"], "--ply"),
+    # the value given, not the first ply the loop failed at ("got 3" before the fix)
+    (["eval", START_ID, "--ply", "4"], "--ply 4: the engine searches 0..2 plies"),
+    (["eval", START_ID, "--ply", "100"], "--ply 100: the engine searches 0..2 plies"),
+    (["hint", "--dice", "3", START_ID], "not two dice"),
     (["cube", START_ID, "--checkpoint", "missing.pt"], "missing.pt"),
     (["cube", FINISHED_ID], "already over"),
     (["rollout", START_ID, "--games", "0"], "--games"),
@@ -225,11 +234,12 @@ def test_hint_ranks_the_opening_31_with_the_five_point_first(capsys):
     data = json_of(["hint", START_ID, "--dice", "31", "--json"], capsys)
     assert data["dice"] == [3, 1] and data["legal_plays"] == 16  # 16 plays of the opening 3-1 (README)
     plays = data["plays"]
-    assert plays[0]["play"] == "8/5 6/5" and plays[0]["loss"] == 0.0  # opening theory: make the 5-point
-    losses = [p["loss"] for p in plays]
-    assert losses == sorted(losses) and len(plays) == 16
-    for p in plays:
-        assert p["loss"] == pytest.approx(plays[0]["equity"] - p["equity"], abs=2e-6)
+    assert plays[0]["play"] == "8/5 6/5" and plays[0]["diff"] == 0.0  # opening theory: make the 5-point
+    assert data["ranked_by"] == "cubeless equity" and data["match"] is None
+    diffs = [p["diff"] for p in plays]
+    assert diffs == sorted(diffs, reverse=True) and len(plays) == 16 and max(diffs) == 0.0
+    for p in plays:  # gnubg's sign: the play's equity minus the best play's, <= 0
+        assert p["diff"] == pytest.approx(p["equity"] - plays[0]["equity"], abs=2e-6)
         probs = p["probabilities"]
         assert 0 <= probs["win_backgammon"] <= probs["win_gammon"] <= probs["win"] <= 1
 
@@ -241,12 +251,86 @@ def test_hint_takes_the_dice_from_the_id_and_accepts_every_spelling(capsys):
     assert from_id["dice"] == [5, 2]
 
 
-def test_hint_text_has_the_loss_column_and_top(capsys):
+def test_hint_text_has_the_diff_column_and_top(capsys):
     status, out, _ = run_main(["hint", START_ID, "--dice", "31", "--top", "3"], capsys)
     assert status == 0
     rows = [line for line in out.splitlines() if re.match(r"\s+\d+\s", line)]
     assert len(rows) == 3 and "8/5 6/5" in rows[0] and "... 13 more" in out
-    assert re.search(r"equity\s+loss", out)
+    assert re.search(r"equity\s+diff", out)
+
+
+def test_hint_text_and_json_give_the_same_signed_diff(capsys):
+    # one convention (gnubg's): the difference from the best play, negative, in text and JSON alike
+    data = json_of(["hint", START_ID, "--dice", "31", "--json"], capsys)
+    status, out, _ = run_main(["hint", START_ID, "--dice", "31"], capsys)
+    rows = [line for line in out.splitlines() if re.match(r"\s+\d+\s", line)]
+    for row, play in zip(rows[1:], data["plays"][1:], strict=True):
+        equity, diff = re.search(r"([+-]\d\.\d{3})\s+([+-]\d\.\d{3})\s", row).groups()
+        assert float(diff) == pytest.approx(play["diff"], abs=5e-4) and float(diff) < 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["hint", "--dice", "3", "1", START_ID],  # the order of the usage line
+        ["hint", "--dice", "31", START_ID],
+        ["hint", "--dice", "3-1", START_ID],
+        ["hint", START_ID, "--dice", "3", "1"],
+        ["hint", "--json", "--dice", "3", "1", START_ID, "--top", "2"],
+    ],
+)
+def test_dice_before_or_after_the_id_as_one_or_two_tokens(argv, capsys):
+    """Before the fix --dice took every token after it, the ID included ("arguments are required: ID")."""
+    expected = json_of(["hint", START_ID, "--dice", "31", "--json"], capsys)["plays"]
+    argv = argv if "--json" in argv else [*argv, "--json"]
+    data = json_of(argv, capsys)
+    assert data["dice"] == [3, 1] and data["position_id"] == START_ID
+    assert data["plays"] == expected[: len(data["plays"])]
+
+
+def test_two_token_dice_are_joined_before_parsing_and_nothing_after_a_double_dash():
+    join = cli._join_dice_tokens
+    assert join(["hint", "--dice", "3", "1", START_ID]) == ["hint", "--dice", "3 1", START_ID]
+    assert join(["hint", "--dice", "31", START_ID]) == ["hint", "--dice", "31", START_ID]
+    assert join(["hint", "--dice", "3", "1", "5"]) == ["hint", "--dice", "3 1 5"]  # refused by parse_dice
+    assert join(["show", "--", "--dice", "3", "1"]) == ["show", "--", "--dice", "3", "1"]
+    assert cli.parse_dice(["3 1"]) == (3, 1) and cli.parse_dice(["1", "3"]) == (3, 1)
+
+
+def test_hint_at_a_match_score_ranks_by_mwc(capsys):
+    """5-point match at 4-4 (double match point): a win is the match, so each play's MWC is its win chance."""
+    data = json_of(["hint", cli.DMP_XGID, "--json"], capsys)
+    assert data["ranked_by"] == "cubeless MWC at the score" and data["diff_unit"] == "mwc"
+    assert data["match"] == {
+        "length": 5,
+        "score": [4, 4],
+        "crawford": False,
+        "cube_value": 1,
+        "cube_owner": "centred",
+    }
+    mwc = [p["mwc"] for p in data["plays"]]
+    assert mwc == sorted(mwc, reverse=True)
+    for p in data["plays"]:
+        assert p["mwc"] == pytest.approx(p["probabilities"]["win"], abs=2e-6)
+        assert p["emg"] == pytest.approx(2 * p["mwc"] - 1, abs=2e-6)  # W = 1, L = 0 at DMP
+        assert p["diff"] == pytest.approx(p["mwc"] - mwc[0], abs=2e-6)
+    status, out, _ = run_main(["hint", cli.DMP_XGID, "--top", "3"], capsys)
+    assert "ranked by 0-ply cubeless MWC at the score (5-point match, X 4, O 4, cube 1 centred" in out
+    assert re.search(r"mwc\s+diff\s+emg", out)
+
+
+def test_hint_orders_differently_for_money_and_at_dmp(capsys, monkeypatch):
+    """GammonChaser: its gammonish play leads for money, its safer play at 4-4 of 5 (the old code ranked both as money)."""
+    monkeypatch.setattr("nard_ai.arena.load_agent", lambda checkpoint=None, ply=0: GammonChaser())
+    board, _ = from_xgid(cli.DMP_XGID)
+    plays = legal_plays(board, (6, 4))
+    gammonish, safe = (play_notation(board, plays[k], (6, 4)) for k in (0, 1))
+    money_xgid = cli.DMP_XGID.replace(":4:4:0:5:10", ":0:0:0:0:10")
+    money = json_of(["hint", money_xgid, "--json"], capsys)
+    dmp = json_of(["hint", cli.DMP_XGID, "--json"], capsys)
+    assert [p["play"] for p in money["plays"][:2]] == [gammonish, safe]
+    assert [p["play"] for p in dmp["plays"][:2]] == [safe, gammonish]
+    assert dmp["plays"][1]["diff"] == pytest.approx(-0.05)  # MWC 0.60 against 0.65
 
 
 def test_hint_at_one_ply_ranks_by_the_deeper_search(capsys):
@@ -349,6 +433,20 @@ def test_cubeful_rollout_reports_the_cubeful_equity(capsys):
     assert "95% CI" in out and "36 games" in out
 
 
+def test_a_one_game_rollout_reports_no_interval_instead_of_a_traceback(capsys):
+    """A 95% CI needs >= 2 games: null in JSON, n/a in text (before: NaN, a traceback from json.dumps)."""
+    data = json_of(["rollout", START_ID, "--games", "1", "--json"], capsys)
+    assert data["games"] == 1 and data["probabilities_ci95"] is None and data["equity_ci95"] is None
+    assert "at least 2 games" in data["ci95_note"]
+    status, out, err = run_main(["rollout", START_ID, "--games", "1"], capsys)
+    assert status == 0 and "nan" not in out and err == ""
+    assert re.search(r"95% CI\s+(n/a\s+){6}\(a confidence interval needs at least 2 games\)", out), out
+    data = json_of(["rollout", FIVE_POINT_XGID, "--games", "1", "--cubeful", "--json"], capsys)
+    assert data["cubeful"] is not None and data["cubeful_ci95"] is None
+    status, out, _ = run_main(["rollout", FIVE_POINT_XGID, "--games", "1", "--cubeful"], capsys)
+    assert status == 0 and "± n/a (points per unit of the starting cube)" in out
+
+
 # --------------------------------------------------------------------------- analyze
 
 
@@ -364,6 +462,96 @@ def test_analyze_json_and_text(capsys, monkeypatch):
         ["analyze", "tests/data/match_3pt.mat", "--thresholds", "0.04,0.08,0.16", "--errors-only"], capsys
     )
     assert status == 0 and "?! doubtful > 0.040" in out and "overall error rate" in out
+
+
+def test_analyze_reads_a_latin_1_match_record(capsys, tmp_path):
+    """Older exports are Latin-1 (formats.mat.decode_mat falls back to it): the names come through intact."""
+    text = (REPO / "tests/data/match_3pt.mat").read_text().replace("alice", "M\u00fcller")
+    path = tmp_path / "latin1.mat"
+    path.write_bytes(text.encode("latin-1"))
+    data = json_of(["analyze", str(path), "--json", "--no-progress"], capsys)
+    assert data["players"] == ["M\u00fcller", "bob"]
+
+
+def test_analyze_errors_only_applies_to_json(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    full = json_of(["analyze", "tests/data/match_3pt.mat", "--json"], capsys)
+    only = json_of(["analyze", "tests/data/match_3pt.mat", "--json", "--errors-only"], capsys)
+    marked = [d for d in full["decisions"] if d["skill"]]
+    assert 0 < len(only["decisions"]) == len(marked) < len(full["decisions"])
+    assert only["decisions"] == marked and only["errors_only"] is True
+    assert only["stats"] == full["stats"]  # the totals stay complete
+
+
+def test_analyze_shows_a_progress_bar_on_stderr_when_asked(capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    with open("tests/data/match_3pt.mat") as f:
+        total = count_records(read_mat(f.read()))
+    status, out, err = run_main(["analyze", "tests/data/match_3pt.mat", "--progress"], capsys)
+    assert status == 0 and "overall error rate" in out
+    assert "analysing" in err and f"{total}/{total}" in err and "100%" in err  # tqdm's final state
+    status, _, err = run_main(["analyze", "tests/data/match_3pt.mat", "--no-progress"], capsys)
+    assert status == 0 and err == ""
+    # by default only on a terminal: capsys's stderr is none
+    status, _, err = run_main(["analyze", "tests/data/match_3pt.mat"], capsys)
+    assert status == 0 and err == ""
+
+
+def test_bar_size_falls_back_to_80_columns_on_a_terminal_without_a_size():
+    # a pty that reports 0 x 0 (script, some CI runners) made tqdm draw an empty bar
+    class ZeroTerminal:
+        def fileno(self):
+            raise OSError("no size")
+
+    assert cli._bar_size(ZeroTerminal()) == {"ncols": 80, "nrows": 24}
+
+
+def test_eval_help_says_what_a_too_deep_ply_does(capsys):
+    status, out, _ = run_main(["eval", "--help"], capsys)
+    assert status == 0 and "A --ply beyond 2 is an error" in " ".join(out.split())
+
+
+# --------------------------------------------------------------------------- show
+
+
+def test_show_mentions_a_resignation_offer():
+    state = MatchState(
+        cube_value=2, cube_owner=0, player_on_roll=1, turn=0, resignation=Resignation.GAMMON,
+        match_length=5, score=(1, 2),
+    )  # fmt: skip
+    lines = cli.describe_state(state)
+    # the Match ID's resigner is its player on roll (X): a gammon at cube 2 is 4 points
+    assert "X offers to resign a gammon (4 points at cube 2); O must accept or reject" in lines
+
+
+def test_show_prints_the_resignation_of_a_match_id(capsys):
+    state = MatchState(player_on_roll=1, turn=0, resignation=Resignation.SINGLE, match_length=5, score=(1, 2))
+    status, out, _ = run_main(["show", gnubg_id(starting_board(), state)], capsys)
+    assert status == 0 and "X offers to resign a single game (1 point at cube 1)" in out
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def test_serve_on_a_busy_port_is_one_error_line_and_status_2(capsys):
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        for argv in (["serve", "--port", str(port)], ["serve", "--external", str(port)]):
+            status, out, err = run_main(argv, capsys)
+            assert status == 2 and out == ""
+            assert (
+                err.strip() == f"nard serve: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+            )
+    finally:
+        taken.close()
+    status, _, err = run_main(["serve", "--host", "256.1.1.1"], capsys)
+    assert status == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("nard serve: error: cannot listen on 256.1.1.1:8080: ")
 
 
 # --------------------------------------------------------------------------- play
@@ -476,6 +664,71 @@ def test_nard_play_exits_0_on_quit_and_130_on_ctrl_c(capsys, monkeypatch):
     monkeypatch.setattr("builtins.input", interrupted)
     status, out, _ = run_main(["play", "--seed", "7", "--first", "human"], capsys)
     assert status == 130 and "Bye." in out
+
+
+#: The starting position, X on roll with 5-2 and a 2-cube X owns (XGID cube field 1 = 2^1, position 1 = X).
+START_52_CUBE_2_X = "XGID=-b----E-C---eE---c-e----B-:1:1:1:52:0:0:0:0:10"
+
+
+def test_play_from_an_id_keeps_its_cube_and_dice(capsys, monkeypatch):
+    """Before the fix the game began with "Cube: 1, centred" and a fresh roll."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    status, out, _ = run_main(["play", "--position", START_52_CUBE_2_X, "--cube", "--seed", "1"], capsys)
+    assert status == 0
+    assert "You are on roll with 5-2." in out and "Cube: 2, owned by you" in out
+    assert "Cube: 1, centred" not in out and "Roll or double" not in out  # rolled already: no cube decision
+    # the engine on roll (--first engine) owns the same cube: the ID's owner is its side on roll
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    status, out, _ = run_main(
+        ["play", "--position", START_52_CUBE_2_X, "--cube", "--seed", "1", "--first", "engine"], capsys
+    )
+    assert re.search(r"nard is on roll with 5-2\.\nnard rolls 5-2 and plays", out) and "owned by nard" in out
+
+
+def test_play_session_start_cube_counts_for_the_points():
+    # the engine doubles its won race (see below) and you pass: with a 4-cube it wins 4 points
+    script = Script(cube_answer="p")
+    result = play_session(
+        _agent(0), np.random.default_rng(1), script.read, script.write,
+        first="engine", cube=True, start=RACE_FAR_AHEAD, max_games=1,
+        start_cube=CubeState(value=4, owner="on_roll"),
+    )  # fmt: skip
+    assert "nard doubles to 8." in script.text() and result.points == (0, 4)
+    with pytest.raises(ValueError, match="need a start position"):
+        play_session(_agent(0), np.random.default_rng(0), Script().read, Script().write, start_dice=(5, 2))
+    with pytest.raises(ValueError, match="money"):
+        play_session(
+            _agent(0), np.random.default_rng(0), Script().read, Script().write,
+            start=starting_board(), start_cube=CubeState.for_match(5, (0, 0)),
+        )  # fmt: skip
+
+
+def test_hint_at_the_roll_or_double_prompt_gives_the_cube_advice():
+    from nard_ai.analysis import cube_action_text
+    from nard_ai.cube import cube_decision
+
+    script = Script(["hint", "quit"])
+    play_session(
+        _agent(0), np.random.default_rng(1), script.read, script.write,
+        first="human", cube=True, start=starting_board(),
+    )  # fmt: skip
+    d = cube_decision(starting_board(), CubeState(), agent=_agent(0))
+    assert f"Hint: {cube_action_text(d)}. Your cubeful equity: no double {d.no_double:+.3f}" in script.text()
+    assert "type r to roll" not in script.text()  # before the fix: "'hint': type r to roll or d to double"
+
+
+def test_hint_at_the_take_or_pass_prompt_gives_the_take_advice():
+    from nard_ai.cube import cube_decision
+
+    script = Script(["hint", "p"])
+    play_session(
+        _agent(0), np.random.default_rng(1), script.read, script.write,
+        first="engine", cube=True, start=RACE_FAR_AHEAD, max_games=1,
+    )  # fmt: skip
+    d = cube_decision(RACE_FAR_AHEAD, CubeState(), agent=_agent(0))
+    advice = "take" if d.double_take <= d.double_pass else "pass"
+    assert advice == "pass"  # a 95% race: far past the take point
+    assert f"Hint: pass. Your cubeful equity: take {-d.double_take:+.3f}, pass -1.000" in script.text()
 
 
 def test_play_rejects_a_finished_start_position():

@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 import os
+import re
+import socket
 import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from nard_ai.arena import load_agent
 from nard_ai.board import starting_board
-from nard_ai.external import ExternalPlayer, format_gnubg_move, make_server, parse_fibs_board
+from nard_ai.external import (
+    ExternalPlayer,
+    checker_moves,
+    format_gnubg_move,
+    make_server,
+    parse_fibs_board,
+)
+from nard_ai.movegen import legal_plays
+from tests.test_analysis import GammonChaser
+
+REPO = Path(__file__).resolve().parents[1]
 
 GNUBG = "/usr/games/gnubg"
 
@@ -107,6 +122,104 @@ def test_player_answers_cube_questions(player):
 def test_player_never_raises_on_garbage(player):
     assert player.respond("nonsense").startswith("Error: ")
     assert player.respond("board:" + ":".join(["0"] * 60)).startswith("Error: ")
+
+
+def test_non_ascii_input_gets_an_escaped_ascii_error(player):
+    reply = player.respond("h\u00e9llo")
+    assert reply == "Error: expected a FIBS 'board:' line, got 'h\\xe9llo'"
+    reply.encode("ascii")  # gnubg reads ASCII: the reply must encode
+    assert player.respond("\udcff\udcfe").endswith("got '\\xff\\xfe'")  # raw bytes (surrogateescape)
+
+
+def _read_line(conn: socket.socket) -> bytes:
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = conn.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_the_connection_survives_non_ascii_and_binary_lines():
+    """Before the fix a non-ASCII line made the handler raise UnicodeEncodeError and drop the connection."""
+    server = make_server(GammonChaser(), 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(server.server_address, timeout=30) as conn:
+            conn.sendall("h\u00e9llo\n".encode())
+            assert _read_line(conn) == b"Error: expected a FIBS 'board:' line, got 'h\\xe9llo'\n"
+            conn.sendall(b"\xff\xfe\0\n")
+            assert _read_line(conn) == b"Error: expected a FIBS 'board:' line, got '\\xff\\xfe'\n"
+            conn.sendall(OPENING_63.encode() + b"\0\n")  # the same connection still answers a real request
+            reply = _read_line(conn).decode().strip()
+            assert "/" in reply and not reply.startswith("Error")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _dmp_line(match_length: int, score: tuple[int, int]) -> str:
+    """OPENING_63 at a match score (player 1 on roll with 6-3, colour 1), cube centred, not Crawford."""
+    f = _fields(OPENING_63)
+    f[2], f[3], f[4] = str(match_length), str(score[0]), str(score[1])
+    f[50] = "0"  # not the Crawford game (OPENING_63, a 1-point match, has gnubg's Crawford flag set)
+    return _line(f)
+
+
+def test_the_play_is_chosen_by_mwc_at_the_match_score():
+    """GammonChaser: the gammonish play 0 is best for money, the safe play 1 at double match point."""
+    player = ExternalPlayer(GammonChaser())
+    board, dice = starting_board(), (6, 3)
+    plays = legal_plays(board, dice)
+    gammonish = format_gnubg_move(checker_moves(board, plays[0], dice))
+    safe = format_gnubg_move(checker_moves(board, plays[1], dice))
+    assert player.respond(_dmp_line(0, (0, 0))) == gammonish  # money (FIBS match length 0)
+    assert player.respond(_dmp_line(9999, (0, 0))) == gammonish  # FIBS's unlimited match: money
+    assert player.respond(_dmp_line(5, (4, 4))) == safe  # 4-4 of 5: only winning counts
+    assert player.respond(_dmp_line(5, (0, 0))) == gammonish  # 0-0 of 5: a gammon is worth 2 of 5 points
+
+
+def test_busy_port_is_a_value_error_naming_the_address():
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        with pytest.raises(ValueError, match=f"cannot listen on 127.0.0.1:{port}: "):
+            make_server(GammonChaser(), port)
+    finally:
+        taken.close()
+    with pytest.raises(ValueError, match="cannot listen on 256.1.1.1:0"):
+        make_server(GammonChaser(), 0, host="256.1.1.1")
+
+
+def test_nard_serve_external_0_reports_the_port_it_bound():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nard_ai.cli", "serve", "--external", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        port, deadline, seen = None, time.monotonic() + 240, []
+        while port is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            seen.append(line)
+            match = re.search(r"external player on 127\.0\.0\.1:(\d+); in gnubg: set player 1 external", line)
+            if match:
+                port = int(match.group(1))
+        assert port and port != 0, "".join(seen)
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+            conn.sendall(b"hello\n")
+            assert _read_line(conn).startswith(b"Error: expected a FIBS 'board:' line")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 @pytest.mark.skipif(

@@ -13,6 +13,7 @@ not installed.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,8 @@ from nard_ai.formats import (
     to_xgid,
     write_mat,
 )
+from nard_ai.formats.mat import decode_mat
+from nard_ai.formats.match_id import MAX_MATCH_LENGTH
 from nard_ai.game import CENTERED
 from nard_ai.movegen import legal_plays
 from nard_ai.rules import Rules
@@ -324,6 +327,27 @@ def test_match_state_refuses_what_a_match_id_cannot_hold(fields, message):
         MatchState(**fields)
 
 
+def test_the_longest_match_is_gnubgs_64_points():
+    """gnubg's MAXSCORE is 64: gnubg 1.07 takes `set matchid cAkACAAAAAAE` (a 64-point match) and answers
+    "Illegal match ID" to cAkgCAAAAAAE (65 points) and cAlgDAAAAAAE (99 points), and `new match 65` with
+    "compiled with support only for matches of length 64 and below"."""
+    assert MAX_MATCH_LENGTH == 64
+    assert match_id(MatchState(match_length=64)) == "cAkACAAAAAAE"
+    assert from_match_id("cAkACAAAAAAE") == MatchState(match_length=64)
+    for length in (65, 99, 32767):
+        with pytest.raises(ValueError, match=rf"match_length must be 0 \(money play\) to 64.*got {length}"):
+            MatchState(match_length=length)
+    for mid, length in (("cAkgCAAAAAAE", 65), ("cAlgDAAAAAAE", 99)):
+        with pytest.raises(ValueError, match=rf"Match ID '{mid}': match_length .* to 64.*got {length}"):
+            from_match_id(mid)
+
+
+def test_money_scores_keep_all_fifteen_bits():
+    """gnubg 1.07 takes `set matchid cAkAAPD/BwAE`: a money session at 32767-0 (the limit is for matches only)."""
+    state = MatchState(score=(32767, 0))
+    assert match_id(state) == "cAkAAPD/BwAE" and from_match_id("cAkAAPD/BwAE") == state
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -431,12 +455,13 @@ def test_xgids_match_gnubgs_importer_live():
         board = random_board(rng)
         if game_result(board):
             continue
+        owner = int(rng.choice([CENTERED, 0, 1]))
         state = MatchState(
             player_on_roll=1,
             turn=1,
             dice=(int(rng.integers(1, 7)), int(rng.integers(1, 7))),
-            cube_value=1 << int(rng.integers(0, 4)),
-            cube_owner=int(rng.choice([CENTERED, 0, 1])),
+            cube_value=1 if owner == CENTERED else 1 << int(rng.integers(1, 4)),  # a centred cube is 1
+            cube_owner=owner,
         )
         xgid = to_xgid(board, state)
         gnubg.set_gnubg_id(xgid)
@@ -489,24 +514,30 @@ def test_xgid_prefix_is_optional_and_whitespace_ignored(text):
 
 
 def test_xgid_round_trips_random_boards_and_states():
-    """to_xgid then from_xgid gives the board and state back (for every state an XGID can hold)."""
+    """to_xgid then from_xgid gives the board and state back (for every state an XGID can hold), the max
+    cube field included."""
     rng = np.random.default_rng(7)
     done = 0
     while done < 500:
         board, state = random_board(rng), random_state(rng)
         doubled = state.double_offered and state.dice == (0, 0)
+        # An XGID holds a centred cube only at 1, and a cube (or double) only up to its max cube.
+        cube = 1 if state.cube_owner == CENTERED else state.cube_value
+        cube_log2 = cube.bit_length() - 1 + int(doubled)
+        if cube_log2 > 15:
+            continue
         state = MatchState(
             **{
                 **state.__dict__,
+                "cube_value": cube,
                 "game_state": GameState.PLAYING,
                 "resignation": Resignation.NONE,
                 "double_offered": doubled,
                 "turn": 1 - state.player_on_roll if doubled else state.player_on_roll,
                 "jacoby": state.jacoby and not state.match_length,
+                "max_cube_log2": int(rng.integers(max(cube_log2, 1), 16)),
             }
         )
-        if state.cube_value > 1 << 15:
-            continue
         xgid = to_xgid(board, state)
         got_board, got_state = from_xgid(xgid)
         assert (got_board == board).all() and got_state == state, xgid
@@ -557,6 +588,54 @@ def test_malformed_xgids_raise_value_error_naming_the_field(xgid, message):
 def test_to_xgid_refuses_states_an_xgid_cannot_hold(state, message):
     with pytest.raises(ValueError, match=message):
         to_xgid(starting_board(), state)
+
+
+def test_an_xgid_cube_above_its_max_cube_is_refused():
+    """XGID's last field is log2 of the largest cube allowed: cube field 3 (an 8-cube) with max cube 2 (a
+    4-cube) contradicts itself, and so does a pending double ('D') from 4 to 8 under that limit."""
+    with pytest.raises(ValueError, match=r"the cube is 8 \(field 'cube' 3\), above the max cube 4"):
+        from_xgid("XGID=-b----E-C---eE---c-e----B-:3:1:1:00:0:0:0:0:2")
+    with pytest.raises(ValueError, match=r"a double to 8 is offered .* above the max cube 4"):
+        from_xgid("XGID=-b----E-C---eE---c-e----B-:2:1:1:D:0:0:0:0:2")
+    with pytest.raises(ValueError, match=r"the cube is 8 .* above the max cube 4"):
+        to_xgid(starting_board(), MatchState(cube_value=8, cube_owner=1), max_cube_log2=2)
+    # At the limit is fine: a 4-cube under max cube 2.
+    assert from_xgid("XGID=-b----E-C---eE---c-e----B-:2:1:1:00:0:0:0:0:2")[1].cube_value == 4
+
+
+@pytest.mark.parametrize("max_cube", ["2", "10", "15"])
+def test_an_xgid_keeps_its_max_cube_field_on_a_round_trip(max_cube):
+    """to_xgid(*from_xgid(x)) == x: the max cube (2 = a 4-cube limit here) is kept in MatchState.max_cube_log2,
+    not replaced by XG's default 10 on writing."""
+    xgid = f"XGID=-b----E-C---eE---c-e----B-:2:1:1:00:0:0:0:0:{max_cube}"
+    board, state = from_xgid(xgid)
+    assert state.max_cube_log2 == int(max_cube)
+    assert to_xgid(board, state) == xgid
+    assert to_xgid(board, state, max_cube_log2=12).endswith(":12")  # an explicit limit still wins
+
+
+def test_a_centred_cube_above_one_is_refused_when_the_xgid_is_read():
+    """XGID's cube owner 0 is a centred cube, one nobody has doubled: its value is 1 (RULES.md 8: the cube
+    starts centred at 1, and whoever takes a double owns it). Cube field 1 (a 2-cube) with owner 0 is not a
+    standard-play position, with a pending double ('D') or without; the message says so at once."""
+    for xgid in (
+        "XGID=-b----E-C---eE---c-e----B-:1:0:1:D:0:0:0:0:10",
+        "XGID=-b----E-C---eE---c-e----B-:1:0:1:00:0:0:0:0:10",
+    ):
+        with pytest.raises(ValueError, match=r"the cube is centred \(owner 0\) at 2.*its value is 1"):
+            from_xgid(xgid)
+    with pytest.raises(ValueError, match="centred"):
+        to_xgid(starting_board(), MatchState(cube_value=2, cube_owner=CENTERED))
+    # A centred cube being doubled (cube field 0, 'D') is the ordinary first double.
+    _, state = from_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:D:0:0:0:0:10")
+    assert state.double_offered and state.cube_value == 1 and state.cube_owner == CENTERED
+
+
+def test_an_xgid_match_longer_than_64_points_is_refused():
+    """gnubg's longest match is 64 points (MAXSCORE); gnubg could not take such an XGID's Match ID."""
+    with pytest.raises(ValueError, match=r"'match length' is 65, longer than 64"):
+        from_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:65:10")
+    assert from_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:64:10")[1].match_length == 64
 
 
 @FUZZ
@@ -743,6 +822,47 @@ def test_a_play_against_the_iranian_rule_says_so():
     assert parse_play(board, "7/5*/4", (2, 1))[5] == 0  # standard rules: fine
     assert parse_play(board, "7/4", (2, 1), iranian)[5] == -1  # read as 7/6/4, which is legal
     assert parse_play(board, "7/5* 6/5", (2, 1), iranian)[5] == 2
+
+
+def test_bearing_off_from_below_a_higher_checker_names_the_bear_off_rule():
+    """RULES.md 5: a die bears off from the point of its number, or, if no checker stands higher, from the
+    highest point. mover 6:1 3:2 with 6-5: the 6 bears off from the 6-point (exact) and the 5, with a checker
+    on the 6-point, cannot bear off from the 3-point; so 3/off 3/off is impossible because of that rule, not
+    because of a closed point (no opposing checker is anywhere near)."""
+    board = pos(me={6: 1, 3: 2}, opp={24: 2})
+    with pytest.raises(ValueError) as info:
+        parse_play(board, "3/off 3/off", (6, 5))
+    message = str(info.value)
+    assert "RULES.md 5" in message and "from the 3-point" in message and "on the 6-point" in message
+    assert "closed" not in message
+    # Once the 6 has borne off the checker on the 6-point, the 5 bears off from the 3-point (highest).
+    assert parse_play(board, "6/off 3/off", (6, 5))[3] == 1
+
+
+def test_bearing_off_with_a_checker_outside_names_the_all_home_rule():
+    """RULES.md 5: bearing off needs every checker home. mover 13:2 6:13 with 6-5: 6/off is impossible
+    while two checkers stand on the 13-point."""
+    with pytest.raises(ValueError, match=r"cannot bear off until all your checkers.*RULES.md 5.*13-point"):
+        parse_play(pos(me={13: 2, 6: 13}, opp={24: 2}), "6/off", (6, 5))
+
+
+def test_a_checker_that_comes_home_and_bears_off_is_not_blamed_on_the_home_rule():
+    """RULES.md 5: mover 8:1 5:2 with 6-2: 8/2 brings the last checker home, then the 2 bears it off, so
+    8/off is legal; 8/off 5/3 needs three dice, which is what the message says (not "bear off too early")."""
+    board = pos(me={8: 1, 5: 2}, opp={24: 2})
+    after = parse_play(board, "8/off", (6, 2))
+    assert after[8] == 0 and after[5] == 2
+    with pytest.raises(ValueError, match="need other dice") as info:
+        parse_play(board, "8/off 5/3", (6, 2))
+    assert "home board" not in str(info.value)
+
+
+def test_a_move_blocked_on_every_route_names_the_closed_points():
+    """RULES.md 3.2: every landing point must be open. 13/6 with 4-3 lands on 9 or on 10, both closed here
+    (12 is closed too but no route lands there, so it is not named)."""
+    board = pos(me={13: 5, 8: 3, 6: 5}, opp={24: 2, 16: 2, 15: 2, 13: 2})
+    with pytest.raises(ValueError, match=r"13/6 .* closed point \(10, 9\) \(RULES.md 3.2\)"):
+        parse_play(board, "13/6", (4, 3))
 
 
 def test_bearing_off_the_last_checker_uses_every_die():
@@ -936,7 +1056,7 @@ def _sample_with(old: str, new: str, count: int = 1) -> str:
             _sample_with(
                 " alice : 1                      bob : 2", " alice : 2                      bob : 2"
             ),
-            "game 3 starts at 2-2, but game 2 ended at 1-2",
+            r"line 50: game 3 starts at 2-2 \(alice 2, bob 2\), but game 2 ended at 1-2",
         ),
         (
             _sample_with(
@@ -986,6 +1106,98 @@ def test_write_mat_refuses_an_illegal_play_and_unwritable_names():
         write_mat(Match(length=0, players=("a:b", "c"), games=()))
 
 
+def _gnubg_score_line(names: tuple[str, str], score: tuple[int, int]) -> str:
+    """A score line as gnubg's ExportGameJF prints it: " %-31s%s : %d" with "%s : %d" on the left."""
+    left = f"{names[0]} : {score[0]}"
+    return f" {left:<31}{names[1]} : {score[1]}"
+
+
+def test_gnubg_export_with_long_names_reads():
+    """tests/data/gnubg_long_names.mat is gnubg 1.07's own export (`export match mat`) of a 3-point match
+    played by gnubg against itself, with the names set to 31 a's and "7up": gnubg writes the score lines
+    with the halves touching (" aaa…a : 07up : 0", then "17up", "27up"). Player 0 won 1 + 1 + 2."""
+    match = read_mat((DATA / "gnubg_long_names.mat").read_bytes())
+    assert match.players == ("a" * 31, "7up")
+    assert [g.score for g in match.games] == [(0, 0), (1, 0), (2, 0)]
+    assert [(g.winner, g.points) for g in match.games] == [(0, 1), (0, 1), (0, 2)]
+    assert [g.crawford for g in match.games] == [False, False, True]  # 2-0 in a 3-point match
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        ("a" * 27, "b"),  # the shortest first name whose score line gnubg writes merged: " aaa… : 0b : 0"
+        ("a" * 31, "7up"),  # a second name starting with a digit
+        ("Anna-Katharina Schmidt-Rottluff", "bob"),
+        ("x" * 60, "y" * 60),
+    ],
+)
+def test_long_names_round_trip_and_gnubgs_merged_score_lines_read(names):
+    """write_mat then read_mat gives the match back (the promise of write_mat), and the same record with
+    gnubg's merged score lines (no space between the halves) reads to the same match."""
+    match = replace(read_mat(SAMPLE), players=names)
+    text = write_mat(match)
+    back = read_mat(text)
+    assert back == match and write_mat(back) == text
+    merged = text
+    for game in match.games:
+        ours = [line for line in text.splitlines() if line.startswith(f" {names[0]} : {game.score[0]}")][0]
+        merged = merged.replace(ours, _gnubg_score_line(names, game.score))
+    if len(f"{names[0]} : 0") >= 31:
+        assert merged != text and f" : 0{names[1]} : 0" in merged  # gnubg's layout differs here
+    assert read_mat(merged) == match
+
+
+def test_write_mat_separates_the_halves_of_the_score_line():
+    """gnubg pads the left half to 31 characters; write_mat does the same and adds one space when the left
+    half is longer, which gnubg 1.07's importer needs to read the second name ("b", not ": 0")."""
+    match = replace(read_mat(SAMPLE), players=("a" * 27, "b"))
+    assert " aaaaaaaaaaaaaaaaaaaaaaaaaaa : 0 b : 0\n" in write_mat(match)
+    assert " alice : 0                      bob : 0\n" in write_mat(read_mat(SAMPLE))  # gnubg's own layout
+
+
+def test_latin1_and_utf8_files_both_read():
+    """gnubg 1.07 writes UTF-8; older exports (Windows programs) wrote Latin-1/Windows-1252, where "Müller"
+    is M\\xfcller, which is not UTF-8. Both read to the same names; a UTF-8 byte order mark is dropped."""
+    text = SAMPLE.replace("alice", "Müller").replace("bob", "François")
+    latin1 = text.encode("latin-1")
+    with pytest.raises(UnicodeDecodeError):
+        latin1.decode("utf-8")
+    for data in (latin1, text.encode("cp1252"), text.encode("utf-8"), b"\xef\xbb\xbf" + text.encode("utf-8")):
+        match = read_mat(data)
+        assert match.players == ("Müller", "François") and len(match.games) == 3
+    assert decode_mat("Œuvre €".encode("cp1252")) == "Œuvre €"  # Windows-1252 letters outside Latin-1
+
+
+def test_a_binary_file_is_not_a_text_mat_record():
+    """Bytes with control characters no text file holds (a pickle, weights) are refused by name."""
+    with pytest.raises(ValueError, match=r"not a text .mat record \(control character 0x02 on line 1"):
+        read_mat(b"\x80\x02\xff\xfe" * 10)
+    with pytest.raises(ValueError, match="not a text .mat record"):
+        decode_mat(b" 3 point match\n\x00\x00")
+
+
+def test_a_wrong_score_line_is_reported_as_such_before_the_game_is_replayed():
+    """Game 1 of the sample ends with bob winning 2 (a dropped redouble from 2), so game 2 starts at 0-2.
+    Writing bob : 1 instead made gnubg's Crawford rule (RULES.md 8) fall on game 3 and the error read "game 3
+    is the Crawford game"; the score line itself must be named, with both scores."""
+    text = _sample_with(" alice : 0                      bob : 2", " alice : 0                      bob : 1")
+    with pytest.raises(ValueError) as info:
+        read_mat(text)
+    message = str(info.value)
+    assert message.startswith("line 22: game 2 starts at 0-1 (alice 0, bob 1), but game 1 ended at 0-2")
+    assert "bob (player 1) won 2 points" in message and "Crawford" not in message
+
+
+def test_a_match_longer_than_gnubgs_limit_is_refused_on_reading_and_writing():
+    """gnubg plays matches of at most 64 points (MAXSCORE); a 99-point match cannot become a Match ID."""
+    with pytest.raises(ValueError, match=r"line 9: a 99-point match is longer than 64"):
+        read_mat(_sample_with(" 3 point match", " 99 point match"))
+    with pytest.raises(ValueError, match=r"match length must be an integer 0 \(money\) to 64"):
+        write_mat(Match(length=65, players=("a", "b"), games=()))
+    assert read_mat(_sample_with(" 3 point match", " 64 point match")).length == 64
+
+
 _SAMPLE_LINES = SAMPLE.splitlines()
 
 
@@ -1010,7 +1222,7 @@ def mutated_records(draw) -> str:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.text(max_size=80) | mutated_records())
+@given(st.text(max_size=80) | mutated_records() | st.binary(max_size=80) | mutated_records().map(str.encode))
 def test_mat_reader_raises_only_value_errors(text):
-    """Fuzz: random text and mutated copies of the sample either read or raise ValueError."""
+    """Fuzz: random text or bytes, and mutated copies of the sample, either read or raise ValueError."""
     only_value_errors(read_mat, text)

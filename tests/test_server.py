@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,14 +23,23 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 
 from nard_ai.board import starting_board, swap_sides
+from nard_ai.formats.notation import play_notation
 from nard_ai.formats.position_id import board_from_position_id
-from nard_ai.server import create_app
+from nard_ai.formats.xgid import from_xgid
+from nard_ai.movegen import legal_plays
+from nard_ai.server import bind_socket, create_app
+from tests.test_analysis import GammonChaser
+
+REPO = Path(__file__).resolve().parents[1]
 
 START_ID = "4HPwATDgc/ABMA"
 START_GNUBG_ID = "4HPwATDgc/ABMA:cAkAAAAAAAAE"
 START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
 # wildbg's p0..p25 of the starting position (the mover's view)
 START_PIPS = {"p24": 2, "p13": 5, "p8": 3, "p6": 5, "p1": -2, "p12": -5, "p17": -3, "p19": -5}
+# X has made its 4- and 5-points and rolled 6-4: money, then a 5-point match at 4-4 (double match point)
+MONEY_64 = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:64:0:0:0:0:10"
+DMP_64 = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:64:4:4:0:5:10"
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +132,7 @@ def test_cube_in_match_play_reports_mwc(client):
     ("method", "path", "payload", "needle"),
     [
         ("get", "/move", {"id": "garbage", "die1": 3, "die2": 1}, "id:"),
-        ("get", "/move", {"id": START_ID, "die1": 7, "die2": 1}, "dice"),
+        ("get", "/move", {"id": START_ID, "die1": 7, "die2": 1}, "die1 must be 1..6, got 7"),
         ("get", "/move", {"id": START_ID}, "dice"),
         ("get", "/move", {"die1": 3, "die2": 1}, "give a position"),
         ("get", "/move", {"die1": 3, "die2": 1, "p24": 16}, "board"),
@@ -125,6 +142,22 @@ def test_cube_in_match_play_reports_mwc(client):
         ("post", "/move", {"board": [1] * 25, "dice": [3, 1]}, "board"),
         ("post", "/cube", {"id": START_ID, "cube_value": 3}, "cube"),
         ("post", "/cube", {"id": START_ID, "cube_owner": "nobody", "cube_value": 2}, "cube"),
+        # the position given twice
+        ("get", "/move", {"id": START_ID, "die1": 3, "die2": 1, **START_PIPS}, "give the position one way"),
+        ("get", "/eval", {"id": START_ID, "p24": 2}, "id=... or p0..p25, not both"),
+        ("post", "/move", {"id": START_ID, "board": [0] * 26, "dice": [3, 1]}, "id or board, not both"),
+        # unknown query parameters are named, with the spelling meant
+        ("get", "/move", {"id": START_ID, "die1": 3, "die2": 1, "p99": 1, "score0": 2}, "p99, score0"),
+        ("get", "/eval", {"id": START_ID, "dice": 31}, "unknown query parameter dice (give the roll as die1"),
+        ("get", "/cube", {"id": START_ID, "score": 2}, "give score_on_roll and score_opponent"),
+        # a body with die1/die2 names the field it needs
+        ("post", "/move", {"id": START_ID, "die1": 3, "die2": 1}, 'the roll is "dice": [die1, die2]'),
+        ("post", "/cube", {"id": START_ID, "cube": 2}, "unknown field cube; the body takes id, board"),
+        # a short board names its length, before "give a position" (all zeros)
+        ("post", "/move", {"board": [0] * 25, "dice": [3, 1]}, "got a list of length 25"),
+        # a die too large for int64 is range-checked first
+        ("get", "/move", {"id": START_ID, "die1": 10**20, "die2": 1}, f"die1 must be 1..6, got {10**20}"),
+        ("post", "/move", {"id": START_ID, "dice": [3, 10**20]}, f"dice[1] must be 1..6, got {10**20}"),
     ],
 )
 def test_bad_requests_get_400_with_a_message(client, method, path, payload, needle):
@@ -136,6 +169,28 @@ def test_bad_requests_get_400_with_a_message(client, method, path, payload, need
         pytest.skip("nard_ai.cube not available")
     assert r.status_code == 400, r.text
     assert needle in r.json()["detail"]
+
+
+def test_a_repeated_query_parameter_is_a_400_naming_it(client):
+    r = client.get(f"/move?id={START_ID}&die1=3&die1=4&die2=1")
+    assert r.status_code == 400 and r.json()["detail"] == "query parameter die1 given more than once"
+
+
+def test_move_ranks_by_mwc_when_the_id_holds_a_match_score():
+    """GammonChaser: the gammonish play leads for money, the safe play at 4-4 of 5 (double match point)."""
+    app = TestClient(create_app(agent_factory=lambda ply: GammonChaser()))
+    money = app.get("/move", params={"id": MONEY_64}).json()
+    dmp = app.get("/move", params={"id": DMP_64}).json()
+    board, _ = from_xgid(DMP_64)
+    plays = legal_plays(board, (6, 4))
+    gammonish, safe = (play_notation(board, plays[k], (6, 4)) for k in (0, 1))
+    assert money["ranked_by"] == "cubeless equity" and money["moves"][0]["notation"] == gammonish
+    assert all(m["mwc"] is None for m in money["moves"])
+    assert dmp["ranked_by"] == "cubeless MWC at the score"
+    assert [m["notation"] for m in dmp["moves"][:2]] == [safe, gammonish]
+    # at DMP the MWC is the win chance (every win wins the match)
+    assert [m["mwc"] for m in dmp["moves"][:2]] == pytest.approx([0.65, 0.60])
+    assert dmp["moves"][0]["equity"] == pytest.approx(0.3)  # money equity still given, per play
 
 
 def test_a_finished_game_is_a_400(client):
@@ -158,3 +213,57 @@ def test_openapi_schema_lists_every_endpoint(client):
         assert path in schema["paths"]
     params = {p["name"] for p in schema["paths"]["/move"]["get"]["parameters"]}
     assert {"die1", "die2", "id", "ply", "p0", "p24", "p25"} <= params
+    # every endpoint documents its 400 answer with the {"detail": ...} body
+    for path in ("/move", "/eval", "/cube"):
+        for method in ("get", "post"):
+            response = schema["paths"][path][method]["responses"]["400"]
+            assert response["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorResponse")
+    assert "mwc" in schema["components"]["schemas"]["MoveInfo"]["properties"]
+
+
+def test_bind_socket_refuses_a_busy_port_and_a_bad_host():
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = taken.getsockname()[1]
+        with pytest.raises(ValueError, match=f"cannot listen on 127.0.0.1:{port}: Address already in use"):
+            bind_socket("127.0.0.1", port)
+    finally:
+        taken.close()
+    with pytest.raises(ValueError, match="cannot listen on 256.1.1.1:8080"):
+        bind_socket("256.1.1.1", 8080)
+    sock = bind_socket("127.0.0.1", 0)
+    assert sock.getsockname()[1] > 0
+    sock.close()
+
+
+def test_nard_serve_port_0_reports_the_port_and_answers_there():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nard_ai.cli", "serve", "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        port, deadline, seen = None, time.monotonic() + 240, []
+        while port is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            seen.append(line)
+            match = re.search(r"nard_ai HTTP server on http://127\.0\.0\.1:(\d+)", line)
+            if match:
+                port = int(match.group(1))
+        assert port and port != 0, "".join(seen)
+        for _ in range(100):  # uvicorn starts serving on the bound socket a moment after the log line
+            try:
+                body = urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        assert b'"status":"ok"' in body
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -24,10 +24,16 @@ What is read:
   header), anywhere; they are kept, in order, in :attr:`Match.comments`.
   ``[Crawford "Off"]`` turns the Crawford rule off, ``[Jacoby "On"]`` sets
   the Jacoby rule (money play).
-* ``N point match`` (``0`` = money play), then games: ``Game N``, a score
-  line ``name : score   name : score`` (the score at the start of the game),
-  then numbered move lines with two columns. **The left column is player 0
-  (the first name), the right column player 1**: the same seats as
+* The file as text, or as bytes in UTF-8 (what gnubg 1.07 writes) or, for
+  older exports, Windows-1252/Latin-1 (:func:`decode_mat`).
+* ``N point match`` (``0`` = money play; at most 64, gnubg's longest match),
+  then games: ``Game N``, a score line ``name : score   name : score`` (the
+  score at the start of the game), then numbered move lines with two
+  columns. The score line is split on its ``: N`` scores, not on columns:
+  gnubg pads the first half to 31 characters, so after a first name of 27
+  characters or more it writes the halves together (``aaaa… : 0b : 0``),
+  and that is read too. **The left column is player 0 (the first name), the
+  right column player 1**: the same seats as
   :class:`~nard_ai.formats.match_id.MatchState`. A line with two records has
   one for each; a line with one record goes to the column it starts in.
 * Records: ``dd: play`` (a roll and its play in standard notation, read with
@@ -48,7 +54,10 @@ Every game is replayed from the starting position, so a record that breaks
 the rules (an illegal play, a double in the Crawford game or by the player
 who does not own the cube, a take with no double, points that do not match
 the final position and cube, a score line that does not follow from the
-previous game) is a ``ValueError`` naming the line and the value.
+previous game) is a ``ValueError`` naming the line and the value. Each
+game's score line is checked against the previous game's result before the
+game is replayed, so a wrong score is reported as such (naming the game, the
+score written and the score it should be), not as what it would cause later.
 
 A ``Wins`` record while the game is still on is a resignation: the points
 must be the cube value times 1, 2 or 3. A roll with nothing written after it
@@ -56,7 +65,10 @@ although it could be played is accepted only right before such a
 resignation (the player rolled, then resigned), as gnubg reads it.
 
 :func:`write_mat` writes gnubg's layout, the plays in gnubg's notation
-(:func:`~nard_ai.formats.notation.play_notation`, stars included).
+(:func:`~nard_ai.formats.notation.play_notation`, stars included), with one
+difference: the two halves of a score line are always separated by a space,
+so that long names read back (gnubg 1.07 itself reads such a line only with
+the space).
 """
 
 from __future__ import annotations
@@ -68,7 +80,7 @@ from enum import StrEnum
 import numpy as np
 
 from nard_ai.board import game_result, starting_board, swap_sides, validate_board
-from nard_ai.formats.match_id import GameState, MatchState
+from nard_ai.formats.match_id import MAX_MATCH_LENGTH, GameState, MatchState
 from nard_ai.formats.notation import STANDARD_RULES, parse_play, play_notation
 from nard_ai.game import CENTERED
 from nard_ai.movegen import legal_plays
@@ -78,6 +90,7 @@ _LEFT_WIDTH = 27  # gnubg: "%3d) %-27s " puts the right column at character 33
 _RIGHT_WIN_INDENT = 34  # gnubg writes player 1's "Wins" at character 34
 _LEFT_WIN_INDENT = 6  # and player 0's at character 6
 _NAME_WIDTH = 31
+_RIGHT_COLUMN = 1 + 3 + 2 + _LEFT_WIDTH  # where gnubg's right-column records start (character 33)
 
 
 class ActionKind(StrEnum):
@@ -392,23 +405,66 @@ def _crawford_games(match_length: int, scores: list[tuple[int, int]], rule: bool
     return flags
 
 
-def _check_scores(match: Match, games: list[MatGame], lines: list[int]) -> None:
-    """Each game's starting score follows from the previous game's result."""
-    for k in range(1, len(games)):
-        previous, current = games[k - 1], games[k]
+def _check_score(
+    match: Match, previous: MatGame | None, score: tuple[int, int], number: int, line: int
+) -> None:
+    """Game ``number``'s starting score follows from the previous game's result, and the match is not over.
+
+    Checked before the game is replayed, so a wrong score line is reported as
+    such, not as what it would cause later (a Crawford game in the wrong place).
+    """
+    where = _where(line, number)
+    names = match.players
+    if previous is not None:
         if previous.winner is None:
-            raise ValueError(
-                f"{_where(lines[k], k + 1)}: game {k} has no result, but game {k + 1} follows it"
-            )
+            raise ValueError(f"{where}: game {number - 1} has no result, but game {number} follows it")
         expected = list(previous.score)
         expected[previous.winner] += previous.points
         if match.length:
             expected = [min(s, match.length) for s in expected]
-        if tuple(expected) != current.score:
+        if tuple(expected) != tuple(score):
+            winner = previous.winner
             raise ValueError(
-                f"{_where(lines[k], k + 1)}: game {k + 1} starts at {current.score[0]}-{current.score[1]}, "
-                f"but game {k} ended at {expected[0]}-{expected[1]}"
+                f"{where}: game {number} starts at {score[0]}-{score[1]} "
+                f"({names[0]} {score[0]}, {names[1]} {score[1]}), but game {number - 1} ended at "
+                f"{expected[0]}-{expected[1]}: it started at {previous.score[0]}-{previous.score[1]} and "
+                f"{names[winner]} (player {winner}) won {previous.points} "
+                f"point{'s' if previous.points != 1 else ''}"
             )
+    if match.length and max(score) > match.length:
+        raise ValueError(
+            f"{where}: game {number} starts at {score[0]}-{score[1]}, above the match length {match.length}"
+        )
+    if match.length and max(score) == match.length:
+        raise ValueError(
+            f"{where}: game {number} starts at {score[0]}-{score[1]}, "
+            f"but the match to {match.length} is already over"
+        )
+
+
+def _replay_match(
+    match: Match, games: list[tuple[list[_Raw], tuple[int, int], bool, int]], rules: Rules
+) -> Match:
+    """Replay the games in order, each after checking its starting score against the previous result.
+
+    Args:
+        match: the header (length, players, rules); its ``games`` are ignored.
+        games: per game, its raw records, its starting score, whether the
+            record marks it as the Crawford game, and the line of its score
+            (0 when built by hand).
+        rules: the rules the plays are checked against.
+    """
+    computed = _crawford_games(match.length, [score for _, score, _, _ in games], match.crawford_rule)
+    replayed: list[MatGame] = []
+    for k, (raws, score, marked, line) in enumerate(games):
+        _check_score(match, replayed[-1] if replayed else None, score, k + 1, line)
+        crawford = marked or computed[k]
+        try:
+            MatchState(match_length=match.length, score=score, crawford=crawford)
+        except ValueError as exc:
+            raise ValueError(f"{_where(line, k + 1)}: game {k + 1}: {exc}") from None
+        replayed.append(_replay_game(raws, k + 1, score, crawford, match, rules))
+    return replace(match, games=tuple(replayed))
 
 
 # --------------------------------------------------------------------------
@@ -417,7 +473,11 @@ def _check_scores(match: Match, games: list[MatGame], lines: list[int]) -> None:
 
 _LENGTH_RE = re.compile(r"\s*(\d+)\s+point\s+match\s*", re.IGNORECASE)
 _GAME_RE = re.compile(r"\s*game\s+(\d+)\b(.*)", re.IGNORECASE)
-_SCORE_RE = re.compile(r"\s*(?P<n0>[^:]*?)\s*:\s*(?P<s0>\d+)\s+(?P<n1>[^:]*?)\s*:\s*(?P<s1>\d+)(?P<rest>.*)")
+# The score line: "name : score   name : score". gnubg pads the left half to 31
+# characters (" %-31s%s : %d"), so with a long first name the halves touch:
+# " aaaaaaaaaaaaaaaaaaaaaaaaaaa : 0b : 0". The line is split on the " : N"
+# patterns, not on columns; see _score_line.
+_SCORE_RE = re.compile(r"\s*(?P<n0>[^:]*?)\s*:\s*(?P<s0>\d+)(?P<n1>[^:]*?)\s*:\s*(?P<s1>\d+)(?P<rest>[^:]*)")
 _NUMBER_RE = re.compile(r"\s*\d+\)")
 _ACTION_RE = re.compile(
     r"(?P<roll>(?<![\w/])[0-9][0-9]:)"
@@ -428,6 +488,49 @@ _ACTION_RE = re.compile(
 _CRAWFORD_RE = re.compile(r"\bcrawford\b", re.IGNORECASE)
 _MARKER_RE = re.compile(r"[(*\[]*\bcrawford\b[)*\]]*", re.IGNORECASE)
 _HEADER_RE = re.compile(r'\[\s*(?P<key>[^"\]]+?)\s+"(?P<value>[^"]*)"\s*\]')
+
+
+def _score_line(
+    line_text: str, number: int, length: int, known: tuple[str, str] | None
+) -> tuple[tuple[str, str], tuple[int, int], int]:
+    """Read a game's score line: the two names, the two scores and the column where the second name starts.
+
+    When the first score runs into the second name (gnubg's layout with a
+    first name of 27 or more characters), the digits are split so that the
+    score has no leading zero and fits the match, preferring the split that
+    gives the second name of the previous games (``known``), else the longest
+    score, as gnubg's own ``%d`` reads it.
+    """
+    found = _SCORE_RE.fullmatch(line_text)
+    if not found:
+        raise ValueError(
+            f"line {number}: expected the score line 'name : score   name : score', got {line_text.strip()!r}"
+        )
+    digits, tail = found.group("s0"), found.group("n1")
+    splits = [len(digits)]  # the usual layout: the score, then spaces, then the name
+    if tail[:1] and not tail[:1].isspace():
+        # The halves touch: "0b", or "17up" (a score of 1 and "7up", or 17 and "up").
+        splits = [
+            k
+            for k in range(len(digits), 0, -1)
+            if (k == 1 or digits[0] != "0") and (not length or int(digits[:k]) <= length)
+        ] or [len(digits)]  # none fits: read it as gnubg does, and let the score checks say what is wrong
+    candidates = []
+    for k in splits:
+        names = (
+            _MARKER_RE.sub("", found.group("n0")).strip(),
+            _MARKER_RE.sub("", digits[k:] + tail).strip(),
+        )
+        if all(names):
+            candidates.append((names, k))
+    if not candidates:
+        raise ValueError(
+            f"line {number}: the score line {line_text.strip()!r} does not give two names and two scores"
+        )
+    names, k = next((c for c in candidates if known is not None and c[0][1] == known[1]), candidates[0])
+    score = (int(digits[:k]), int(found.group("s1")))
+    second = digits[k:] + tail
+    return names, score, found.start("s0") + k + len(second) - len(second.lstrip())
 
 
 def _parse_record(text: str, player: int, line: int) -> _Raw | None:
@@ -482,11 +585,55 @@ def _split_records(line_text: str, line: int, split_col: int) -> list[tuple[int,
     return [(1 if starts[0] >= split_col else 0, pieces[0])]
 
 
-def read_mat(text: str, rules: Rules = STANDARD_RULES) -> Match:
+_TEXT_CONTROLS = frozenset("\t\n\r\f\v\x1a")  # \x1a: the DOS end-of-file mark some old exports end with
+
+
+def decode_mat(data: bytes) -> str:
+    """The text of a ``.mat`` file's bytes, in whichever encoding it was written.
+
+    gnubg 1.07 writes UTF-8 (``Müller`` is ``M\\xc3\\xbcller``); older
+    exports (Jellyfish, game servers, gnubg builds on Windows) wrote the
+    Windows code page, so a byte that is not UTF-8 is read as Windows-1252
+    (which agrees with Latin-1 on every letter; ``Müller`` is
+    ``M\\xfcller`` in both), and a byte Windows-1252 leaves undefined as
+    Latin-1.
+
+    Args:
+        data: the file's bytes; a UTF-8 byte order mark is dropped.
+
+    Returns:
+        The text, for :func:`read_mat`.
+
+    Raises:
+        ValueError: ``"not a text .mat record ..."`` when the bytes hold
+            control characters no text file has (a binary file), naming the
+            first and its line.
+    """
+    if not isinstance(data, bytes | bytearray):
+        raise ValueError(f"decode_mat takes bytes, got {type(data).__name__}")
+    try:
+        text = bytes(data).decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            text = bytes(data).decode("cp1252")
+        except UnicodeDecodeError:
+            text = bytes(data).decode("latin-1")
+    for index, char in enumerate(text):
+        if (char < " " or "\x7f" <= char <= "\x9f") and char not in _TEXT_CONTROLS:
+            line = text.count("\n", 0, index) + 1
+            raise ValueError(
+                f"not a text .mat record (control character 0x{ord(char):02x} on line {line}; a binary file?)"
+            )
+    return text
+
+
+def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
     """Read a Jellyfish ``.mat`` match record and replay it.
 
     Args:
-        text: the file's contents (see the module docstring for what is accepted).
+        text: the file's contents (see the module docstring for what is
+            accepted), as text or as the file's bytes; bytes are decoded by
+            :func:`decode_mat` (UTF-8, else Windows-1252/Latin-1).
         rules: the rules the plays are checked against.
 
     Returns:
@@ -497,8 +644,10 @@ def read_mat(text: str, rules: Rules = STANDARD_RULES) -> Match:
         ValueError: naming the line and the value, on anything malformed or
             against the rules.
     """
+    if isinstance(text, bytes | bytearray):
+        text = decode_mat(text)
     if not isinstance(text, str):
-        raise ValueError(f"a .mat record must be a str, got {type(text).__name__}")
+        raise ValueError(f"a .mat record must be a str or bytes, got {type(text).__name__}")
     lines = text.lstrip("\ufeff").splitlines()
     comments: list[str] = []
     length: int | None = None
@@ -517,6 +666,11 @@ def read_mat(text: str, rules: Rules = STANDARD_RULES) -> Match:
                     f"line {number}: expected 'N point match' before the games, got {stripped!r}"
                 )
             length = int(found.group(1))
+            if length > MAX_MATCH_LENGTH:
+                raise ValueError(
+                    f"line {number}: a {length}-point match is longer than {MAX_MATCH_LENGTH}, "
+                    "the longest match gnubg plays (its MAXSCORE) and a Match ID can describe"
+                )
             continue
         game = _GAME_RE.fullmatch(stripped)
         if game:
@@ -537,20 +691,14 @@ def read_mat(text: str, rules: Rules = STANDARD_RULES) -> Match:
             current["crawford"] = True  # a marker line, before or after the score line
             continue
         if current["score"] is None:
-            score = _SCORE_RE.fullmatch(line_text)
-            if not score:
-                raise ValueError(
-                    f"line {number}: expected the score line 'name : score   name : score', got {stripped!r}"
-                )
-            current["score"] = (int(score.group("s0")), int(score.group("s1")))
-            current["names"] = tuple(_MARKER_RE.sub("", score.group(n)).strip() for n in ("n0", "n1"))
-            current["split"] = max(10, (score.start("n1") + 6) // 2)
+            known = games[0].get("names") if len(games) > 1 else None
+            current["names"], current["score"], second = _score_line(line_text, number, length, known)
+            current["score_line"] = number
+            # A lone record left of this column is player 0's. gnubg's right column
+            # starts at character 33 whatever the names, so a long first name
+            # (which pushes the second name right) must not move it past that.
+            current["split"] = max(10, min(_RIGHT_COLUMN, (second + 6) // 2))
             current["crawford"] |= bool(_CRAWFORD_RE.search(line_text))
-            if length and max(current["score"]) >= length:
-                raise ValueError(
-                    f"line {number}: game {current['number']} starts at {current['score'][0]}-"
-                    f"{current['score'][1]}, but the match to {length} is already over"
-                )
             continue
         for player, record in _split_records(line_text, number, current["split"]):
             raw = _parse_record(record, player, number)
@@ -574,17 +722,8 @@ def read_mat(text: str, rules: Rules = STANDARD_RULES) -> Match:
         crawford_rule=header.get("crawford", "on").lower() != "off",
         jacoby=bool(length == 0 and header.get("jacoby", "off").lower() == "on"),
     )
-    computed = _crawford_games(length, [g["score"] for g in games], match.crawford_rule)
-    replayed = []
-    for k, game in enumerate(games):
-        crawford = game["crawford"] or computed[k]
-        try:
-            MatchState(match_length=length, score=game["score"], crawford=crawford)
-        except ValueError as exc:
-            raise ValueError(f"line {game['line']}: game {k + 1}: {exc}") from None
-        replayed.append(_replay_game(game["raws"], k + 1, game["score"], crawford, match, rules))
-    _check_scores(match, replayed, [g["line"] for g in games])
-    return replace(match, games=tuple(replayed))
+    entries = [(g["raws"], g["score"], g["crawford"], g["score_line"]) for g in games]
+    return _replay_match(match, entries, rules)
 
 
 def _header_values(comments: list[str]) -> dict[str, str]:
@@ -616,7 +755,13 @@ def _record_text(action: MatAction) -> str:
 
 def _game_lines(game: MatGame, number: int, players: tuple[str, str]) -> list[str]:
     lines = [f" Game {number}"]
-    lines.append(f" {f'{players[0]} : {game.score[0]}':<{_NAME_WIDTH}}{players[1]} : {game.score[1]}")
+    # gnubg pads the left half to 31 characters and writes the right half
+    # straight after it, so a long first name runs into the second name
+    # ("aaaa : 0b : 0"). One space always separates them here: the same line
+    # as gnubg's for shorter names, unambiguous for longer ones (gnubg 1.07
+    # reads the names right only with the space).
+    left = f"{players[0]} : {game.score[0]}"
+    lines.append(f" {left:<{_NAME_WIDTH - 1}} {players[1]} : {game.score[1]}")
     rows: list[list] = []  # [move number, left text, right text]
 
     def row_text(row: list) -> str:
@@ -705,21 +850,25 @@ def write_mat(match: Match, rules: Rules = STANDARD_RULES) -> str:
             raise ValueError(
                 f"player {seat}'s name {name!r} cannot be written (empty, ':', line break or edge spaces)"
             )
-    if isinstance(match.length, bool) or not isinstance(match.length, int | np.integer) or match.length < 0:
-        raise ValueError(f"the match length must be an integer >= 0 (0 = money), got {match.length!r}")
+    if (
+        isinstance(match.length, bool)
+        or not isinstance(match.length, int | np.integer)
+        or not 0 <= match.length <= MAX_MATCH_LENGTH
+    ):
+        raise ValueError(
+            f"the match length must be an integer 0 (money) to {MAX_MATCH_LENGTH} (gnubg's longest match), "
+            f"got {match.length!r}"
+        )
+    entries = []
     for k, game in enumerate(match.games):
         if not isinstance(game, MatGame):
             raise ValueError(f"game {k + 1} must be a MatGame, got {type(game).__name__}")
         try:
-            MatchState(match_length=match.length, score=game.score)
+            score = MatchState(match_length=match.length, score=game.score).score
         except ValueError as exc:
             raise ValueError(f"game {k + 1}: {exc}") from None
-    computed = _crawford_games(match.length, [tuple(g.score) for g in match.games], match.crawford_rule)
-    games = []
-    for k, game in enumerate(match.games):
-        raws = [_raw_of(action, k + 1) for action in game.actions]
-        games.append(_replay_game(raws, k + 1, tuple(game.score), computed[k], match, rules))
-    _check_scores(match, games, [0] * len(games))
+        entries.append(([_raw_of(action, k + 1) for action in game.actions], score, False, 0))
+    games = _replay_match(match, entries, rules).games
     out = [f"; {comment}" for comment in match.comments]
     if out:
         out.append("")

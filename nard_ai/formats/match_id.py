@@ -48,7 +48,19 @@ whose view the board still is, and ``turn`` is the player who must answer.
 Decoding is strict, like :mod:`nard_ai.formats.position_id`: every bit gnubg
 would never write (cube owner ``10``, game state 5-7, a die of 7, one die
 without the other, a Crawford game in money play, a score above the match
-length, any of the 5 unused bits) is a ``ValueError`` naming the field.
+length, a match longer than 64 points, any of the 5 unused bits) is a
+``ValueError`` naming the field.
+
+Limits
+------
+The match length field has 15 bits, but gnubg plays matches of at most
+:data:`MAX_MATCH_LENGTH` = 64 points (its ``MAXSCORE``): ``MatchFromKey`` in
+``matchid.c`` refuses a longer one, and gnubg 1.07 answers ``set matchid
+cAlgDAAAAAAE`` (a 99-point match) with "Illegal match ID" and ``new match
+65`` with "compiled with support only for matches of length 64 and below".
+So :class:`MatchState` refuses a match length above 64, and no Match ID
+gnubg would reject is ever written. Money-play scores keep their 15 bits
+(gnubg accepts a money score of 32767).
 """
 
 from __future__ import annotations
@@ -68,6 +80,8 @@ KEY_BITS = 72
 USED_BITS = 67
 MAX_CUBE_LOG2 = 15  # 4 bits: the largest cube gnubg can write is 2**15
 MAX_FIELD = (1 << 15) - 1  # match length and scores have 15 bits each
+MAX_MATCH_LENGTH = 64  # gnubg's MAXSCORE: the longest match it plays and reads from a Match ID
+DEFAULT_MAX_CUBE_LOG2 = 10  # XG's default cube limit, 2**10 = 1024 (the XGID's last field)
 _CENTRED_BITS = 3  # cube owner bits of a centred cube
 
 # (name, first bit, number of bits), in the order of the manual.
@@ -135,16 +149,24 @@ class MatchState:
         resignation: a :class:`Resignation` offered by ``player_on_roll``.
         dice: the roll to play, higher die first (the constructor sorts
             them); ``(0, 0)`` before rolling.
-        match_length: points to win the match; 0 = money play.
+        match_length: points to win the match, 1 to
+            :data:`MAX_MATCH_LENGTH` (64, gnubg's limit); 0 = money play.
         score: ``(player 0, player 1)`` points so far.
         jacoby: the Jacoby rule (money play only; gnubg stores its negation).
+        max_cube_log2: log2 of the largest cube allowed, 0-15 (default 10,
+            a 1024-cube): the last field of an XGID, kept here so that
+            :func:`~nard_ai.formats.xgid.from_xgid` then
+            :func:`~nard_ai.formats.xgid.to_xgid` give the XGID back. A Match
+            ID does not hold it (:func:`from_match_id` gives the default),
+            and only the XGID functions check the cube against it.
 
     Raises:
         ValueError: (from the constructor) on a field outside what a Match
             ID can hold: a cube value that is not a power of two up to
             ``2**15``, an owner or seat not in its range, one die rolled
-            without the other, a die outside 0-6, a negative or too large
-            match length or score, a score above the match length, or a
+            without the other, a die outside 0-6, a negative match length
+            or one above 64 (gnubg's longest match), a negative or too
+            large score, a score above the match length, or a
             Crawford game in money play, at a score where one player is
             not exactly one point short of the match length, or with the
             cube turned or a double offered.
@@ -162,6 +184,7 @@ class MatchState:
     match_length: int = 0
     score: tuple[int, int] = (0, 0)
     jacoby: bool = False
+    max_cube_log2: int = DEFAULT_MAX_CUBE_LOG2
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__  # the dataclass is frozen; normalise in place
@@ -183,6 +206,12 @@ class MatchState:
             if not isinstance(flag, bool | np.bool_ | int | np.integer) or flag not in (0, 1):
                 raise ValueError(f"{name} must be a bool, got {flag!r}")
             set_field(self, name, bool(flag))
+        limit = _int("max_cube_log2", self.max_cube_log2)
+        if not 0 <= limit <= MAX_CUBE_LOG2:
+            raise ValueError(
+                f"max_cube_log2 must be 0-{MAX_CUBE_LOG2} (a cube limit of 1 to 2**15), got {limit}"
+            )
+        set_field(self, "max_cube_log2", limit)
         set_field(self, "game_state", _enum(GameState, "game_state", self.game_state))
         set_field(self, "resignation", _enum(Resignation, "resignation", self.resignation))
         dice = _pair("dice", self.dice)
@@ -192,8 +221,11 @@ class MatchState:
             raise ValueError(f"both dice are rolled or neither is (0, 0), got dice {dice}")
         set_field(self, "dice", (max(dice), min(dice)))
         length = _int("match_length", self.match_length)
-        if not 0 <= length <= MAX_FIELD:
-            raise ValueError(f"match_length must be 0 (money) to {MAX_FIELD}, got {length}")
+        if not 0 <= length <= MAX_MATCH_LENGTH:
+            raise ValueError(
+                f"match_length must be 0 (money play) to {MAX_MATCH_LENGTH}, the longest match gnubg "
+                f"plays (its MAXSCORE; it rejects a Match ID with a longer match as illegal), got {length}"
+            )
         set_field(self, "match_length", length)
         score = _pair("score", self.score)
         for player, points in enumerate(score):

@@ -50,7 +50,9 @@ Move = tuple[int, int]  # (source, destination): 25 = bar, 0 = off
 Board = tuple[int, ...]  # a board as a hashable tuple of 26 ints, mover's view
 
 
-def _single_moves(board: Board, die: int) -> list[tuple[Move, Board]]:
+def _single_moves(
+    board: Board, die: int, need_home: bool = True, need_highest: bool = True
+) -> list[tuple[Move, Board]]:
     """Every move of one checker by ``die`` pips, with the board it leaves.
 
     RULES.md section 4: checkers on the bar enter first, on point ``25 - die``.
@@ -58,6 +60,9 @@ def _single_moves(board: Board, die: int) -> list[tuple[Move, Board]]:
     checker (a blot), which it hits. Section 5: bearing off needs every
     checker in the home board; ``die`` bears off from point ``die``, or from
     the highest point when no checker stands higher than ``die``.
+
+    ``need_home=False`` or ``need_highest=False`` drops one of the two
+    bearing-off conditions: only to find out which rule stops a written play.
     """
     if board[BAR] > 0:
         sources: list[int] = [BAR]
@@ -71,7 +76,7 @@ def _single_moves(board: Board, die: int) -> list[tuple[Move, Board]]:
         if dst >= 1:
             if board[dst] < -1:
                 continue  # a closed point
-        elif not (all_home and (dst == 0 or src == highest)):
+        elif not ((all_home or not need_home) and (dst == 0 or src == highest or not need_highest)):
             continue
         after = list(board)
         after[src] -= 1
@@ -324,13 +329,16 @@ def _parse_text(text: str) -> tuple[list[Path], frozenset[int]]:
     return paths, frozenset(starred)
 
 
-def _realisations(start: Board, paths: list[Path], dice: tuple[int, ...]) -> dict[Board, int]:
+def _realisations(
+    start: Board, paths: list[Path], dice: tuple[int, ...], need_home: bool = True, need_highest: bool = True
+) -> dict[Board, int]:
     """Every afterstate the written paths can produce with these dice, with the most dice it can use.
 
     Each path is one checker that must land on each named point in turn,
     moving by single dice (RULES.md 3.2: every landing point open; 4: the bar
     first; 5: bearing off). Dice may be left over; whether that is legal is
-    for the legal-play generator to say.
+    for the legal-play generator to say. ``need_home``/``need_highest`` as in
+    :func:`_single_moves` (both on for the rules as they are).
     """
     found: dict[Board, int] = {}
     total = len(dice)
@@ -346,7 +354,7 @@ def _realisations(start: Board, paths: list[Path], dice: tuple[int, ...]) -> dic
         for die in sorted(set(remaining)):
             rest = list(remaining)
             rest.remove(die)
-            moves = dict(_single_moves(state, die))
+            moves = dict(_single_moves(state, die, need_home, need_highest))
             for k, path in enumerate(pending):
                 if k and path == pending[k - 1]:
                     continue  # identical checkers: one is enough
@@ -404,16 +412,53 @@ def _leg_reason(board: Board, a: int, b: int, dice: tuple[int, ...], token: str)
         pips = a - b
         if pips not in reach:
             return (
-                f"{token}: {_point_name(a)}/{_point_name(b)} moves {pips} pips, "
+                f"{token}: {_point_name(a)}/{_point_name(b)} moves {pips} pip{'s' if pips != 1 else ''}, "
                 f"but with {d1}-{d2} one checker moves {', '.join(map(str, reach))} pips"
             )
         if board[b] < -1:
             return f"{token}: point {b} is closed ({-board[b]} opposing checkers)"
     else:
-        if any(board[p] > 0 for p in range(7, BAR + 1)):
-            return f"{token}: you cannot bear off until all your checkers are in your home board (points 1-6)"
+        # Whether the other checkers are home by then is for _bear_off_reason:
+        # the checker itself, or another one of the play, may come home first.
         if a > reach[-1]:
             return f"{token}: {_point_name(a)}/off needs {a} pips, but {d1}-{d2} moves one checker at most {reach[-1]}"
+    return None
+
+
+def _bear_off_reason(start: Board, path: Path, dice: tuple[int, ...], token: str) -> str | None:
+    """Why a path that ends ``off`` cannot be played, when a bearing-off rule (RULES.md 5) is what stops it.
+
+    Tried by dropping one condition at a time: if the checker can be played
+    once "all checkers home" is dropped, that rule stops it; if once "from
+    point ``d``, or the highest point" is dropped, that one does. ``None``
+    when neither is the reason (a closed landing point, say).
+    """
+    if path[-1] != OFF:
+        return None
+    d1, d2 = dice[0], dice[-1]
+    home_rule = (
+        f"{token}: you cannot bear off until all your checkers are in your home board (points 1-6) "
+        "and none is on the bar (RULES.md 5)"
+    )
+    if _realisations(start, [path], dice, need_home=False):
+        outside = ["the bar" if p == BAR else f"the {p}-point" for p in range(BAR, 6, -1) if start[p] > 0]
+        return f"{home_rule}; you have checkers on {' and '.join(outside)}"
+    if _realisations(start, [path], dice, need_highest=False):
+        point = path[-2]
+        higher = [p for p in range(NUM_POINTS, point, -1) if start[p] > 0]
+        where = f"the {point}-point" if point != BAR else "the bar"
+        above = ""
+        if higher and point != BAR:
+            count = start[higher[0]]
+            checkers = "a checker" if count == 1 else f"{count} checkers"
+            above = f"; you have {checkers} on the {higher[0]}-point, higher than the {point}-point"
+        return (
+            f"{token}: with {d1}-{d2} no die bears a checker off from {where}: a die bears off a checker "
+            "from the point of its own number, and a larger die only from the highest point that holds "
+            f"your checkers (RULES.md 5){above}"
+        )
+    if _realisations(start, [path], dice, need_home=False, need_highest=False):
+        return home_rule
     return None
 
 
@@ -440,8 +485,25 @@ def _why_impossible(start: Board, paths: list[Path], text: str, dice: tuple[int,
             reason = _leg_reason(start, a, b, dice, token)
             if reason:
                 return reason
-        if not _realisations(start, [path], dice):
-            return f"{token} cannot be played with {d1}-{d2} from this position (a landing point is closed)"
+        alone = _realisations(start, [path], dice)
+        # A path that another written move makes possible (6/off first, then
+        # 3/off with the 5) is not what is wrong.
+        if not alone and not any(
+            _realisations(start, [other, path], dice) for other in paths if other is not path
+        ):
+            reason = _bear_off_reason(start, path, dice, token)
+            if reason:
+                return reason
+            steps = {dice[0] * k for k in range(1, len(dice))} if len(dice) == 4 else set(dice)
+            landings = {
+                a - step for a, b in zip(path, path[1:], strict=False) for step in steps if b < a - step
+            }
+            closed = sorted((p for p in landings if 0 < p < BAR and start[p] < -1), reverse=True)
+            where = f" ({', '.join(map(str, closed))})" if closed else ""
+            return (
+                f"{token} cannot be played with {d1}-{d2} from this position: every way to move the checker "
+                f"lands on a closed point{where} (RULES.md 3.2)"
+            )
     return f"{text!r} cannot be played with {d1}-{d2} from this position: the moves together need other dice"
 
 
@@ -478,7 +540,10 @@ def parse_play(
         ValueError: if the board or dice are invalid; if the text is malformed
             (naming the token); if it cannot be played with these dice (saying
             which move and why: no checker there, wrong distance, a closed
-            point, the bar first, bearing off too early); or if it can be
+            point, the bar first, or the bearing-off rule of RULES.md 5 --
+            not all checkers home yet, or a die that may bear off neither
+            from its own point nor, with no checker higher, from the
+            highest point); or if it can be
             played but is not a legal play (saying why: it does not use as
             many dice as possible, it must play the larger die, or the
             Iranian no-hit-and-continue rule).

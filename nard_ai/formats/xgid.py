@@ -29,7 +29,11 @@ position         26 characters, **always from X's side, whoever is on
                  Borne-off checkers are the ones missing from 15.
 cube             the cube value is ``2**cube``; while a double is offered it
                  is the cube before the double.
-cube owner       ``1`` X, ``-1`` O, ``0`` centred.
+cube owner       ``1`` X, ``-1`` O, ``0`` centred. A centred cube is one
+                 nobody has doubled yet, so its value is 1 (cube field
+                 ``0``): a centred cube above 1 is refused (RULES.md 8: the
+                 cube starts centred at 1, and whoever takes a double owns
+                 it).
 turn             ``1`` X, ``-1`` O: the player on roll, or (dice ``D``) the
                  player who has doubled.
 dice             ``00`` not rolled yet; two digits 1-6 = the roll (written
@@ -39,9 +43,12 @@ dice             ``00`` not rolled yet; two digits 1-6 = the roll (written
 score 1, 2       X's score, then O's.
 Crawford/Jacoby  match play: 1 = this is the Crawford game, else 0. Money
                  play: bit 0 = Jacoby rule, bit 1 = beavers allowed.
-match length     0 = money play.
-max cube         log2 of the largest cube allowed (XG's money cube limit);
-                 written as 10 unless told, not kept by :func:`from_xgid`.
+match length     0 = money play; at most 64, gnubg's longest match (see
+                 :data:`~nard_ai.formats.match_id.MAX_MATCH_LENGTH`).
+max cube         log2 of the largest cube allowed (XG's cube limit, 10 =
+                 1024 by default); kept in ``MatchState.max_cube_log2`` so
+                 that a round trip writes it back. A cube above it, or a
+                 pending double (``D``) to a cube above it, is refused.
 ===============  ===========================================================
 
 Players and seats (the same mapping as gnubg's importer): **X is gnubg's
@@ -56,7 +63,7 @@ read as signed counts; with O on roll it is that board turned with
 What an XGID cannot hold (and :func:`to_xgid` refuses): a resignation on
 offer, a game state other than "playing", and turn/dice combinations other
 than "on roll, not rolled", "rolled", and "doubled, awaiting an answer". What
-:func:`from_xgid` does not keep: the max cube and the beaver flag.
+:func:`from_xgid` does not keep: the beaver flag.
 """
 
 from __future__ import annotations
@@ -64,12 +71,18 @@ from __future__ import annotations
 import numpy as np
 
 from nard_ai.board import BOARD_SIZE, NUM_CHECKERS, swap_sides, validate_board
-from nard_ai.formats.match_id import MAX_CUBE_LOG2, GameState, MatchState, Resignation
+from nard_ai.formats.match_id import (
+    MAX_CUBE_LOG2,
+    MAX_FIELD,
+    MAX_MATCH_LENGTH,
+    GameState,
+    MatchState,
+    Resignation,
+)
 from nard_ai.game import CENTERED
 
 XGID_PREFIX = "XGID="
 POSITION_LENGTH = 26
-DEFAULT_MAX_CUBE_LOG2 = 10
 FIELD_NAMES = (
     "position",
     "cube",
@@ -100,9 +113,7 @@ def _position_string(xg_board: np.ndarray) -> str:
     return "".join(chars)
 
 
-def to_xgid(
-    board: np.ndarray, state: MatchState | None = None, *, max_cube_log2: int = DEFAULT_MAX_CUBE_LOG2
-) -> str:
+def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2: int | None = None) -> str:
     """The XGID of a board and match state.
 
     Args:
@@ -112,7 +123,9 @@ def to_xgid(
             player 1 (XG's X) on roll before rolling, Jacoby off, so
             ``to_xgid(starting_board())`` is
             ``"XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"``.
-        max_cube_log2: the last field, log2 of XG's cube limit.
+        max_cube_log2: the last field, log2 of XG's cube limit; ``None``
+            (the default) writes ``state.max_cube_log2`` (10 unless the
+            state came from an XGID that said otherwise).
 
     Returns:
         The XGID, with the ``XGID=`` prefix.
@@ -121,7 +134,8 @@ def to_xgid(
         ValueError: on an invalid board, a state an XGID cannot express (a
             resignation, a game not being played, a double offered with
             dice rolled, ``turn`` differing from ``player_on_roll`` without a
-            double), or a ``max_cube_log2`` outside 0-15.
+            double, a centred cube above 1), a ``max_cube_log2`` outside
+            0-15, or a cube (or a pending double) above ``2**max_cube_log2``.
     """
     state = MatchState() if state is None else state
     if not isinstance(state, MatchState):
@@ -130,10 +144,14 @@ def to_xgid(
     if arr.ndim != 1:
         raise ValueError(f"to_xgid takes one board of shape (26,), got shape {arr.shape}")
     arr = validate_board(arr)
+    if max_cube_log2 is None:
+        max_cube_log2 = state.max_cube_log2
     if isinstance(max_cube_log2, bool) or not isinstance(max_cube_log2, int | np.integer):
         raise ValueError(f"max_cube_log2 must be an integer, got {max_cube_log2!r}")
     if not 0 <= max_cube_log2 <= MAX_CUBE_LOG2:
         raise ValueError(f"max_cube_log2 must be 0-{MAX_CUBE_LOG2}, got {max_cube_log2}")
+    cube_log2 = state.cube_value.bit_length() - 1
+    _check_cube(cube_log2, state.cube_owner == CENTERED, state.double_offered, int(max_cube_log2))
     if state.resignation != Resignation.NONE:
         raise ValueError(f"an XGID cannot express a resignation on offer ({state.resignation.name})")
     if state.game_state != GameState.PLAYING:
@@ -160,7 +178,7 @@ def to_xgid(
         flags = _JACOBY if state.jacoby else 0
     fields = (
         _position_string(xg_board),
-        str(state.cube_value.bit_length() - 1),
+        str(cube_log2),
         str(owner),
         str(turn),
         dice,
@@ -171,6 +189,26 @@ def to_xgid(
         str(int(max_cube_log2)),
     )
     return XGID_PREFIX + ":".join(fields)
+
+
+def _check_cube(cube_log2: int, centred: bool, doubled: bool, max_cube_log2: int) -> None:
+    """The cube fields agree: a centred cube is 1, and neither the cube nor a pending double passes the max cube."""
+    if centred and cube_log2:
+        raise ValueError(
+            f"the cube is centred (owner 0) at {1 << cube_log2} (field 'cube' {cube_log2}); a centred cube "
+            "is one nobody has doubled, so its value is 1 (field 'cube' 0): after a take the taker owns it "
+            "(RULES.md 8)"
+        )
+    if cube_log2 > max_cube_log2:
+        raise ValueError(
+            f"the cube is {1 << cube_log2} (field 'cube' {cube_log2}), above the max cube "
+            f"{1 << max_cube_log2} (field 'max cube' {max_cube_log2})"
+        )
+    if doubled and cube_log2 + 1 > max_cube_log2:
+        raise ValueError(
+            f"a double to {2 << cube_log2} is offered (dice 'D'), above the max cube "
+            f"{1 << max_cube_log2} (field 'max cube' {max_cube_log2})"
+        )
 
 
 def _parse_int(text: str, field: str, low: int, high: int) -> int:
@@ -226,12 +264,13 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
     Returns:
         ``(board, state)``: the ``(26,)`` int8 board seen from
         ``state.player_on_roll`` and the :class:`MatchState` (X = player 1,
-        O = player 0; game state "playing"; a beaver flag and the max cube
-        are dropped).
+        O = player 0; game state "playing"; the max cube in
+        ``state.max_cube_log2``; a beaver flag is dropped).
 
     Raises:
-        ValueError: naming the field and value, on a wrong number of fields
-            or any malformed field.
+        ValueError: naming the field and value, on a wrong number of fields,
+            any malformed field, a match longer than 64 points, a centred
+            cube above 1, or a cube (or pending double) above the max cube.
     """
     if not isinstance(text, str):
         raise ValueError(f"an XGID must be a str, got {type(text).__name__}")
@@ -250,13 +289,18 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
     turn_value = _parse_int(turn, "turn", -1, 1)
     if turn_value == 0:
         raise ValueError("XGID field 'turn' must be 1 (X) or -1 (O), got 0")
-    match_length = _parse_int(length, "match length", 0, (1 << 15) - 1)
+    match_length = _parse_int(length, "match length", 0, MAX_FIELD)
+    if match_length > MAX_MATCH_LENGTH:
+        raise ValueError(
+            f"XGID field 'match length' is {match_length}, longer than {MAX_MATCH_LENGTH}, "
+            "the longest match gnubg plays (its MAXSCORE)"
+        )
     scores = (
-        _parse_int(score_x, "score 1 (X)", 0, (1 << 15) - 1),
-        _parse_int(score_o, "score 2 (O)", 0, (1 << 15) - 1),
+        _parse_int(score_x, "score 1 (X)", 0, MAX_FIELD),
+        _parse_int(score_o, "score 2 (O)", 0, MAX_FIELD),
     )
     flag_value = _parse_int(flags, "Crawford/Jacoby", 0, 1 if match_length else _JACOBY | _BEAVER)
-    _parse_int(max_cube, "max cube", 0, MAX_CUBE_LOG2)
+    max_cube_log2 = _parse_int(max_cube, "max cube", 0, MAX_CUBE_LOG2)
     dice_text = dice.strip()
     double_offered = False
     if dice_text.upper() == "D":
@@ -269,6 +313,10 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
             raise ValueError(f"XGID field 'dice' must be 00, D or two dice 1-6, got {dice!r}")
     else:
         raise ValueError(f"XGID field 'dice' must be 00, D or two dice 1-6, got {dice!r}")
+    try:
+        _check_cube(cube_log2, owner_value == 0, double_offered, max_cube_log2)
+    except ValueError as exc:
+        raise ValueError(f"XGID {text!r}: {exc}") from None
     mover = X_PLAYER if turn_value == 1 else 1 - X_PLAYER
     seat_of_score = {X_PLAYER: scores[0], 1 - X_PLAYER: scores[1]}
     try:
@@ -284,6 +332,7 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
             match_length=match_length,
             score=(seat_of_score[0], seat_of_score[1]),
             jacoby=bool(flag_value & _JACOBY) if not match_length else False,
+            max_cube_log2=max_cube_log2,
         )
     except ValueError as exc:
         raise ValueError(f"XGID {text!r}: {exc}") from None
