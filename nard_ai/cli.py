@@ -714,7 +714,7 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             seed=args.seed,
             agent=agent,
             truncate=args.truncate,
-            variance_reduction=not args.no_luck,
+            variance_reduction=args.luck,
         )
     except ValueError as exc:
         parser.error(str(exc))
@@ -1044,7 +1044,9 @@ def build_parser() -> argparse.ArgumentParser:
         "Play --games games from the position with the network choosing every play, and print the "
         "mean probabilities and equity for X with 95% confidence intervals. The first two rolls are "
         "stratified (1296 games cover every pair). --cubeful plays the cube too, from the ID's cube and "
-        "score. Cubeless results are luck-adjusted (variance reduction) unless --no-luck.",
+        "score. Cubeless results are luck-adjusted (variance reduction) from 1-ply up, not at 0-ply "
+        "(there it costs about 20 times the work for about the same interval per second); --luck / --no-luck "
+        "force it.",
         [
             f"nard rollout {START_ID} --games 72 --seed 1",
             f"nard rollout {CUBE_XGID} --games 36 --cubeful --json",
@@ -1058,7 +1060,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--truncate", type=_positive_int, default=None, help="score games by evaluation after N plies"
     )
-    p.add_argument("--no-luck", action="store_true", help="no luck adjustment (faster, wider intervals)")
+    p.add_argument(
+        "--luck",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="luck adjustment on or off (default: on from 1-ply, off at 0-ply; cubeful rollouts never)",
+    )
     _add_json(p)
     _add_checkpoint(p)
 
