@@ -227,7 +227,21 @@ IdQuery = Annotated[
 PlyQuery = Annotated[int | None, Query(ge=0, description="search depth, gnubg numbering")]
 
 
+def _not_json(value: Any) -> bool:
+    """A value strict JSON cannot hold (NaN, +-Infinity), anywhere inside ``value``."""
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return any(_not_json(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_not_json(v) for v in value)
+    return False
+
+
 def _bad(message: str) -> HTTPException:
+    # a 100 kB bad id should not come back whole in the message
+    if len(message) > 500:
+        message = message[:500] + f"... ({len(message)} characters)"
     return HTTPException(status_code=400, detail=message)
 
 
@@ -425,6 +439,12 @@ def create_app(
         extra = [e for e in errors if e.get("type") == "extra_forbidden"]
         if extra and len(extra) == len(errors):
             return JSONResponse(status_code=400, content={"detail": _extra_fields_message(request, extra)})
+        if any(_not_json(e.get("input")) for e in errors):
+            # NaN, Infinity or 1e400 in a JSON body: FastAPI's 422 would echo the value and fail to encode it
+            fields = ", ".join(".".join(str(x) for x in e.get("loc", ())[1:]) or "body" for e in errors)
+            return JSONResponse(
+                status_code=400, content={"detail": f"{fields}: not a finite number in range (NaN/Infinity?)"}
+            )
         return await request_validation_exception_handler(request, exc)
 
     @app.exception_handler(Exception)

@@ -121,24 +121,25 @@ def test_the_starting_position_is_no_double_at_money(tmp_path):
     assert 0.45 < d["probabilities"][0] < 0.55
 
 
-@needs_network
+@needs_gnubg
 def test_a_known_double_take_position(tmp_path):
-    """gnubg's 0-ply analysis: Double, take, ND +0.661, D/T +0.727, D/P +1; the shipped network agrees.
+    """gnubg's 0-ply analysis: Double, take, ND +0.661, D/T +0.727, D/P +1.
 
-    On the action exactly; on the equities only loosely (0.1): they rest on the network's cubeless
-    probabilities, which differ from gnubg's by 0.05 to 0.09 on average on the sample (``--compare gnubg``).
-    The cube model itself is checked against gnubg given the same probabilities in test_cube.py.
+    Reported with gnubg's own 0-ply probabilities (``gnubg:0``), so what is checked is the report and our
+    cube model, which must land on gnubg's numbers (the model is compared with gnubg's over many positions
+    in test_cube.py). Our network's view of this borderline position moves with training (the shipped
+    one says no double by 0.004), so it is not the referee here.
     """
     path = tmp_path / "dt.txt"
     path.write_text(DOUBLE_TAKE_ID + "\n")
-    status, out, err = report(path)
+    status, out, err = report(path, agent_spec="gnubg", ply=0)
     assert status == 0, err
     assert "cube: Double, take" in out
-    status, out, err = report(path, as_json=True)
+    status, out, err = report(path, agent_spec="gnubg", ply=0, as_json=True)
     d = json.loads(out)["positions"][0]["decision"]
     assert d["action"] == "double_take"
-    assert d["no_double"] == pytest.approx(0.661, abs=0.1) and d["double_take"] == pytest.approx(
-        0.727, abs=0.1
+    assert d["no_double"] == pytest.approx(0.661, abs=0.01) and d["double_take"] == pytest.approx(
+        0.727, abs=0.01
     )
     assert d["no_double"] < d["double_take"] < d["double_pass"] == 1.0
 

@@ -267,3 +267,23 @@ def test_nard_serve_port_0_reports_the_port_and_answers_there():
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/move", '{"dice": [3, 1], "id": "4HPwATDgc/ABMA", "ply": NaN}'),
+        ("/move", '{"dice": [NaN, 1], "id": "4HPwATDgc/ABMA"}'),
+        ("/eval", '{"id": "4HPwATDgc/ABMA", "ply": Infinity}'),
+        ("/cube", '{"id": "4HPwATDgc/ABMA", "cube_value": 1e400}'),
+    ],
+)
+def test_non_finite_numbers_in_a_json_body_are_a_400_not_a_500(client, path, body):
+    """Python's JSON reader accepts NaN/Infinity; FastAPI's 422 cannot echo them back, so we answer 400 ourselves."""
+    r = client.post(path, content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400 and "not a finite number" in r.json()["detail"]
+
+
+def test_an_enormous_bad_id_is_not_echoed_whole(client):
+    r = client.get("/move", params={"id": "A" * 10_000, "die1": 3, "die2": 1})
+    assert r.status_code == 400 and len(r.json()["detail"]) < 700
