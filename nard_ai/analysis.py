@@ -798,6 +798,7 @@ def format_analysis(analysis: MatchAnalysis, errors_only: bool = False) -> str:
         marks,
     ]
     game = 0
+    name_width = max(12, *(len(p) for p in a.players))
     for d in a.decisions:
         if errors_only and not d.skill:
             continue
@@ -816,14 +817,15 @@ def format_analysis(analysis: MatchAnalysis, errors_only: bool = False) -> str:
         # gnubg's sign: the difference from the best, negative; a loss below 0.0005 prints as 0.000, not -0.000
         loss = f"{-d.loss:+.3f}" if round(d.loss, 3) > 0.0 else " 0.000"
         lines.append(
-            f"{d.turn:>4} {who[:12]:<12} {roll} {d.played:<24} {loss} {_MARKS[d.skill]:<2}{best}{forced}".rstrip()
+            f"{d.turn:>4} {who:<{name_width}} {roll} {d.played:<24} {loss} {_MARKS[d.skill]:<2}{best}{forced}".rstrip()
         )
     lines.append("")
-    header = f"{'':<34}{a.players[0][:16]:>16}  {a.players[1][:16]:>16}"
-    lines.append(header)
+    # names are never cut: two players sharing a long prefix must stay told apart
+    col = max(16, *(len(p) for p in a.players))
+    lines.append(f"{'':<34}{a.players[0]:>{col}}  {a.players[1]:>{col}}")
 
     def row(label: str, values: list[str]) -> None:
-        lines.append(f"{label:<34}{values[0]:>16}  {values[1]:>16}")
+        lines.append(f"{label:<34}{values[0]:>{col}}  {values[1]:>{col}}")
 
     s = a.stats
     row("checker decisions (unforced)", [f"{p.moves} ({p.unforced})" for p in s])

@@ -753,3 +753,14 @@ def test_the_board_is_always_drawn_from_your_side():
     candidates = {position_id(swap_sides(after)) for after in legal_plays(starting_board(), dice)}
     assert pid in candidates
     assert to_xgid(board_from_position_id(pid))  # a valid board
+
+
+def test_analyze_never_cuts_player_names(capsys, tmp_path):
+    """Two players sharing a 16-character prefix stay told apart in the text report."""
+    text = (REPO / "tests/data/match_3pt.mat").read_text()
+    path = tmp_path / "long.mat"
+    path.write_text(text.replace("alice", "Alexander Smith-Jones").replace("bob", "Alexander Smith-Brown"))
+    status, out, _ = run_main(["analyze", str(path), "--errors-only", "--no-progress"], capsys)
+    assert status == 0
+    assert "Alexander Smith-Jones  Alexander Smith-Brown" in out
+    assert "   4 Alexander Smith-Jones    Double" in out
