@@ -138,10 +138,7 @@ class MatchResult:
     @property
     def ci95(self) -> float:
         """Half-width of the 95% confidence interval of :attr:`ppg`, over duplicate pairs."""
-        pairs = self.points.reshape(-1, 2).mean(axis=1)
-        if len(pairs) < 2:
-            return float("nan")
-        return float(1.96 * pairs.std(ddof=1) / np.sqrt(len(pairs)))
+        return pair_ci95(self.points.reshape(-1, 2).mean(axis=1))
 
     def rates(self) -> dict[str, float]:
         """Fractions of games: A wins, A's gammons/backgammons (incl. backgammons in gammons), and the same for B."""
@@ -171,15 +168,35 @@ class MatchResult:
         )
 
 
-def _pair_dice(seed: int, pair: int, chunk: int) -> tuple[int, np.ndarray]:
-    """The starting seat and ``_CHUNK`` rolls of one pair's dice chunk (chunk 0 starts with the opening roll)."""
-    rng = np.random.default_rng([seed, pair, chunk])
-    starter = 0
+def dice_chunk(key: tuple[int, ...], chunk: int) -> tuple[int, np.ndarray]:
+    """The starting seat and ``_CHUNK`` rolls of one game's dice chunk (chunk 0 starts with the opening roll).
+
+    ``key`` names the dice sequence: ``(seed, pair)`` here, ``(seed, pair, game)`` for matches in
+    :mod:`nard_ai.cubeplay`; both games of a duplicate pair read the same key.
+    """
+    rng = np.random.default_rng([*key, chunk])
     if chunk == 0:
-        s, first = opening_roll(1, rng)
-        starter = int(s[0])
-        return starter, np.concatenate([first, roll_dice(_CHUNK - 1, rng)])
-    return starter, roll_dice(_CHUNK, rng)
+        starter, first = opening_roll(1, rng)
+        return int(starter[0]), np.concatenate([first, roll_dice(_CHUNK - 1, rng)])
+    return 0, roll_dice(_CHUNK, rng)
+
+
+def _pair_dice(seed: int, pair: int, chunk: int) -> tuple[int, np.ndarray]:
+    return dice_chunk((seed, pair), chunk)
+
+
+def pair_ci95(pair_means: np.ndarray) -> float:
+    """Half-width of the 95% confidence interval of a mean over duplicate pairs (normal approximation).
+
+    Args:
+        pair_means: ``(P,)`` float, one value per duplicate pair (the mean of its two games).
+
+    Returns:
+        ``1.96 * sd / sqrt(P)``, or NaN with fewer than 2 pairs.
+    """
+    if len(pair_means) < 2:
+        return float("nan")
+    return float(1.96 * pair_means.std(ddof=1) / np.sqrt(len(pair_means)))
 
 
 def play_match(

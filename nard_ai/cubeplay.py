@@ -91,6 +91,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arena import _CHUNK, dice_chunk, pair_ci95
 from .board import BOARD_SIZE, game_result, starting_board, swap_sides_unchecked
 from .cube import (
     CENTRED,
@@ -104,7 +105,6 @@ from .cube import (
     cubeful_equity,
 )
 from .evaluator import PubevalEvaluator, RandomEvaluator
-from .game import opening_roll, roll_dice
 from .met import MAX_AWAY, match_equity_after
 
 __all__ = [
@@ -123,7 +123,6 @@ __all__ = [
     "play_matches",
 ]
 
-_CHUNK = 128  # rolls generated per game at a time (as nard_ai.arena)
 MAX_PLIES = 5000
 
 _POLICY_KINDS = ("model", "threshold")
@@ -321,12 +320,6 @@ class GameLog:
         return len(self.points)
 
 
-def _ci95(pair_means: np.ndarray) -> float:
-    if len(pair_means) < 2:
-        return float("nan")
-    return float(1.96 * pair_means.std(ddof=1) / np.sqrt(len(pair_means)))
-
-
 def _stats_line(name: str, s: CubeStats) -> str:
     return f"  {name}: doubles {s.doubles}  takes {s.takes}  passes {s.passes}  beavers {s.beavers}"
 
@@ -366,7 +359,7 @@ class MoneySessionResult:
     @property
     def ci95(self) -> float:
         """Half-width of the 95% confidence interval of :attr:`ppg`, over duplicate pairs."""
-        return _ci95(self.points.reshape(-1, 2).mean(axis=1))
+        return pair_ci95(self.points.reshape(-1, 2).mean(axis=1))
 
     @property
     def average_cube(self) -> float:
@@ -427,7 +420,7 @@ class MatchPlayResult:
     @property
     def ci95(self) -> float:
         """Half-width of the 95% confidence interval of :attr:`win_rate`, over duplicate pairs."""
-        return _ci95(self.won.astype(np.float64).reshape(-1, 2).mean(axis=1))
+        return pair_ci95(self.won.astype(np.float64).reshape(-1, 2).mean(axis=1))
 
     @property
     def points_won(self) -> int:
@@ -458,18 +451,6 @@ class MatchPlayResult:
 
 
 # --------------------------------------------------------------------------- the engine
-
-
-def _dice_chunk(key: tuple[int, ...], chunk: int) -> tuple[int, np.ndarray]:
-    """The starting seat and ``_CHUNK`` rolls of one game's dice chunk (chunk 0 opens with the opening roll).
-
-    ``key = (seed, pair)`` gives exactly :func:`nard_ai.arena.play_match`'s dice.
-    """
-    rng = np.random.default_rng([*key, chunk])
-    if chunk == 0:
-        starter, first = opening_roll(1, rng)
-        return int(starter[0]), np.concatenate([first, roll_dice(_CHUNK - 1, rng)])
-    return 0, roll_dice(_CHUNK, rng)
 
 
 _OWNER_CODE = {CENTRED: 0, ON_ROLL: 1, OPPONENT: 2}
@@ -532,7 +513,7 @@ class _Arena:
         return (self.seed, pair, int(self.game_no[s]))
 
     def _start_game(self, s: int) -> None:
-        starter, rolls = _dice_chunk(self._key(s), 0)
+        starter, rolls = dice_chunk(self._key(s), 0)
         self.boards[s] = self.start_board
         self.turn[s] = starter
         self.ply[s] = 0
@@ -682,7 +663,7 @@ class _Arena:
         """One play per game in ``slots``; returns the slots whose game ended."""
         need = slots[(self.ply[slots] % _CHUNK == 0) & (self.ply[slots] > 0)]
         for s in need:
-            self.dice[s] = _dice_chunk(self._key(int(s)), int(self.ply[s]) // _CHUNK)[1]
+            self.dice[s] = dice_chunk(self._key(int(s)), int(self.ply[s]) // _CHUNK)[1]
         dice = self.dice[slots, self.ply[slots] % _CHUNK]
         a_to_play = self.turn[slots] == self.a_seat(slots)
         after = np.empty((len(slots), BOARD_SIZE), dtype=np.int8)

@@ -16,13 +16,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nard_ai.arena import load_agent, play_match, pubeval_agent, random_agent
+from nard_ai.arena import dice_chunk, load_agent, play_match, pubeval_agent, random_agent
 from nard_ai.cube import MAX_CUBE, CubeState, cube_decision_from_probs
 from nard_ai.cubeplay import (
     MODEL_POLICY,
     PASSIVE_POLICY,
     CubePolicy,
-    _dice_chunk,
     default_cube_policy,
     model_doubles,
     model_takes,
@@ -59,7 +58,7 @@ class FixedBeliefAgent:
 def starter_seat(seed: int, pair: int, game: int | None = None) -> int:
     """The seat that opens a game (the opening roll of its dice)."""
     key = (seed, pair) if game is None else (seed, pair, game)
-    return _dice_chunk(key, 0)[0]
+    return dice_chunk(key, 0)[0]
 
 
 @pytest.fixture(scope="module")
