@@ -25,8 +25,13 @@ Position sources:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -398,3 +403,30 @@ def random_board(rng: np.random.Generator) -> np.ndarray:
     if (board == 0).all():
         board[1] = 1
     return board.astype(np.int8)
+
+
+@contextlib.contextmanager
+def cli_server(args: list[str], port_pattern: str, timeout: float = 240.0):
+    """Run ``python -m nard_ai.cli ARGS`` and yield the port it logs on stderr (``port_pattern``'s group 1).
+
+    The process is terminated on exit. Fails the test with what it logged when no port shows in time.
+    """
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nard_ai.cli", *args], stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        port, deadline, seen = None, time.monotonic() + timeout, []
+        while port is None and time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            seen.append(line)
+            match = re.search(port_pattern, line)
+            if match:
+                port = int(match.group(1))
+        assert port and port != 0, "".join(seen)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

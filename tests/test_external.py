@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import os
-import re
 import socket
 import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +21,7 @@ from nard_ai.external import (
     parse_fibs_board,
 )
 from nard_ai.movegen import legal_plays
+from tests.conftest import cli_server
 from tests.test_analysis import GammonChaser
 
 REPO = Path(__file__).resolve().parents[1]
@@ -196,30 +194,11 @@ def test_busy_port_is_a_value_error_naming_the_address():
 
 
 def test_nard_serve_external_0_reports_the_port_it_bound():
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nard_ai.cli", "serve", "--external", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        port, deadline, seen = None, time.monotonic() + 240, []
-        while port is None and time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            if not line:
-                break
-            seen.append(line)
-            match = re.search(r"external player on 127\.0\.0\.1:(\d+); in gnubg: set player 1 external", line)
-            if match:
-                port = int(match.group(1))
-        assert port and port != 0, "".join(seen)
+    pattern = r"external player on 127\.0\.0\.1:(\d+); in gnubg: set player 1 external"
+    with cli_server(["serve", "--external", "0"], pattern) as port:
         with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
             conn.sendall(b"hello\n")
             assert _read_line(conn).startswith(b"Error: expected a FIBS 'board:' line")
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.mark.skipif(

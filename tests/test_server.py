@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import re
 import socket
-import subprocess
-import sys
 import time
 import urllib.request
 import warnings
@@ -28,6 +24,7 @@ from nard_ai.formats.position_id import board_from_position_id
 from nard_ai.formats.xgid import from_xgid
 from nard_ai.movegen import legal_plays
 from nard_ai.server import bind_socket, create_app
+from tests.conftest import cli_server
 from tests.test_analysis import GammonChaser
 
 REPO = Path(__file__).resolve().parents[1]
@@ -239,24 +236,7 @@ def test_bind_socket_refuses_a_busy_port_and_a_bad_host():
 
 
 def test_nard_serve_port_0_reports_the_port_and_answers_there():
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nard_ai.cli", "serve", "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        port, deadline, seen = None, time.monotonic() + 240, []
-        while port is None and time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            if not line:
-                break
-            seen.append(line)
-            match = re.search(r"nard_ai HTTP server on http://127\.0\.0\.1:(\d+)", line)
-            if match:
-                port = int(match.group(1))
-        assert port and port != 0, "".join(seen)
+    with cli_server(["serve", "--port", "0"], r"nard_ai HTTP server on http://127\.0\.0\.1:(\d+)") as port:
         for _ in range(100):  # uvicorn starts serving on the bound socket a moment after the log line
             try:
                 body = urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10).read()
@@ -264,9 +244,6 @@ def test_nard_serve_port_0_reports_the_port_and_answers_there():
             except OSError:
                 time.sleep(0.1)
         assert b'"status":"ok"' in body
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.mark.parametrize(
