@@ -65,7 +65,7 @@ from .formats.position_id import position_id
 from .game import new_games, step
 from .movegen import legal_plays_batch
 from .network import cubeless_equity, invert_probs, result_probs
-from .position_report import parse_position
+from .position_report import parse_position, read_text_file
 from .search import STANDARD_RULES, Agent, afterstate_probs
 
 __all__ = [
@@ -468,11 +468,8 @@ def run_error_rate(
 
     out = out or sys.stdout
     err = err or sys.stderr
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"evaluate.py: error: cannot read {path}: {exc}", file=err)
+    text = read_text_file(path, err)
+    if text is None:
         return 2
     try:
         boards, dice, _ = read_cases(text)

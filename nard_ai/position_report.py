@@ -491,6 +491,16 @@ def report_dict(
     }
 
 
+def read_text_file(path: str, err) -> str | None:
+    """A UTF-8 text file's contents, or ``None`` after one ``evaluate.py: error: cannot read ...`` line on ``err``."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"evaluate.py: error: cannot read {path}: {exc}", file=err)
+        return None
+
+
 def run_positions(
     path: str,
     agent_spec: str = "default",
@@ -512,11 +522,8 @@ def run_positions(
     """
     out = out or sys.stdout
     err = err or sys.stderr
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"evaluate.py: error: cannot read {path}: {exc}", file=err)
+    text = read_text_file(path, err)
+    if text is None:
         return 2
     positions, errors = read_positions(text)
     for line, message in errors:
