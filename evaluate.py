@@ -47,8 +47,8 @@ class Args:
     """seed of the dice (and of the random agents, rollouts and case sampling)"""
     batch: int = 1024
     """games (or error-rate cases) in flight at once"""
-    threads: int = 1
-    """torch CPU threads"""
+    threads: int = 0
+    """torch CPU threads; 0 = torch's default, one per core"""
     progress: bool = True
     """show a tqdm progress bar"""
     positions: str = ""
@@ -72,7 +72,9 @@ class Args:
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2)."""
-        for name in ("games", "batch", "threads", "cases"):
+        if self.threads < 0:
+            raise ValueError(f"argument --threads: must be >= 0 (0 = one per core), got {self.threads}")
+        for name in ("games", "batch", "cases"):
             if getattr(self, name) < 1:
                 raise ValueError(f"argument --{name}: must be >= 1, got {getattr(self, name)}")
         if self.match_length < 0:
@@ -94,7 +96,8 @@ class Args:
 
 def main(args: Args) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    torch.set_num_threads(args.threads)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     if args.positions:
         return run_positions(
             args.positions,

@@ -90,6 +90,7 @@ __all__ = [
     "NUM_POSITIONS",
     "BearoffDatabase",
     "bearoff_probs",
+    "bearoff_probs_unchecked",
     "build_database",
     "cache_path",
     "get_database",
@@ -443,21 +444,7 @@ def _tables() -> tuple[np.ndarray, ...]:
 @njit(cache=True)
 def _is_bearoff_kernel(boards, out):
     for i in range(boards.shape[0]):
-        b = boards[i]
-        ok = True
-        mine = 0
-        theirs = 0
-        for j in range(BOARD_SIZE):
-            v = b[j]
-            if v > 0:
-                mine += v
-                if j > 6:  # the mover's checker outside its points 1..6 (25 = its bar)
-                    ok = False
-            elif v < 0:
-                theirs -= v
-                if j < 19:  # the opponent's checker outside its points 1..6 (0 = its bar)
-                    ok = False
-        out[i] = ok and mine > 0 and theirs > 0
+        out[i] = _is_bearoff_row(boards[i])
 
 
 @njit(cache=True)
@@ -485,6 +472,40 @@ def _probs_kernel(boards, binom, race, race_surv, gammon_surv, out):
         out[i, 2] = 0.0
         out[i, 3] = lose_gammon
         out[i, 4] = 0.0
+
+
+@njit(cache=True)
+def _is_bearoff_row(b):
+    mine = 0
+    theirs = 0
+    for j in range(BOARD_SIZE):
+        v = b[j]
+        if v > 0:
+            mine += v
+            if j > 6:  # the mover's checker outside its points 1..6 (25 = its bar)
+                return False
+        elif v < 0:
+            theirs -= v
+            if j < 19:  # the opponent's checker outside its points 1..6 (0 = its bar)
+                return False
+    return mine > 0 and theirs > 0
+
+
+def bearoff_probs_unchecked(boards: np.ndarray) -> np.ndarray:
+    """:func:`bearoff_probs` without its checks, for search's hot path.
+
+    Args:
+        boards: ``(N, 26)`` C-contiguous int8 boards, each already known to be
+            a valid bear-off position (:func:`is_bearoff`); anything else
+            gives meaningless numbers.
+
+    Returns:
+        ``(N, 5)`` float32, as :func:`bearoff_probs`.
+    """
+    race, race_surv, gammon_surv = _tables()
+    out = np.empty((len(boards), 5), dtype=np.float64)
+    _probs_kernel(boards, _BINOM, race, race_surv, gammon_surv, out)
+    return out.astype(np.float32)
 
 
 def _as_batch(boards: np.ndarray) -> tuple[np.ndarray, bool]:

@@ -29,11 +29,13 @@ Every figure is the median of ``--repeats`` runs (the machine is noisy); a
 search figure is the median over the positions of each position's median
 time. ``--json`` prints one JSON object with the keys ``afterstates_per_s``,
 ``random_games_per_s``, ``gnubg_afterstates_per_s``, ``search_ms_per_move``
-and more. ``--part rules``, ``--part search`` or ``--part rollout`` runs one
-part only. The rollout part (:func:`run_rollout_benchmark`, key ``rollouts``)
+and more. ``--part rules``, ``--part search``, ``--part rollout`` or
+``--part selfplay`` runs one part only. The rollout part (:func:`run_rollout_benchmark`, key ``rollouts``)
 rolls out three positions with the shipped network at 0-ply, with and
 without variance reduction, and the opening at 1-ply: games/s and the 95%
-CI of the equity per 1,296 games and per second.
+CI of the equity per 1,296 games and per second. The self-play part
+(:func:`run_selfplay_benchmark`, key ``selfplay``) times ``train.py``'s
+training loop on the shipped network against the td198 network.
 """
 
 from __future__ import annotations
@@ -385,6 +387,10 @@ def cold_start_seconds(repeats: int) -> float:
     return statistics.median(times)
 
 
+PARTS = ("all", "rules", "search", "rollout", "selfplay")
+"""The benchmark parts ``--part`` accepts."""
+
+
 def run_benchmarks(
     positions: int = 20_000,
     games: int = 2_000,
@@ -394,12 +400,12 @@ def run_benchmarks(
     part: str = "all",
     search_positions: int = 50,
 ) -> dict:
-    """Run the benchmarks of ``part`` (``"all"``, ``"rules"``, ``"search"`` or ``"rollout"``).
+    """Run the benchmarks of ``part`` (one of :data:`PARTS`).
 
     Returns the figures as a dict.
     """
-    if part not in ("all", "rules", "search", "rollout"):
-        raise ValueError(f"part must be 'all', 'rules', 'search' or 'rollout', got {part!r}")
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
     result: dict = {
         "machine": {"threads": numba.get_num_threads(), "positions": positions, "repeats": repeats}
     }
@@ -417,6 +423,12 @@ def run_benchmarks(
         except (ImportError, FileNotFoundError) as exc:  # no torch, or no shipped checkpoint
             result["rollouts"] = None
             result["rollouts_skipped"] = str(exc)
+    if part in ("all", "selfplay"):
+        try:
+            result["selfplay"] = run_selfplay_benchmark(repeats=min(repeats, 3), seed=seed)
+        except (ImportError, FileNotFoundError) as exc:  # no torch, or no shipped checkpoint
+            result["selfplay"] = None
+            result["selfplay_skipped"] = str(exc)
     return result
 
 
@@ -512,7 +524,68 @@ def format_table(result: dict) -> str:
         lines.append(f"rollout benchmark skipped: {result['rollouts_skipped']}")
     if result.get("rollouts"):
         lines += format_rollout_table(result["rollouts"])
+    if "selfplay_skipped" in result:
+        lines.append(f"self-play benchmark skipped: {result['selfplay_skipped']}")
+    if result.get("selfplay"):
+        sp = result["selfplay"]
+        lines.append(
+            f"self-play training (train.py's loop and defaults, rounds of {sp['round_games']:,} games, "
+            f"torch threads {sp['threads']}), games/s (medians):"
+        )
+        base = sp["networks"][sp["baseline"]]
+        for name, rate in sp["networks"].items():
+            lines.append(f"{name:>28} {rate:>9,.0f}   {rate / base:.2f}x the {sp['baseline']} baseline")
     return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- self-play
+
+
+def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5000) -> dict:
+    """Self-play training speed: :func:`nard_ai.selfplay.play_round` with ``train.py``'s defaults.
+
+    0-ply move choice and TD(lambda) updates (pool, batch size and lambda of
+    :class:`train.Args`, Adam at a small learning rate), on a copy of the
+    shipped network and, as the baseline in the same process, of
+    ``checkpoints/nard-td198.pt`` (TD-Gammon's 198 inputs, 80 hidden units).
+    Rounds of ``round_games`` games (``train.py``'s ``--checkpoint-every``:
+    every round ends with its pool drained) take turns ``repeats`` times after
+    one warm-up round each; each figure is the median games/s. torch runs on
+    the process's threads (``train.py``'s default: one per core).
+
+    Returns:
+        ``{"round_games": n, "threads": torch threads, "baseline": name,
+        "networks": {name: games/s}}``.
+    """
+    import copy
+
+    import torch
+
+    from .learn import Learner
+    from .network import default_checkpoint_path, load_checkpoint
+    from .selfplay import play_round
+
+    paths = {"shipped network": default_checkpoint_path()}
+    baseline = default_checkpoint_path().with_name("nard-td198.pt")
+    if baseline.exists():
+        paths["td198 network (baseline)"] = baseline
+    learners = {
+        name: Learner(copy.deepcopy(load_checkpoint(path).network), lr=1e-5) for name, path in paths.items()
+    }
+    rates: dict[str, list[float]] = {name: [] for name in learners}
+    for k in range(repeats + 1):
+        for name, learner in learners.items():
+            games = min(500, round_games) if k == 0 else round_games
+            stats = play_round(learner, games, np.random.default_rng([seed, k]), pool=512, lam=0.7, batch_size=512)
+            if k:
+                rates[name].append(stats.games / stats.seconds)
+    networks = {name: statistics.median(r) for name, r in rates.items()}
+    return {
+        "round_games": round_games,
+        "threads": torch.get_num_threads(),
+        "baseline": "td198 network (baseline)" if baseline.exists() else "shipped network",
+        "networks": networks,
+    }
 
 
 # --------------------------------------------------------------------------- rollouts
@@ -543,9 +616,9 @@ def run_rollout_benchmark(
 
     For each position of :func:`_rollout_positions`, 0-ply rollouts without
     variance reduction (``games`` games) and with it (``vr_games`` games)
-    take turns ``repeats`` times, on one thread (``rollout``'s default); for
-    the opening a plain rollout on the process's default threads takes its
-    turn too. Each figure is a median. ``ci_1296`` is the 95% half-width of
+    take turns ``repeats`` times, on the process's threads (``rollout``'s
+    default: one per core); for the opening a plain rollout on one thread
+    takes its turn too. Each figure is a median. ``ci_1296`` is the 95% half-width of
     the equity scaled to 1,296 games (``ci * sqrt(n / 1296)``), ``ci_per_s``
     the half-width one second of rolling out buys (``ci * sqrt(n / (games/s))``):
     lower is better, so it says whether variance reduction pays for its
@@ -554,9 +627,8 @@ def run_rollout_benchmark(
     than the shipped one.
 
     Returns:
-        ``{"network": agent name, "positions": {name: {"plain": F, "vr": F}}, "default_threads":
-        {"threads": [torch, numba], "plain": F}, "ply1": {"plain": F, "vr": F}
-        or None}``, each ``F`` a dict with ``games``, ``games_per_s``,
+        ``{"network": agent name, "threads": [torch, numba], "positions": {name: {"plain": F,
+        "vr": F}}, "one_thread": {"plain": F}, "ply1": {"plain": F, "vr": F} or None}``, each ``F`` a dict with ``games``, ``games_per_s``,
         ``equity``, ``ci``, ``ci_1296``, ``ci_per_s`` and ``mean_plies``.
     """
     import torch
@@ -582,24 +654,22 @@ def run_rollout_benchmark(
         }
 
     positions: dict = {}
-    default_threads = []
+    one_thread = []
     for name, board in _rollout_positions().items():
         plain, lucky = [], []
         for k in range(repeats):
             plain.append(rollout(board, games, agent=agent, seed=seed + k, variance_reduction=False))
             lucky.append(rollout(board, vr_games, agent=agent, seed=seed + k, variance_reduction=True))
             if name == "opening":
-                default_threads.append(
-                    rollout(board, games, agent=agent, seed=seed + k, variance_reduction=False, threads=None)
+                one_thread.append(
+                    rollout(board, games, agent=agent, seed=seed + k, variance_reduction=False, threads=1)
                 )
         positions[name] = {"plain": summary(plain), "vr": summary(lucky)}
     result: dict = {
         "network": agent.name,
+        "threads": [torch.get_num_threads(), numba.get_num_threads()],
         "positions": positions,
-        "default_threads": {
-            "threads": [torch.get_num_threads(), numba.get_num_threads()],
-            "plain": summary(default_threads),
-        },
+        "one_thread": {"plain": summary(one_thread)},
         "ply1": None,
     }
     if ply1_games > 0:
@@ -621,22 +691,21 @@ def format_rollout_table(rollouts: dict) -> list[str]:
         f"{'CI/1 s':>8} {'plies':>6}",
     ]
     rows = []
+    threads = "/".join(str(t) for t in rollouts["threads"])
     for name, both in rollouts["positions"].items():
-        rows += [(name, 0, "no", "1", both["plain"]), (name, 0, "yes", "1", both["vr"])]
-    default = rollouts["default_threads"]
-    threads = "/".join(str(t) for t in default["threads"])
-    rows.append(("opening", 0, "no", threads, default["plain"]))
+        rows += [(name, 0, "no", threads, both["plain"]), (name, 0, "yes", threads, both["vr"])]
+    rows.append(("opening", 0, "no", "1/1", rollouts["one_thread"]["plain"]))
     if rollouts.get("ply1"):
         rows += [
-            ("opening", 1, "no", "1", rollouts["ply1"]["plain"]),
-            ("opening", 1, "yes", "1", rollouts["ply1"]["vr"]),
+            ("opening", 1, "no", threads, rollouts["ply1"]["plain"]),
+            ("opening", 1, "yes", threads, rollouts["ply1"]["vr"]),
         ]
     for name, ply, luck, threads, f in rows:
         lines.append(
             f"{name:>10} {ply:>4} {luck:>10} {threads:>8} {f['games_per_s']:>9,.1f} {f['ci_1296']:>10.4f} "
             f"{f['ci_per_s']:>8.4f} {f['mean_plies']:>6.1f}"
         )
-    lines.append("threads: torch/numba; 1 is rollout()'s default")
+    lines.append("threads: torch/numba; rollout()'s default is the process's (one per core)")
     return lines
 
 
@@ -651,7 +720,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the positions and games")
     parser.add_argument(
         "--part",
-        choices=("all", "rules", "search", "rollout"),
+        choices=PARTS,
         default="all",
         help="which benchmarks to run (default all)",
     )

@@ -97,7 +97,17 @@ from numba import njit
 from .board import BAR, BOARD_SIZE, NUM_CHECKERS, NUM_POINTS, OPP_BAR
 from .movegen import PARALLEL_MIN_BATCH, _parallel_threads
 
-__all__ = ["Encoder", "ENCODERS", "get_encoder", "encode_td198", "encode_rich", "TD198", "RICH"]
+__all__ = [
+    "Encoder",
+    "ENCODERS",
+    "get_encoder",
+    "encode_td198",
+    "encode_rich",
+    "race_flags",
+    "contact_first_order",
+    "TD198",
+    "RICH",
+]
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,10 @@ class Encoder:
         fn: ``(N, 26) int8 boards (side on roll's view) -> (N, size) float32``.
         race_unit: index of an input that is 1.0 exactly for race positions
             (no contact), or ``None``; networks with a race net route on it.
+        race_fn: ``(N, 26) int8 boards -> (N,) bool``, True exactly where
+            ``fn(boards)[:, race_unit]`` is 1.0, computed from the boards
+            without encoding them (so a network can group the contact and
+            the race boards before encoding); ``None`` when ``race_unit`` is.
     """
 
     name: str
@@ -118,6 +132,7 @@ class Encoder:
     size: int
     fn: Callable[[np.ndarray], np.ndarray]
     race_unit: int | None = None
+    race_fn: Callable[[np.ndarray], np.ndarray] | None = None
 
     def encode(self, boards: np.ndarray) -> np.ndarray:
         """Encode ``(N, 26)`` or ``(26,)`` int8 boards (side on roll's view) to ``(N, size)`` float32."""
@@ -145,8 +160,12 @@ def _point_units(out, row, base, n):
 
 @njit(cache=True)
 def _td198_kernel(boards, out):
-    n = boards.shape[0]
-    for i in range(n):
+    _td198_rows(boards, out, 0, boards.shape[0])
+
+
+@njit(cache=True)
+def _td198_rows(boards, out, start, stop):
+    for i in range(start, stop):
         mine_on = 0
         theirs_on = 0
         for p in range(1, NUM_POINTS + 1):
@@ -356,10 +375,10 @@ def _rich_kernel(boards, table, out):
 
 @njit(cache=True, parallel=True)
 def _rich_kernel_parallel(boards, table, out, chunks):
-    _td198_kernel(boards, out)
     n = boards.shape[0]
     per = (n + chunks - 1) // chunks
     for c in numba.prange(chunks):
+        _td198_rows(boards, out, c * per, min(n, (c + 1) * per))
         _rich_rows(boards, table, out, c * per, min(n, (c + 1) * per))
 
 
@@ -381,9 +400,73 @@ def encode_rich(boards: np.ndarray) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def _race_kernel(boards, out):
+    for i in range(boards.shape[0]):
+        b = boards[i]
+        my_rear = -1
+        for p in range(BOARD_SIZE - 1, -1, -1):
+            if b[p] > 0:
+                my_rear = p
+                break
+        opp_rear = BOARD_SIZE
+        for q in range(BOARD_SIZE):
+            if b[q] < 0:
+                opp_rear = q
+                break
+        out[i] = my_rear < opp_rear
+
+
+def race_flags(boards: np.ndarray) -> np.ndarray:
+    """Which boards are races (no contact): the ``rich`` encoder's unit 220, from the boards alone.
+
+    Args:
+        boards: ``(N, 26)`` int8 boards (either side's view: contact is symmetric).
+
+    Returns:
+        ``(N,)`` bool: the mover's rearmost checker (highest index holding
+        one, its bar being 25) is below the opponent's rearmost (lowest index
+        holding one, its bar being 0), so no checker can meet another again.
+    """
+    boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
+    out = np.empty(len(boards), dtype=np.bool_)
+    _race_kernel(boards, out)
+    return out
+
+
+@njit(cache=True)
+def _group_kernel(race, order):
+    k = 0
+    for i in range(race.shape[0]):
+        if not race[i]:
+            order[k] = i
+            k += 1
+    contact = k
+    for i in range(race.shape[0]):
+        if race[i]:
+            order[k] = i
+            k += 1
+    return contact
+
+
+def contact_first_order(race: np.ndarray) -> tuple[np.ndarray, int]:
+    """A stable order that puts the contact rows first and the race rows after.
+
+    Args:
+        race: ``(N,)`` bool race flags (e.g. from :func:`race_flags`).
+
+    Returns:
+        ``(order (N,) int64, contact)``: ``order[:contact]`` are the rows
+        where ``race`` is False, in increasing order, then the race rows.
+    """
+    race = np.ascontiguousarray(race, dtype=np.bool_)
+    order = np.empty(len(race), dtype=np.int64)
+    return order, int(_group_kernel(race, order))
+
+
 TD198 = Encoder(name="td198", version=1, size=198, fn=encode_td198)
 
-RICH = Encoder(name="rich", version=1, size=221, fn=encode_rich, race_unit=220)
+RICH = Encoder(name="rich", version=1, size=221, fn=encode_rich, race_unit=220, race_fn=race_flags)
 
 ENCODERS: dict[str, Encoder] = {TD198.name: TD198, RICH.name: RICH}
 

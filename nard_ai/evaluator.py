@@ -26,11 +26,14 @@ import json
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+import numba
 import numpy as np
 from numba import njit
 
-from .bearoff import bearoff_probs, is_bearoff
-from .board import BAR, NUM_CHECKERS, swap_sides
+from .bearoff import _is_bearoff_row, bearoff_probs_unchecked
+from .board import BAR, BOARD_SIZE, NUM_CHECKERS, swap_sides
+from .encoding import race_flags
+from .movegen import PARALLEL_MIN_BATCH, _parallel_threads
 from .network import Network, exclusive_to_gnubg, load_checkpoint
 
 __all__ = [
@@ -78,16 +81,103 @@ class NetworkEvaluator:
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
         """``(N, 26)`` boards -> ``(N, 5)`` float32 gnubg-order probabilities for the side on roll.
 
-        Outcomes the position rules out are zeroed first (:func:`sanity_check`);
-        with ``bearoff`` on, bear-off positions get the database's values
-        (:func:`nard_ai.bearoff.bearoff_probs`).
+        One pass of compiled code turns the network's exclusive outcomes into
+        gnubg's 5 numbers and zeroes the outcomes the position rules out
+        (:func:`sanity_check`); with ``bearoff`` on, bear-off positions get
+        the database's values (:func:`nard_ai.bearoff.bearoff_probs`). The
+        boards are not validated here (search's hot path); public entry
+        points validate them first.
         """
-        probs = sanity_check(boards, np.asarray(exclusive_to_gnubg(self.probs6(boards)), dtype=np.float32))
-        if self.bearoff:
-            covered = is_bearoff(boards)
-            if covered.any():
-                probs[covered] = bearoff_probs(np.asarray(boards)[covered])
-        return probs
+        boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
+        p6t, order = self.network.predict_grouped(boards)
+        out = np.empty((len(boards), 5), dtype=np.float32)
+        covered = np.zeros(len(boards), dtype=np.bool_)
+        threads = _parallel_threads()
+        if len(boards) >= PARALLEL_MIN_BATCH and threads > 1:
+            _network_probs_parallel(boards, p6t, order, self.bearoff, out, covered, threads)
+        else:
+            _network_probs_kernel(boards, p6t, order, self.bearoff, out, covered)
+        if self.bearoff and covered.any():
+            out[covered] = bearoff_probs_unchecked(boards[covered])
+        return out
+
+
+@njit(cache=True, inline="always")
+def _sanity_row(b, win, wg, wb, lg, lb, out, r):
+    # gnubg eval.c SanityCheck; see sanity_check's docstring
+    mine_on = 0
+    theirs_on = 0
+    my_rear = -1
+    opp_rear = BOARD_SIZE
+    opp_in_my_home = False
+    mine_in_their_home = False
+    for j in range(BOARD_SIZE):
+        v = b[j]
+        if v > 0:
+            mine_on += v
+            my_rear = j
+            if 19 <= j <= 24:
+                mine_in_their_home = True
+        elif v < 0:
+            theirs_on -= v
+            if opp_rear == BOARD_SIZE:
+                opp_rear = j
+            if 1 <= j <= 6:
+                opp_in_my_home = True
+    race = my_rear < opp_rear
+    if theirs_on < NUM_CHECKERS:
+        wg = np.float32(0.0)
+        wb = np.float32(0.0)
+    if mine_on < NUM_CHECKERS:
+        lg = np.float32(0.0)
+        lb = np.float32(0.0)
+    if race and not opp_in_my_home:
+        wb = np.float32(0.0)
+    if race and not mine_in_their_home:
+        lb = np.float32(0.0)
+    wg = min(wg, win)
+    wb = min(wb, wg)
+    lg = min(lg, np.float32(1.0) - win)
+    lb = min(lb, lg)
+    out[r, 0] = win
+    out[r, 1] = wg
+    out[r, 2] = wb
+    out[r, 3] = lg
+    out[r, 4] = lb
+
+
+@njit(cache=True)
+def _sanity_kernel(boards, probs, out):
+    for i in range(boards.shape[0]):
+        _sanity_row(boards[i], probs[i, 0], probs[i, 1], probs[i, 2], probs[i, 3], probs[i, 4], out, i)
+
+
+@njit(cache=True, inline="always")
+def _network_probs_rows(boards, p6t, order, bearoff, out, covered, start, stop):
+    # p6t[:, i] = exclusive outcomes (OUTCOMES order) of board order[i]; gnubg's 5 numbers, sanity-checked
+    for i in range(start, stop):
+        r = order[i]
+        wb = p6t[2, i]
+        wg = p6t[1, i] + wb
+        lb = p6t[5, i]
+        win = p6t[0, i] + p6t[1, i] + wb
+        lg = p6t[4, i] + lb
+        _sanity_row(boards[r], win, wg, wb, lg, lb, out, r)
+        if bearoff:
+            covered[r] = _is_bearoff_row(boards[r])
+
+
+@njit(cache=True)
+def _network_probs_kernel(boards, p6t, order, bearoff, out, covered):
+    _network_probs_rows(boards, p6t, order, bearoff, out, covered, 0, order.shape[0])
+
+
+@njit(cache=True, parallel=True)
+def _network_probs_parallel(boards, p6t, order, bearoff, out, covered, chunks):
+    n = order.shape[0]
+    per = (n + chunks - 1) // chunks
+    for c in numba.prange(chunks):
+        _network_probs_rows(boards, p6t, order, bearoff, out, covered, c * per, min(n, (c + 1) * per))
 
 
 def sanity_check(boards: np.ndarray, probs: np.ndarray) -> np.ndarray:
@@ -113,19 +203,10 @@ def sanity_check(boards: np.ndarray, probs: np.ndarray) -> np.ndarray:
     Returns:
         ``probs``, corrected.
     """
-    boards = np.asarray(boards).reshape(-1, 26)
-    mine_on = np.where(boards > 0, boards, 0).sum(axis=1)
-    theirs_on = -np.where(boards < 0, boards, 0).sum(axis=1)
-    race = ~has_contact(boards)
-    probs[theirs_on < NUM_CHECKERS, 1:3] = 0.0
-    probs[mine_on < NUM_CHECKERS, 3:5] = 0.0
-    # the opponent's checkers in the side on roll's home board (points 1..6), and vice versa (19..24)
-    probs[race & ~(boards[:, 1:7] < 0).any(axis=1), 2] = 0.0
-    probs[race & ~(boards[:, 19:25] > 0).any(axis=1), 4] = 0.0
-    np.minimum(probs[:, 1], probs[:, 0], out=probs[:, 1])
-    np.minimum(probs[:, 2], probs[:, 1], out=probs[:, 2])
-    np.minimum(probs[:, 3], 1.0 - probs[:, 0], out=probs[:, 3])
-    np.minimum(probs[:, 4], probs[:, 3], out=probs[:, 4])
+    boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
+    fixed = np.empty((len(boards), 5), dtype=np.float32)
+    _sanity_kernel(boards, np.asarray(probs, dtype=np.float32), fixed)
+    probs[...] = fixed
     return probs
 
 
@@ -182,13 +263,10 @@ def has_contact(boards: np.ndarray) -> np.ndarray:
     Returns:
         ``(N,)`` bool. No contact means the mover's rearmost checker (highest
         index with a mover checker, the bar being 25) is below the opponent's
-        rearmost checker (lowest index with an opponent checker, its bar being 0).
+        rearmost checker (lowest index with an opponent checker, its bar being 0);
+        the negation of :func:`nard_ai.encoding.race_flags`.
     """
-    boards = np.asarray(boards)
-    idx = np.arange(boards.shape[1])
-    mine_back = np.where(boards > 0, idx, -1).max(axis=1)
-    theirs_back = np.where(boards < 0, idx, 99).min(axis=1)
-    return mine_back > theirs_back
+    return ~race_flags(boards)
 
 
 def pubeval_scores(afterstates: np.ndarray, race: np.ndarray, weights: dict[str, np.ndarray]) -> np.ndarray:

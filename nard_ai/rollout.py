@@ -19,11 +19,12 @@ How
   There is no Python loop over games anywhere in the loop: the side on roll
   is the ply's parity, results are written by fancy indexing, cube decisions
   are taken per group of games that share a cube state.
-* **Threads.** By default the rollout runs torch and numba on one thread
-  each (``threads=1``, restored afterwards): on the project's 2-core
-  machine, with a training run busy on one core, two threads made every
-  batched call wait for a descheduled thread and rollouts ran about five
-  times slower.
+* **Threads.** By default the rollout uses torch's and numba's settings
+  as they are (one thread per core unless the process changed them): on
+  the project's 2-core machine two threads roll the opening out about 1.5
+  times as fast as one, and still a little faster with another process busy
+  on one core (OpenMP waiters sleep rather than spin, see
+  :mod:`nard_ai.movegen`). ``threads=n`` sets both for the rollout only.
 * **Early plies are shared.** All games start from the same board, so the
   first plies repeat positions: while at least 10% of a step's (board, roll)
   pairs are repeats, each distinct one is searched once.
@@ -58,7 +59,11 @@ How
 * **Cubeful** (``cube=CubeState(...)``): before each roll the side on roll
   doubles when :mod:`nard_ai.cube`'s model says so (no double / double, take /
   double, pass from the agent's probabilities at the position, "too good"
-  plays on), the opponent takes or passes likewise, and results count the
+  plays on), the opponent takes or passes likewise (in money play with
+  beavers, a take worth more than nothing to the taker is a beaver: the cube
+  goes to four times its value, kept by the taker; the model never offers
+  such a double, as :func:`nard_ai.cube.cube_decision_from_probs` shows),
+  and results count the
   cube: money in points per unit of the starting cube, match play in the
   root side's match-winning chance after the game. Cubeful games are not
   luck-adjusted.
@@ -265,7 +270,7 @@ def rollout(
     variance_reduction: bool | None = None,
     batch: int = 1296,
     efficiency: CubeEfficiency = DEFAULT_EFFICIENCY,
-    threads: int | None = 1,
+    threads: int | None = None,
 ) -> RolloutResult:
     """Roll out a position for the side on roll, before it rolls.
 
@@ -294,12 +299,10 @@ def rollout(
         batch: games in flight at once.
         efficiency: cube efficiency parameters for cubeful rollouts.
         threads: torch and numba threads while the rollout runs (the
-            process's settings are restored after it); ``None`` leaves them
-            alone. One thread is the default because it is the fastest on the
-            project's 2-core machine with a training run on the other core:
-            there two threads each made a 0-ply rollout about five times
-            slower (README, rollout figures). torch's setting is global to
-            the process, numba's to the calling thread.
+            process's settings are restored after it); ``None``, the
+            default, leaves them as they are (one per core unless changed).
+            torch's setting is global to the process, numba's to the calling
+            thread.
 
     Returns:
         A :class:`RolloutResult` for the root side.
@@ -649,10 +652,14 @@ class _Cubes:
                 dt, dp = 2.0 * dt, 1.0
             else:
                 dp = _mwc(cs.away, cs.opp_away, cs.value, cs.crawford)
-            double = np.minimum(dt, dp) >= nd  # else no double (or too good: play on)
+            # money with beavers: a taker whose take is worth more than 0 to it (dt < 0 for the doubler)
+            # beavers, redoubling at once and keeping the cube (cube.cube_decision_from_probs)
+            beaver = (dt < 0.0) if (cs.is_money and cs.beavers) else np.zeros(len(m), dtype=bool)
+            answer = np.minimum(np.where(beaver, 2.0 * dt, dt), dp)
+            double = answer >= nd  # else no double (or too good: play on)
             drop = m[double & (dt >= dp)]  # double, pass: the mover wins the current cube
             take = slots[m[double & (dt < dp)]]  # double, take: the taker owns the cube at twice the value
-            self.value[take] *= 2
+            self.value[take] *= np.where(beaver[double & (dt < dp)], 4, 2)  # a beaver: four times
             self.owner[take] = 1 - mover[m[0]]
             if len(drop):
                 passed.append(drop)

@@ -305,8 +305,9 @@ def test_the_crawford_game_is_played_without_the_cube():
     assert r.cubeful == pytest.approx(expected, abs=1e-9)
 
 
-def test_a_rollout_runs_on_one_thread_and_restores_the_settings():
-    """threads=1 (the default) runs torch and numba on one thread during the rollout only."""
+def test_rollout_threads_apply_during_the_rollout_only():
+    """threads=None (the default) leaves torch and numba as they are; threads=1 sets both to one thread
+    while the rollout runs and restores them afterwards."""
     import numba
     import torch
 
@@ -324,11 +325,11 @@ def test_a_rollout_runs_on_one_thread_and_restores_the_settings():
             return agent.evaluate(boards)
 
     before = (torch.get_num_threads(), numba.get_num_threads())
-    rollout(LAST_ROLL, 36, agent=Watching())
+    rollout(LAST_ROLL, 36, agent=Watching(), threads=1)
     assert set(seen) == {(1, 1)}
     assert (torch.get_num_threads(), numba.get_num_threads()) == before
     seen.clear()
-    rollout(LAST_ROLL, 36, agent=Watching(), threads=None)
+    rollout(LAST_ROLL, 36, agent=Watching())
     assert set(seen) == {before}
 
 
@@ -370,3 +371,39 @@ def test_the_rollout_benchmark_scales_its_intervals_to_1296_games_and_one_second
         assert both["vr"]["ci"] < both["plain"]["ci"]
     lines = format_rollout_table(r)
     assert len(lines) == 2 + 3 * 2 + 1 + 1
+
+
+@pytest.mark.parametrize("beavers", [False, True])
+def test_rollout_cube_actions_match_cube_decision(beavers):
+    """The rollout's doubler and taker act as nard_ai.cube.cube_decision_from_probs says (money play,
+    cube centred), beavers included: double when the decision is one of the doubles, pass when it is
+    double/pass; a take doubles the cube (a beaver would quadruple it, but the model never offers a
+    double the taker should beaver: 2 x DT < 0 <= ND for such positions)."""
+    from nard_ai.cube import DEFAULT_EFFICIENCY, cube_efficiency
+    from nard_ai.rollout import _Cubes
+
+    rng = np.random.default_rng(7)
+    n = 400
+    w = rng.random(n)
+    wg = rng.random(n) * w
+    lg = rng.random(n) * (1 - w)
+    probs = np.stack([w, wg, rng.random(n) * wg, lg, rng.random(n) * lg], axis=1).astype(np.float32)
+    boards = np.tile(na.starting_board(), (n, 1))
+
+    class Fixed:
+        def evaluate(self, b):
+            return probs, None
+
+    root = CubeState(beavers=beavers)
+    cubes = _Cubes(root, n, DEFAULT_EFFICIENCY)
+    slots = np.arange(n)
+    passed, points = cubes.act(slots, np.zeros(n, dtype=np.int64), boards, Fixed())
+    x = cube_efficiency(boards, cubes.efficiency)
+    actions = [cube_decision_from_probs(probs[i].astype(np.float64), root, efficiency=x[i]).action for i in range(n)]
+    want_pass = [i for i, a in enumerate(actions) if a == "double_pass"]
+    want_take = [i for i, a in enumerate(actions) if a == "double_take"]
+    assert sorted(passed.tolist()) == want_pass and (points == 1).all()
+    assert (cubes.value[want_take] == 2).all() and (cubes.owner[want_take] == 1).all()
+    rest = sorted(set(range(n)) - set(want_pass) - set(want_take))
+    assert (cubes.value[rest] == 1).all() and (cubes.owner[rest] == -1).all()
+    assert len(want_take) > 20 and len(want_pass) > 20  # both branches are exercised
