@@ -317,9 +317,23 @@ def _segment_argmax(scores, owner, n):
     return best
 
 
+@njit(cache=True)
+def _finished_kernel(afterstates, out):
+    for i in range(afterstates.shape[0]):
+        done = True
+        for j in range(afterstates.shape[1]):
+            if afterstates[i, j] > 0:
+                done = False
+                break
+        out[i] = done
+
+
 def _mover_finished(afterstates: np.ndarray) -> np.ndarray:
     # the mover has borne off all 15 checkers (only the mover can finish on its own play)
-    return ~(afterstates > 0).any(axis=1)
+    afterstates = np.ascontiguousarray(afterstates, dtype=np.int8).reshape(-1, 26)
+    out = np.empty(len(afterstates), dtype=np.bool_)
+    _finished_kernel(afterstates, out)
+    return out
 
 
 def _check_ply(evaluator, ply) -> int:
