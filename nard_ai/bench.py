@@ -534,7 +534,7 @@ def format_table(result: dict) -> str:
         )
         base = sp["networks"][sp["baseline"]]
         for name, rate in sp["networks"].items():
-            lines.append(f"{name:>28} {rate:>9,.0f}   {rate / base:.2f}x the {sp['baseline']} baseline")
+            lines.append(f"{name:>28} {rate:>9,.0f}   {rate / base:.2f}x the baseline")
     return "\n".join(lines)
 
 
