@@ -73,7 +73,9 @@ import torch
 from torch import nn
 
 from .board import BOARD_SIZE, LAYOUT_VERSION
+from .embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
 from .encoding import Encoder, contact_first_order, get_encoder
+from .movegen import PARALLEL_MIN_BATCH, _parallel_threads
 
 __all__ = [
     "OUTCOMES",
@@ -339,18 +341,57 @@ class Network(nn.Module):
             if self.race_mlp is not None:  # no race_fn: route on the encoded race unit
                 probs = self.predict(torch.from_numpy(self.encoder.encode(boards))).T
                 return np.ascontiguousarray(probs.numpy()), np.arange(n, dtype=np.int64)
-            x = torch.from_numpy(self.encoder.encode(boards))
-            return _predict_t(self.mlp, x).numpy(), np.arange(n, dtype=np.int64)
+            return self._predict_boards_t("mlp", boards).numpy(), np.arange(n, dtype=np.int64)
         order, contact = contact_first_order(self.encoder.race_fn(boards))
-        x = torch.from_numpy(self.encoder.encode(boards[order]))
+        grouped = boards[order]
         if contact == n:
-            return _predict_t(self.mlp, x).numpy(), order
+            return self._predict_boards_t("mlp", grouped).numpy(), order
         if contact == 0:
-            return _predict_t(self.race_mlp, x).numpy(), order
-        probs = torch.empty((len(OUTCOMES), n), dtype=x.dtype)
-        probs[:, :contact] = _predict_t(self.mlp, x[:contact])
-        probs[:, contact:] = _predict_t(self.race_mlp, x[contact:])
+            return self._predict_boards_t("race_mlp", grouped).numpy(), order
+        probs = torch.empty((len(OUTCOMES), n), dtype=torch.float32)
+        probs[:, :contact] = self._predict_boards_t("mlp", grouped[:contact])
+        probs[:, contact:] = self._predict_boards_t("race_mlp", grouped[contact:])
         return probs.numpy(), order
+
+    def _embedding(self, name: str):
+        """``(table, bias, dense weights (D, H))`` of MLP ``name``'s first layer for
+        :func:`nard_ai.embedding.first_layer`, rebuilt whenever its parameters change (an optimizer
+        step or ``load_state_dict`` bumps a tensor's version)."""
+        linear = getattr(self, name)[0]
+        weight, bias = linear.weight, linear.bias
+        key = (id(weight), weight._version, weight.data_ptr(), id(bias), bias._version, bias.data_ptr())
+        cache = self.__dict__.setdefault("_embedding_cache", {})
+        cached = cache.get(name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        w = weight.detach()
+        groups = w[:, : 4 * SLOTS].reshape(w.shape[0], SLOTS, 4)
+        table = torch.einsum("nk,hsk->snh", torch.from_numpy(unit_values()), groups).contiguous().numpy()
+        fused_bias = (bias.detach() + w[:, CONSTANT_UNIT]).numpy()
+        dense = w[:, dense_columns(self.encoder.name)].T.contiguous()
+        cache[name] = (key, (table, fused_bias, dense))
+        return cache[name][1]
+
+    def _predict_boards_t(self, name: str, boards: np.ndarray) -> torch.Tensor:
+        # softmax probabilities transposed, (6, N), of MLP `name` for boards (side on roll's view)
+        mlp = getattr(self, name)
+        if not self._embeddable:
+            return _predict_t(mlp, torch.from_numpy(self.encoder.encode(boards)))
+        table, bias, dense_w = self._embedding(name)
+        threads = _parallel_threads() if len(boards) >= PARALLEL_MIN_BATCH else 1
+        pre, dense = first_layer(boards, self.encoder.name == "rich", table, bias, threads)
+        h = torch.from_numpy(pre).addmm_(torch.from_numpy(dense), dense_w)
+        layers = list(mlp)
+        h = _IN_PLACE[type(layers[1])](h)
+        for linear, activation in zip(layers[2:-1:2], layers[3:-1:2], strict=True):
+            h = _IN_PLACE[type(activation)](nn.functional.linear(h, linear.weight, linear.bias))
+        last = layers[-1]
+        return torch.softmax(torch.addmm(last.bias[:, None], last.weight, h.T), dim=0)
+
+    @property
+    def _embeddable(self) -> bool:
+        # the first layer can be computed by nard_ai.embedding (td198-family encoders at version 1)
+        return self.encoder.name in ("td198", "rich") and self.encoder.version == 1
 
     def probs6(self, boards: np.ndarray) -> np.ndarray:
         """Exclusive outcome probabilities ``(N, 6)`` float32 for the side on roll of each ``(N, 26)`` board."""
