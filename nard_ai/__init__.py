@@ -36,7 +36,7 @@ from .formats import (
 from .game import GameState, new_games, opening_roll, roll_dice, step
 from .met import match_equity
 from .movegen import count_plays_batch, legal_plays, legal_plays_batch, random_games
-from .rollout import rollout
+from .rollout import rollout, rollout_plays
 from .rules import Rules
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "to_xgid",
     "Rules",
     "rollout",
+    "rollout_plays",
     "checkers_off",
     "count_plays_batch",
     "game_result",

@@ -97,7 +97,17 @@ from .cube import (
     cube_efficiency,
 )
 
-__all__ = ["RolloutResult", "rollout", "rollout_dice", "ROLLS_21", "ROLL_WEIGHTS", "ROLLS_36", "VR_CHUNK"]
+__all__ = [
+    "RolloutResult",
+    "PlayRollout",
+    "rollout",
+    "rollout_plays",
+    "rollout_dice",
+    "ROLLS_21",
+    "ROLL_WEIGHTS",
+    "ROLLS_36",
+    "VR_CHUNK",
+]
 
 #: ``(21, 2)`` int8: the 21 distinct rolls, larger die first.
 ROLLS_21 = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int8)
@@ -237,6 +247,21 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, inverse.reshape(-1)
 
 
+def _check_efficiency(efficiency) -> CubeEfficiency | float:
+    if isinstance(efficiency, CubeEfficiency):
+        return efficiency
+    if isinstance(efficiency, (bool, np.bool_)) or not isinstance(efficiency, (Integral, float, np.floating)):
+        raise ValueError(f"efficiency must be a CubeEfficiency or a number in [0, 1], got {efficiency!r}")
+    if not 0.0 <= float(efficiency) <= 1.0:
+        raise ValueError(f"efficiency must be within [0, 1], got {efficiency!r}")
+    return float(efficiency)
+
+
+def _scores_its_own_plays(agent) -> bool:
+    evaluator = getattr(agent, "evaluator", None)
+    return getattr(evaluator, "score_plays", None) is not None
+
+
 @contextmanager
 def _threads(n: int | None):
     """Run the block with ``n`` torch and numba threads (``None``: as they are), then restore them."""
@@ -269,8 +294,9 @@ def rollout(
     truncate: int | None = None,
     variance_reduction: bool | None = None,
     batch: int = 1296,
-    efficiency: CubeEfficiency = DEFAULT_EFFICIENCY,
+    efficiency: CubeEfficiency | float = DEFAULT_EFFICIENCY,
     threads: int | None = None,
+    root_action: str | None = None,
 ) -> RolloutResult:
     """Roll out a position for the side on roll, before it rolls.
 
@@ -297,19 +323,38 @@ def rollout(
             about 25 (the README's rollout figures show what it buys there
             per second: less than that in the opening, more in bear-offs).
         batch: games in flight at once.
-        efficiency: cube efficiency parameters for cubeful rollouts.
+        efficiency: cube efficiency parameters for cubeful rollouts
+            (:class:`~nard_ai.cube.CubeEfficiency`), or one fixed ``x`` in ``[0, 1]``.
         threads: torch and numba threads while the rollout runs (the
             process's settings are restored after it); ``None``, the
             default, leaves them as they are (one per core unless changed).
             torch's setting is global to the process, numba's to the calling
             thread.
+        root_action: cubeful rollouts only: what the root side does with the
+            cube before its first roll, to check a cube decision by rollout
+            as gnubg does. ``None`` (the default) lets the cube model decide
+            as everywhere else; ``"no_double"`` plays the first roll without
+            doubling; ``"double_take"`` doubles and has the opponent take (the
+            cube goes to twice its value, owned by the opponent) before the
+            first roll. Later cube actions follow the model. The results stay
+            in the units of the root cube (money: points per unit of the root
+            cube), so the three can be compared with double/pass (+1).
 
     Returns:
         A :class:`RolloutResult` for the root side.
 
     Raises:
         ValueError: on an invalid or finished board, ``games < 1``, a
-            truncation below 1, a batch below 1, a bad seed or ``threads < 1``.
+            truncation below 1, a batch below 1, a bad seed or ``threads < 1``;
+            a ``ply`` that is not 0..2 or differs from the agent's; a ``cube``
+            that is not a :class:`~nard_ai.cube.CubeState`; an agent without
+            ``choose_plays`` and ``evaluate``, or one without real
+            probabilities (pubeval, random) where the rollout needs them
+            (cubeful, truncated or luck-adjusted); ``variance_reduction``
+            that is not a bool (or ``None``), or ``True`` with a cube
+            (cubeful rollouts are not luck-adjusted); a bad ``efficiency``;
+            a ``root_action`` other than those above, given without a cube,
+            or ``"double_take"`` where the root side may not double.
         RuntimeError: if a game passes :data:`MAX_PLIES` plies.
     """
     board = validate_board(np.asarray(board).reshape(-1))
@@ -328,16 +373,48 @@ def rollout(
         isinstance(threads, bool) or not isinstance(threads, Integral) or threads < 1
     ):
         raise ValueError(f"threads must be an integer >= 1 (or None), got {threads!r}")
+    if isinstance(ply, bool) or not isinstance(ply, Integral) or not 0 <= ply <= 2:
+        raise ValueError(f"ply must be an integer 0..2 (gnubg numbering), got {ply!r}")
+    if cube is not None and not isinstance(cube, CubeState):
+        raise ValueError(f"cube must be a nard_ai.CubeState or None (cubeless), got {cube!r}")
+    cubeful = cube is not None
+    if variance_reduction is not None and not isinstance(variance_reduction, (bool, np.bool_)):
+        raise ValueError(f"variance_reduction must be True, False or None, got {variance_reduction!r}")
+    if cubeful and variance_reduction:
+        raise ValueError("variance_reduction=True with a cube: cubeful rollouts are not luck-adjusted")
+    efficiency = _check_efficiency(efficiency)
+    if root_action not in (None, "no_double", "double_take"):
+        raise ValueError(f"root_action must be None, 'no_double' or 'double_take', got {root_action!r}")
+    if root_action is not None and not cubeful:
+        raise ValueError(f"root_action={root_action!r} needs a cube (a cubeful rollout)")
+    if root_action == "double_take" and not cube.can_double:
+        raise ValueError("root_action='double_take': the side on roll may not double with this cube state")
     if agent is None:
         from .cube import _default_agent
 
         agent = _default_agent(int(ply))
-    cubeful = cube is not None
+    else:
+        if not (
+            callable(getattr(agent, "choose_plays", None)) and callable(getattr(agent, "evaluate", None))
+        ):
+            raise ValueError(
+                f"agent must have choose_plays(boards, dice) and evaluate(boards) (a nard_ai agent), got {agent!r}"
+            )
+        agent_ply = getattr(agent, "ply", None)
+        if ply and agent_ply is not None and agent_ply != ply:
+            raise ValueError(f"ply={ply} but the agent searches at ply {agent_ply}")
     if variance_reduction is None:
         variance_reduction = int(getattr(agent, "ply", 0) or 0) >= 1
     vr = bool(variance_reduction) and not cubeful
+    if (cubeful or truncate is not None or vr) and _scores_its_own_plays(agent):
+        raise ValueError(
+            "this agent chooses plays by its own score and has no real probabilities (pubeval, random): "
+            "it can roll out cubeless, untruncated and without luck adjustment only"
+        )
     t0 = time.perf_counter()
     run = _Lockstep(board, int(games), seed, agent, cube, truncate, vr, int(batch), efficiency)
+    if root_action is not None:
+        run.cubes.root_action(root_action)
     with _threads(threads):
         run.play()
     values = run.values
@@ -449,12 +526,16 @@ class _Lockstep:
         return idx[self.ply[idx] < self.truncate]
 
     def _cube_actions(self, idx: np.ndarray) -> np.ndarray:
-        mover = self.ply[idx] & 1
-        passed, root_points = self.cubes.act(idx, mover, self.boards[idx], self.agent)
+        # with a fixed root action the root side's first decision (ply 0) is already taken
+        acting = idx[self.ply[idx] > 0] if self.cubes.skip_first else idx
+        if len(acting) == 0:
+            return idx
+        mover = self.ply[acting] & 1
+        passed, root_points = self.cubes.act(acting, mover, self.boards[acting], self.agent)
         if len(passed) == 0:
             return idx
         probs_root = self.result_probs(np.sign(root_points)).astype(np.float64)
-        self._finish(idx[passed], probs_root, self.cubes.score(root_points))
+        self._finish(acting[passed], probs_root, self.cubes.score(root_points))
         return idx[self.running[idx]]
 
     def _move(self, idx: np.ndarray) -> None:
@@ -568,16 +649,32 @@ class _Cubes:
     state (value, owner, side on roll): a handful of groups, each vectorized.
     """
 
-    def __init__(self, cube: CubeState, slots: int, efficiency: CubeEfficiency) -> None:
+    def __init__(self, cube: CubeState, slots: int, efficiency: CubeEfficiency | float) -> None:
         self.root = cube
         self.efficiency = efficiency
         self.start_owner = {CENTRED: -1, ON_ROLL: 0, OPPONENT: 1}[cube.owner]
+        self.start_value = cube.value
         self.value = np.full(slots, cube.value, dtype=np.int64)
         self.owner = np.full(slots, self.start_owner, dtype=np.int64)
+        self.skip_first = False  # the root side's first cube action is already taken
+
+    def root_action(self, action: str) -> None:
+        """Fix the root side's cube action before its first roll (``rollout``'s ``root_action``)."""
+        self.skip_first = True
+        if action == "double_take":
+            self.start_value, self.start_owner = 2 * self.root.value, 1
+            self.value[:] = self.start_value
+            self.owner[:] = self.start_owner
 
     def reset(self, slots: np.ndarray) -> None:
-        self.value[slots] = self.root.value
+        self.value[slots] = self.start_value
         self.owner[slots] = self.start_owner
+
+    def efficiencies(self, boards: np.ndarray) -> np.ndarray:
+        """Cube efficiency ``x`` of each board (a fixed ``x`` when one was given)."""
+        if isinstance(self.efficiency, CubeEfficiency):
+            return cube_efficiency(boards, self.efficiency)
+        return np.full(len(boards), self.efficiency)
 
     def state(self, value: int, owner: int, mover: int) -> CubeState:
         """The cube state from the mover's view."""
@@ -619,7 +716,7 @@ class _Cubes:
 
     def position_value(self, slots, mover, probs, boards) -> np.ndarray:
         """Cubeful value (root side's view) of positions where the games stop; ``probs`` for the mover."""
-        x = cube_efficiency(boards, self.efficiency)
+        x = self.efficiencies(boards)
         out = np.zeros(len(slots))
         for cs, m in self.groups(slots, mover):
             v = self._equity(probs[m], cs, x[m])
@@ -643,7 +740,7 @@ class _Cubes:
         probs = np.zeros((len(slots), 5))
         probs[ask] = _as_probs(agent.evaluate(boards[ask])[0])
         x = np.zeros(len(slots))
-        x[ask] = cube_efficiency(boards[ask], self.efficiency)
+        x[ask] = self.efficiencies(boards[ask])
         passed, points = [], []
         for cs, m in groups:
             nd = self._equity(probs[m], cs, x[m])
@@ -667,3 +764,157 @@ class _Cubes:
         if not passed:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         return np.concatenate(passed), np.concatenate(points)
+
+
+# --------------------------------------------------------------------------- candidate plays
+
+
+@dataclass(frozen=True)
+class PlayRollout:
+    """The rollout of one candidate play, for the side making it.
+
+    Attributes:
+        afterstate: ``(26,)`` int8, the board after the play (the mover's view).
+        result: the :class:`RolloutResult` of the position after the play,
+            turned to the mover's view: probabilities for the mover, equity and
+            cubeful value for the mover (money: points per unit of the cube
+            before the play; match: the mover's match-winning chance).
+        search_equity: the agent's own cubeless equity for the play (the
+            ranking that chose the candidates), points per game for the mover.
+    """
+
+    afterstate: np.ndarray
+    result: RolloutResult
+    search_equity: float
+
+
+def _for_mover(r: RolloutResult, match: bool) -> RolloutResult:
+    """A rollout of the opponent's position (opponent on roll) as seen by the side that moved into it."""
+    from .network import invert_probs
+
+    cubeful = None if r.cubeful is None else (1.0 - r.cubeful if match else -r.cubeful)
+    return RolloutResult(
+        probs=invert_probs(r.probs),
+        probs_ci=r.probs_ci[[0, 3, 4, 1, 2]],
+        equity=-r.equity,
+        equity_ci=r.equity_ci,
+        cubeful=cubeful,
+        cubeful_ci=r.cubeful_ci,
+        games=r.games,
+        truncated=r.truncated,
+        mean_plies=r.mean_plies,
+        seconds=r.seconds,
+        variance_reduction=r.variance_reduction,
+        ply=r.ply,
+    )
+
+
+def _finished_result(afterstate: np.ndarray, cube: CubeState | None) -> RolloutResult:
+    # the play bears off the mover's last checker: the exact result (RULES.md section 6)
+    from .network import result_probs
+
+    points = int(game_result(afterstate))
+    cubeful = None
+    if cube is not None:
+        cubeful = (
+            points * 1.0
+            if cube.is_money
+            else _mwc(cube.away, cube.opp_away, points * cube.value, cube.crawford)
+        )
+    return RolloutResult(
+        probs=result_probs(np.array([points]))[0].astype(np.float64),
+        probs_ci=np.zeros(5),
+        equity=float(points),
+        equity_ci=0.0,
+        cubeful=cubeful,
+        cubeful_ci=None if cube is None else 0.0,
+        games=0,
+        truncated=0,
+        mean_plies=0.0,
+        seconds=0.0,
+        variance_reduction=False,
+        ply=None,
+    )
+
+
+def rollout_plays(
+    board: np.ndarray,
+    dice,
+    games: int,
+    ply: int = 0,
+    cube: CubeState | None = None,
+    seed: int = 0,
+    agent=None,
+    *,
+    candidates: int = 4,
+    **rollout_options,
+) -> list[PlayRollout]:
+    """Roll out the best candidate plays of a position and rank them by the rollout (gnubg's "rollout of moves").
+
+    The agent ranks every legal play of ``board`` with ``dice``
+    (:meth:`nard_ai.search.Agent.rank_plays`, at its own ply); the best
+    ``candidates`` are each rolled out with :func:`rollout` from the position
+    after the play (the opponent on roll), all with the same ``seed``, so
+    every candidate meets the same dice (gnubg's default: the comparison
+    between plays is sharper than each rollout alone). A play that bears off
+    the mover's last checker gets its exact result.
+
+    Args:
+        board: ``(26,)`` int8, the mover's view, before the play.
+        dice: the roll, two integers 1..6.
+        games: games per candidate.
+        ply: search depth of the shipped network when ``agent`` is ``None``
+            (it ranks the candidates and plays the rollouts).
+        cube: ``None`` (cubeless), or the cube state before the play, from the
+            mover's view; the rollouts then start from the opponent's side of
+            it (:meth:`nard_ai.cube.CubeState.swapped`) and rank by cubeful value.
+        seed: seed of the dice, shared by every candidate.
+        agent: a :class:`nard_ai.search.Agent` (anything with ``rank_plays``
+            and what :func:`rollout` needs).
+        candidates: how many of the best plays to roll out, >= 1.
+        **rollout_options: passed to :func:`rollout` (``truncate``,
+            ``variance_reduction``, ``batch``, ``efficiency``, ``threads``).
+
+    Returns:
+        A list of :class:`PlayRollout`, best first by the rollout (cubeful
+        value with a cube, else cubeless equity).
+
+    Raises:
+        ValueError: on an invalid board or dice, a finished game, ``candidates
+        < 1``, an agent without ``rank_plays``, and whatever :func:`rollout` raises.
+    """
+    if isinstance(candidates, bool) or not isinstance(candidates, Integral) or candidates < 1:
+        raise ValueError(f"candidates must be an integer >= 1, got {candidates!r}")
+    if cube is not None and not isinstance(cube, CubeState):
+        raise ValueError(f"cube must be a nard_ai.CubeState or None (cubeless), got {cube!r}")
+    if isinstance(ply, bool) or not isinstance(ply, Integral) or not 0 <= ply <= 2:
+        raise ValueError(f"ply must be an integer 0..2 (gnubg numbering), got {ply!r}")
+    board = validate_board(np.asarray(board).reshape(-1))
+    if game_result(board) != 0:
+        raise ValueError("the game is over: there is no play to roll out")
+    if agent is None:
+        from .cube import _default_agent
+
+        agent = _default_agent(int(ply))
+    elif not callable(getattr(agent, "rank_plays", None)):
+        raise ValueError(f"agent must have rank_plays(board, dice) (a nard_ai.search.Agent), got {agent!r}")
+    ranked = agent.rank_plays(board, dice)
+    out = []
+    for k in range(min(int(candidates), len(ranked))):
+        after = np.array(ranked.afterstates[k], dtype=np.int8)
+        if game_result(after) != 0:
+            result = _finished_result(after, cube)
+        else:
+            r = rollout(
+                swap_sides_unchecked(after),
+                games,
+                ply=0,
+                cube=None if cube is None else cube.swapped(),
+                seed=seed,
+                agent=agent,
+                **rollout_options,
+            )
+            result = _for_mover(r, cube is not None and not cube.is_money)
+        out.append(PlayRollout(after, result, float(ranked.equity[k])))
+    key = (lambda p: p.result.cubeful) if cube is not None else (lambda p: p.result.equity)
+    return sorted(out, key=key, reverse=True)

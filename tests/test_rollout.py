@@ -197,8 +197,10 @@ def test_luck_adjustment_is_on_by_default_from_1_ply():
     they do: the default adjusts for luck only from 1-ply on; cubeful rollouts never do."""
     assert not rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator())).variance_reduction
     assert rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator(), ply=1)).variance_reduction
-    cube = rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator()), cube=CubeState(), variance_reduction=True)
+    cube = rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator(), ply=1), cube=CubeState())
     assert not cube.variance_reduction
+    with pytest.raises(ValueError, match="not luck-adjusted"):  # asked for explicitly: an error, not ignored
+        rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator()), cube=CubeState(), variance_reduction=True)
 
 
 def test_a_cubeful_rollout_is_independent_of_the_batch_size():
@@ -399,7 +401,9 @@ def test_rollout_cube_actions_match_cube_decision(beavers):
     slots = np.arange(n)
     passed, points = cubes.act(slots, np.zeros(n, dtype=np.int64), boards, Fixed())
     x = cube_efficiency(boards, cubes.efficiency)
-    actions = [cube_decision_from_probs(probs[i].astype(np.float64), root, efficiency=x[i]).action for i in range(n)]
+    actions = [
+        cube_decision_from_probs(probs[i].astype(np.float64), root, efficiency=x[i]).action for i in range(n)
+    ]
     want_pass = [i for i, a in enumerate(actions) if a == "double_pass"]
     want_take = [i for i, a in enumerate(actions) if a == "double_take"]
     assert sorted(passed.tolist()) == want_pass and (points == 1).all()
@@ -407,3 +411,102 @@ def test_rollout_cube_actions_match_cube_decision(beavers):
     rest = sorted(set(range(n)) - set(want_pass) - set(want_take))
     assert (cubes.value[rest] == 1).all() and (cubes.owner[rest] == -1).all()
     assert len(want_take) > 20 and len(want_pass) > 20  # both branches are exercised
+
+
+def test_rollout_plays_agrees_with_the_2_ply_ranking_on_clear_cut_openings():
+    """Issue 4 section 2: a rollout of a position's best plays ranks them as the 2-ply search on
+    clear-cut positions. Opening 3-1 (8/5 6/5) and 4-2 (8/4 6/4), where the 2-ply search puts the
+    best play 0.08-0.18 ahead of the next, come out best in a 648-game rollout of the 0-ply
+    network's top three plays (every candidate meets the same dice)."""
+    from nard_ai.arena import load_agent
+    from nard_ai.rollout import rollout_plays
+
+    two_ply = load_agent(ply=2)
+    for dice in ((3, 1), (4, 2)):
+        best = two_ply.rank_plays(na.starting_board(), dice).afterstates[0]
+        ranked = rollout_plays(na.starting_board(), dice, 648, candidates=3, seed=1)
+        assert len(ranked) == 3
+        np.testing.assert_array_equal(ranked[0].afterstate, best)
+        equities = [p.result.equity for p in ranked]
+        assert equities == sorted(equities, reverse=True)
+
+
+def test_rollout_plays_reports_each_play_from_the_movers_side():
+    """A candidate's result is the rollout of the position after the play (opponent on roll) with
+    the same seed, turned over: equity negated, win and loss columns exchanged; cubeful money
+    values negated; a play that bears off the last checker gets its exact result (RULES.md §6)."""
+    from nard_ai.rollout import rollout_plays
+
+    agent = Agent(PipEvaluator())
+    board = pos(me={1: 1, 4: 1}, opp={1: 2, 2: 1})
+    ranked = rollout_plays(board, (4, 1), 36, agent=agent, candidates=5, seed=9)
+    finished = [p for p in ranked if not (p.afterstate > 0).any()]
+    assert len(finished) == 1  # 4/off 1/off; the other plays leave a checker (4/3/off, ...)
+    assert finished[0].result.equity == 1.0 and finished[0].result.probs[0] == 1.0
+    others = [p for p in ranked if (p.afterstate > 0).any()]
+    for p in others:
+        direct = rollout(na.swap_sides(p.afterstate), 36, seed=9, agent=agent)
+        assert p.result.equity == pytest.approx(-direct.equity, abs=1e-12)
+        assert p.result.probs[0] == pytest.approx(1.0 - direct.probs[0], abs=1e-12)
+        np.testing.assert_allclose(p.result.probs[[1, 3]], direct.probs[[3, 1]], atol=1e-12)
+    cubeful = rollout_plays(board, (4, 1), 36, agent=agent, cube=CubeState(), candidates=5, seed=9)
+    for p in cubeful:
+        if (p.afterstate > 0).any():
+            direct = rollout(na.swap_sides(p.afterstate), 36, seed=9, agent=agent, cube=CubeState())
+            assert p.result.cubeful == pytest.approx(-direct.cubeful, abs=1e-12)
+
+
+def test_rollout_plays_rejects_bad_arguments():
+    from nard_ai.rollout import rollout_plays
+
+    agent = Agent(PipEvaluator())
+    with pytest.raises(ValueError, match="candidates"):
+        rollout_plays(LAST_ROLL, (6, 5), 36, agent=agent, candidates=0)
+    with pytest.raises(ValueError, match="cube"):
+        rollout_plays(LAST_ROLL, (6, 5), 36, agent=agent, cube={"value": 2})
+    with pytest.raises(ValueError, match="rank_plays"):
+        rollout_plays(LAST_ROLL, (6, 5), 36, agent=object())
+    with pytest.raises(ValueError):
+        rollout_plays(LAST_ROLL, (7, 5), 36, agent=agent)
+
+
+def test_rollout_rejects_wrong_types():
+    agent = Agent(LastRollEvaluator())
+    for kwargs, match in [
+        ({"cube": {"value": 2}}, "CubeState"),
+        ({"cube": True}, "CubeState"),
+        ({"ply": 1.7}, "ply"),
+        ({"ply": "1"}, "ply"),
+        ({"variance_reduction": "no"}, "variance_reduction"),
+        ({"efficiency": "high", "cube": CubeState()}, "efficiency"),
+        ({"efficiency": 1.5, "cube": CubeState()}, "efficiency"),
+        ({"root_action": "double_take"}, "needs a cube"),
+        ({"root_action": "beaver", "cube": CubeState()}, "root_action"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            rollout(LAST_ROLL, 36, agent=agent, **kwargs)
+    with pytest.raises(ValueError, match="choose_plays"):
+        rollout(LAST_ROLL, 36, agent=object())
+    with pytest.raises(ValueError, match="ply=2 but the agent searches at ply 1"):
+        rollout(LAST_ROLL, 36, ply=2, agent=Agent(LastRollEvaluator(), ply=1))
+    with pytest.raises(ValueError, match="no real probabilities"):
+        rollout(LAST_ROLL, 36, agent=pubeval_agent(), cube=CubeState())
+    with pytest.raises(ValueError, match="may not double"):
+        rollout(
+            LAST_ROLL, 36, agent=agent, cube=CubeState(value=2, owner="opponent"), root_action="double_take"
+        )
+
+
+def test_root_actions_check_a_cube_decision_by_rollout():
+    """The last roll (X wins 27/36 by bearing off now, else O surely wins next): with the cube
+    dead, no double is worth 2p - 1 = 0.5 and double/take 2 (2p - 1) = 1.0 per unit of the root
+    cube (money); with a fixed efficiency of 0.5 the rollout's numbers are exact whatever x is,
+    because the cube is never turned again."""
+    agent = Agent(LastRollEvaluator())
+    nd = rollout(LAST_ROLL, 36, agent=agent, cube=CubeState(), root_action="no_double")
+    dt = rollout(LAST_ROLL, 36, agent=agent, cube=CubeState(), root_action="double_take", efficiency=0.5)
+    assert nd.cubeful == pytest.approx(0.5, abs=1e-12) and dt.cubeful == pytest.approx(1.0, abs=1e-12)
+    match = CubeState.from_away(3, 3)
+    dt_match = rollout(LAST_ROLL, 36, agent=agent, cube=match, root_action="double_take")
+    expected = 0.75 * match_equity_after(3, 3, 2) + 0.25 * match_equity_after(3, 3, -2)
+    assert dt_match.cubeful == pytest.approx(expected, abs=1e-9)
