@@ -3,6 +3,7 @@
 python evaluate.py                                   # shipped network vs pubeval, 2,000 games
 python evaluate.py --agent-a gnubg:0 --agent-b pubeval --games 2000
 python evaluate.py --cube --games 2000               # money play with the cube (ppg with a 95% CI)
+python evaluate.py --cube --jacoby --beavers         # ... under the Jacoby rule, with beavers
 python evaluate.py --match-length 5 --games 500      # 500 matches to 5 points, Crawford rule
 python evaluate.py --positions tests/data/positions.txt --ply 0 --compare gnubg [--rollout 1296] [--json]
 python evaluate.py --make-cases cases.txt --cases 500 --agent-a default
@@ -22,6 +23,7 @@ from nard_ai.arena import agent_from_spec, play_match
 from nard_ai.cli import parse_dataclass_args
 from nard_ai.cubeplay import play_matches, play_money_session
 from nard_ai.error_rate import run_error_rate, run_make_cases
+from nard_ai.met import MAX_AWAY, MET_NAME
 from nard_ai.position_report import run_positions
 
 
@@ -41,8 +43,11 @@ class Args:
     """money play with the cube (agents double, take and pass: nard_ai.cubeplay), instead of cubeless"""
     jacoby: bool = False
     """--cube: the Jacoby rule (gammons count only once the cube was turned)"""
+    beavers: bool = False
+    """--cube: beavers allowed (a doubled player may take at twice the doubled cube and keep it)"""
     match_length: int = 0
-    """play matches to this many points with the cube and the Crawford rule (0 = money play)"""
+    """play matches to this many points (1..25, the match equity table's range) with the cube and the
+    Crawford rule (0 = money play)"""
     seed: int = 0
     """seed of the dice (and of the random agents, rollouts and case sampling)"""
     batch: int = 1024
@@ -77,10 +82,16 @@ class Args:
         for name in ("games", "batch", "cases"):
             if getattr(self, name) < 1:
                 raise ValueError(f"argument --{name}: must be >= 1, got {getattr(self, name)}")
-        if self.match_length < 0:
-            raise ValueError(f"argument --match-length: must be >= 0, got {self.match_length}")
-        if self.jacoby and not self.cube:
-            raise ValueError("argument --jacoby: goes with --cube")
+        if not 0 <= self.match_length <= MAX_AWAY:
+            raise ValueError(
+                f"argument --match-length: must be 1..{MAX_AWAY} (the range of the {MET_NAME} match equity "
+                f"table), or 0 for money play, got {self.match_length}"
+            )
+        for name in ("jacoby", "beavers"):
+            if getattr(self, name) and not self.cube:
+                raise ValueError(f"argument --{name}: goes with --cube (money play with the cube)")
+            if getattr(self, name) and self.match_length:
+                raise ValueError(f"argument --{name}: a money-play option, not with --match-length")
         if self.rollout < 0:
             raise ValueError(f"argument --rollout: must be >= 0, got {self.rollout}")
         if not -1 <= self.ply <= 2:
@@ -131,14 +142,29 @@ def main(args: Args) -> int:
         progress = lambda done: bar.update(done - bar.n)  # noqa: E731
         if args.match_length:
             result = play_matches(
-                agent_a, agent_b, args.games, args.match_length, seed=args.seed, batch=args.batch, progress=progress
+                agent_a,
+                agent_b,
+                args.games,
+                args.match_length,
+                seed=args.seed,
+                batch=args.batch,
+                progress=progress,
             )
         elif args.cube:
             result = play_money_session(
-                agent_a, agent_b, args.games, seed=args.seed, jacoby=args.jacoby, batch=args.batch, progress=progress
+                agent_a,
+                agent_b,
+                args.games,
+                seed=args.seed,
+                jacoby=args.jacoby,
+                beavers=args.beavers,
+                batch=args.batch,
+                progress=progress,
             )
         else:
-            result = play_match(agent_a, agent_b, args.games, seed=args.seed, batch=args.batch, progress=progress)
+            result = play_match(
+                agent_a, agent_b, args.games, seed=args.seed, batch=args.batch, progress=progress
+            )
     print(result.summary(args.agent_a, args.agent_b))
     return 0
 

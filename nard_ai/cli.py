@@ -346,7 +346,11 @@ def describe_state(state) -> list[str]:
             f"(X {state.match_length - mine}-away, O {state.match_length - theirs}-away){crawford}"
         )
     else:
-        lines.append("Money game" + (", Jacoby rule" if state.jacoby else ""))
+        lines.append(
+            "Money game"
+            + (", Jacoby rule" if state.jacoby else "")
+            + (", beavers allowed" if state.beavers else "")
+        )
     if state.cube_owner == CENTERED:
         lines.append(f"Cube {state.cube_value}, centred")
     else:
@@ -601,6 +605,7 @@ def _cube_unavailable_reason(cube) -> str:
 def format_cube(decision, cube) -> str:
     """gnubg-style cube analysis text for the side on roll (X)."""
     from .analysis import cube_action_text
+    from .position_report import cube_errors_text
 
     d = decision
     lines = [
@@ -630,11 +635,10 @@ def format_cube(decision, cube) -> str:
         extra = "" if mwc[key] is None else f"  MWC {100 * mwc[key]:.1f}%"
         lines.append(f"{i}. {names[key]:<16} {value:+.3f}{diff}{extra}")
     lines.append(f"Proper cube action: {cube_action_text(d)} (take point {100 * d.take_point:.1f}%)")
-    e = d.errors
-    lines.append(
-        f"Errors: not doubling {e['no_double']:.3f}, doubling {e['double']:.3f}; "
-        f"O taking {e['take']:.3f}, O passing {e['pass']:.3f}"
-    )
+    if d.beaver:
+        # beavers (money): O answers a double by beavering, the cube goes to 4x and O keeps it
+        lines.append(f"O beavers a double: X's equity after double, beaver {2 * d.double_take:+.3f}")
+    lines.append(f"Errors: {cube_errors_text(d)}")
     return "\n".join(lines)
 
 
@@ -663,12 +667,14 @@ def _cube(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                     "score": list(cube.score),
                     "crawford": cube.crawford,
                     "jacoby": cube.jacoby,
+                    "beavers": cube.beavers,
                 },
                 "probabilities": _probs_dict(d.probs),
                 "cubeless_equity": _num(d.cubeless_equity),
                 "cube_available": d.cube_available,
                 "action": d.action,
                 "proper_action": cube_action_text(d),
+                "beaver": d.beaver,
                 "equities": {k: _num(v) for k, v in d.equities.items()},
                 "mwc": None
                 if cube.is_money
@@ -703,6 +709,8 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from .formats.position_id import position_id
     from .rollout import rollout
 
+    if args.cubeful and args.luck:
+        parser.error("--luck is not available with --cubeful: cubeful rollouts are not luck-adjusted")
     board, state = _position(parser, args.position)
     cube = _cube_state(parser, state) if args.cubeful else None
     agent = _agent(parser, args.checkpoint, args.ply)
@@ -1064,7 +1072,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--luck",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="luck adjustment on or off (default: on from 1-ply, off at 0-ply; cubeful rollouts never)",
+        help="luck adjustment on or off (default: on from 1-ply, off at 0-ply); not with --cubeful, whose "
+        "rollouts are never luck-adjusted",
     )
     _add_json(p)
     _add_checkpoint(p)

@@ -14,11 +14,16 @@ while a double is pending), analysed **before it rolls**: dice in the ID are
 ignored. The cube and score come from the Match ID or XGID
 (:func:`cube_state_from_match`).
 
+The file is UTF-8; a byte order mark at its start (as Windows editors
+write) is skipped.
+
 Bad lines: every line is read; each bad one gets one message naming its
 line number and what is wrong (``FILE:LINE: ...`` on stderr, and in the
 ``errors`` list of ``--json``), the good ones are still analysed, and the
 exit status is 1 when any line was bad (2 for a bad command line or a file
-that cannot be read). A file with no position at all is an error.
+that cannot be read). A file with no position at all is an error (with
+``--json`` the JSON object is still printed, its ``positions`` empty and
+every bad line in ``errors``).
 
 Output, per position (all for the side on roll, money equities in points
 per game per unit of the current cube, match equities as normalised money
@@ -26,11 +31,17 @@ equity at the current cube with the MWC alongside):
 
 * the cubeless probabilities and equity at the agent's ply;
 * the cubeful equity with the right cube action (and without doubling);
-* the cube decision of :func:`nard_ai.cube.cube_decision`: the action, no
-  double / double, take / double, pass, and the opponent's take point;
+* the cube decision of :func:`nard_ai.cube.cube_decision`: the action in
+  gnubg's words (:func:`nard_ai.analysis.cube_action_text`: "No double,
+  beaver" when beavers are on and the opponent should beaver), no double /
+  double, take / double, pass, the opponent's take point, and how wrong each
+  choice is (:attr:`~nard_ai.cube.CubeDecision.errors`, printed by
+  :func:`cube_errors_text` as ``nard cube`` prints them);
 * with ``--rollout N``: a cubeless rollout (:func:`nard_ai.rollout.rollout`,
   the same agent playing; luck-adjusted when the rollout's default says so,
-  from 1-ply up) and the cube decision its probabilities give;
+  from 1-ply up) and the cube decision its probabilities give, with a 95%
+  confidence bound on that decision's cubeful equities
+  (:func:`cubeful_ci_bound`);
 * with ``--compare gnubg``: gnubg's own cube analysis at the same ply
   (:func:`nard_ai.gnubg_agent.gnubg_cube_analysis`), and at the end how
   often the two actions agree and the mean absolute difference of the
@@ -47,6 +58,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from .analysis import cube_action_text
 from .board import game_result
 from .cube import (
     CENTRED,
@@ -73,6 +85,8 @@ __all__ = [
     "analysis_agent",
     "analyse_positions",
     "compare_with_gnubg",
+    "cube_errors_text",
+    "cubeful_ci_bound",
     "format_report",
     "report_dict",
     "run_positions",
@@ -182,6 +196,8 @@ class PositionAnalysis:
         rollout: a cubeless rollout (:class:`nard_ai.rollout.RolloutResult`), or ``None``.
         rollout_decision: the cube decision from the rollout's probabilities, or ``None``.
         gnubg: gnubg's cube analysis (:class:`nard_ai.gnubg_agent.GnubgCubeAnalysis`), or ``None``.
+        rollout_ci: :func:`cubeful_ci_bound` of ``rollout_decision`` (95% half-widths of its
+            ``no_double``, ``double_take`` and ``optimal`` equities), or ``None`` without a rollout.
     """
 
     position: PositionLine
@@ -189,6 +205,7 @@ class PositionAnalysis:
     rollout: Any = None
     rollout_decision: CubeDecision | None = None
     gnubg: Any = None
+    rollout_ci: dict[str, float] | None = None
 
 
 def _consistent(probs: np.ndarray) -> np.ndarray:
@@ -197,6 +214,56 @@ def _consistent(probs: np.ndarray) -> np.ndarray:
     wg = min(wg, w)
     lg = min(lg, 1.0 - w)
     return np.array([w, wg, min(wb, wg), lg, min(lb, lg)])
+
+
+def cubeful_ci_bound(probs, probs_ci, cube: CubeState, efficiency: float) -> dict[str, float]:
+    """95% confidence half-widths of the cube decision made from a cubeless rollout's mean probabilities.
+
+    The cubeful equities of :func:`nard_ai.cube.cube_decision_from_probs`
+    are functions ``f(p)`` of the five mean probabilities ``p``; the
+    rollout gives each mean's 95% half-width ``ci_i`` but not their
+    correlations. For a linear ``f = a . p`` the standard deviation of
+    ``a . p`` is at most ``sum |a_i| sd(p_i)`` whatever the correlations
+    (the triangle inequality for standard deviations), so ``sum |a_i| ci_i``
+    bounds its 95% half-width; that sum is also the largest ``|f(p + d) -
+    f(p)|`` over the 32 corners ``d = (+-ci_1, ..., +-ci_5)``. The cube model
+    is piecewise linear in ``p``, so the bound returned is that largest
+    change over the corners (each corner made a consistent 5-vector, as the
+    means are). It is conservative: with the real, mostly positive
+    correlations of win and gammon rates the interval is narrower.
+
+    Args:
+        probs: ``(5,)`` the rollout's mean probabilities (side on roll, gnubg order).
+        probs_ci: ``(5,)`` their 95% half-widths (NaN with fewer than 2 games).
+        cube: the cube state of the decision.
+        efficiency: the cube efficiency ``x`` of the position
+            (:func:`nard_ai.cube.cube_efficiency`).
+
+    Returns:
+        ``{"no_double": ..., "double_take": ..., "optimal": ...}``: half-widths
+        in the decision's units (money: points per unit of the current cube;
+        match: normalised equity); NaN where the probabilities have no
+        interval or the side on roll cannot double (``double_take``).
+
+    Raises:
+        ValueError: on probabilities or intervals not of shape ``(5,)``.
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    ci = np.asarray(probs_ci, dtype=np.float64)
+    if p.shape != (5,) or ci.shape != (5,):
+        raise ValueError(f"probs and probs_ci must have shape (5,), got {p.shape} and {ci.shape}")
+    keys = ("no_double", "double_take", "optimal")
+    if not np.isfinite(ci).all():
+        return dict.fromkeys(keys, float("nan"))
+
+    def values(q: np.ndarray) -> np.ndarray:
+        d = cube_decision_from_probs(_consistent(q), cube, efficiency)
+        return np.array([d.no_double, d.double_take, d.optimal])
+
+    centre = values(p)
+    signs = np.array(np.meshgrid(*[(-1.0, 1.0)] * 5, indexing="ij")).reshape(5, -1).T  # (32, 5)
+    spread = np.max([np.abs(values(p + s * ci) - centre) for s in signs], axis=0)
+    return {k: float(v) for k, v in zip(keys, spread, strict=True)}
 
 
 def analyse_positions(
@@ -222,13 +289,13 @@ def analyse_positions(
     out = []
     for k, p in enumerate(positions):
         decision = cube_decision(p.board, p.cube, agent=agent)
-        rolled = rolled_decision = None
+        rolled = rolled_decision = rolled_ci = None
         if rollout_games:
             rolled = rollout(p.board, rollout_games, agent=agent, seed=seed)
-            rolled_decision = cube_decision_from_probs(
-                _consistent(rolled.probs), p.cube, cube_efficiency(p.board), ply=decision.ply
-            )
-        out.append(PositionAnalysis(p, decision, rolled, rolled_decision))
+            x = cube_efficiency(p.board)
+            rolled_decision = cube_decision_from_probs(_consistent(rolled.probs), p.cube, x, ply=decision.ply)
+            rolled_ci = cubeful_ci_bound(rolled.probs, rolled.probs_ci, p.cube, x)
+        out.append(PositionAnalysis(p, decision, rolled, rolled_decision, rollout_ci=rolled_ci))
         if progress is not None:
             progress(k + 1)
     return out
@@ -283,7 +350,7 @@ def compare_with_gnubg(
         raise ValueError("the agent has no ply to compare gnubg at")
     theirs = gnubg_cube_analysis([(a.position.board, a.position.cube) for a in analyses], ply)
     analyses = [
-        PositionAnalysis(a.position, a.decision, a.rollout, a.rollout_decision, g)
+        PositionAnalysis(a.position, a.decision, a.rollout, a.rollout_decision, g, a.rollout_ci)
         for a, g in zip(analyses, theirs, strict=True)
     ]
     pairs = [(a.decision, a.gnubg) for a in analyses]
@@ -301,13 +368,46 @@ def compare_with_gnubg(
 
 # --------------------------------------------------------------------------- output
 
-_ACTION_WORDS = {
-    "no_double": "No double",
-    "double_take": "Double, take",
-    "double_pass": "Double, pass",
-    "too_good_take": "Too good to double, take",
-    "too_good_pass": "Too good to double, pass",
-}
+
+def _action_words(d: CubeDecision) -> str:
+    """gnubg's words for the proper action, "Redouble" when the side on roll owns the cube."""
+    words = cube_action_text(d)
+    if d.cube.owner == ON_ROLL:
+        words = words.replace("Double", "Redouble").replace(" double", " redouble")
+    return words
+
+
+def cube_errors_text(d: CubeDecision, opponent: str = "O") -> str:
+    """How wrong each cube choice is, as ``nard cube`` and ``evaluate.py --positions`` print it.
+
+    The figures are :attr:`nard_ai.cube.CubeDecision.errors` (equity the
+    chooser gives up against the right choice, in the decision's units:
+    money, points per unit of the current cube; match, normalised equity).
+    When the opponent should beaver (:attr:`~nard_ai.cube.CubeDecision.beaver`)
+    its ``take`` error is that of beavering, and a plain take, which leaves
+    the stake at the doubled cube instead of four times it, costs
+    ``errors["take"] - double_take`` (``double_take`` < 0 there).
+
+    Args:
+        d: the decision, for the side on roll.
+        opponent: the name of the player who answers a double.
+
+    Returns:
+        ``"not doubling 0.000, doubling 0.546; O taking 0.000, O passing 1.487"``;
+        ``""`` when the side on roll cannot double.
+    """
+    if not d.cube_available:
+        return ""
+    e = d.errors
+    mine = f"not doubling {e['no_double']:.3f}, doubling {e['double']:.3f}"
+    if d.beaver:
+        theirs = (
+            f"{opponent} beavering {e['take']:.3f}, {opponent} taking without a beaver "
+            f"{e['take'] - d.double_take:.3f}, {opponent} passing {e['pass']:.3f}"
+        )
+    else:
+        theirs = f"{opponent} taking {e['take']:.3f}, {opponent} passing {e['pass']:.3f}"
+    return f"{mine}; {theirs}"
 
 
 def _describe_cube(cube: CubeState) -> str:
@@ -315,7 +415,7 @@ def _describe_cube(cube: CubeState) -> str:
         cube.owner
     ]
     if cube.is_money:
-        rules = ", Jacoby" if cube.jacoby else ""
+        rules = (", Jacoby" if cube.jacoby else "") + (", beavers" if cube.beavers else "")
         return f"money{rules}, cube {cube.value} {owner}"
     crawford = ", Crawford game" if cube.crawford else ""
     return (
@@ -328,6 +428,10 @@ def _eq(x: float) -> str:
     return "   n/a" if not math.isfinite(x) else f"{x:+.3f}"
 
 
+def _pm(x: float) -> str:
+    return "± n/a" if not math.isfinite(x) else f"± {x:.3f}"
+
+
 def _decision_lines(d: CubeDecision) -> list[str]:
     p = d.probs
     lines = [
@@ -336,13 +440,11 @@ def _decision_lines(d: CubeDecision) -> list[str]:
         f"  cubeful equity {_eq(d.optimal)} (no double {_eq(d.no_double)})",
     ]
     if d.cube_available:
-        words = _ACTION_WORDS[d.action]
-        if d.cube.owner == ON_ROLL:
-            words = words.replace("Double", "Redouble").replace(" double", " redouble")
         lines.append(
-            f"  cube: {words:<28} ND {_eq(d.no_double)}  D/T {_eq(d.double_take)}  "
+            f"  cube: {_action_words(d):<28} ND {_eq(d.no_double)}  D/T {_eq(d.double_take)}  "
             f"D/P {_eq(d.double_pass)}  take point {d.take_point:.1%}"
         )
+        lines.append(f"  errors: {cube_errors_text(d, 'opponent')}")
     else:
         lines.append("  cube: not available to the side on roll")
     if not d.cube.is_money:
@@ -373,8 +475,19 @@ def format_report(
                 f"  rollout ({r.games} games, {'luck-adjusted' if r.variance_reduction else 'plain'}): "
                 f"win {r.probs[0]:.3f} ± {r.probs_ci[0]:.3f}  equity {_eq(r.equity)} ± {r.equity_ci:.3f}"
             )
-            rd = a.rollout_decision
-            out.append(f"  rollout cube: {_ACTION_WORDS[rd.action]}  cubeful {_eq(rd.optimal)}")
+            rd, ci = a.rollout_decision, a.rollout_ci or {}
+            nan = float("nan")
+            line = f"  rollout cube: {_action_words(rd) if rd.cube_available else 'not available'}  "
+            line += f"cubeful {_eq(rd.optimal)} {_pm(ci.get('optimal', nan))} (conservative 95% CI)"
+            if rd.cube_available:
+                line += (
+                    f"  ND {_eq(rd.no_double)} {_pm(ci.get('no_double', nan))}  "
+                    f"D/T {_eq(rd.double_take)} {_pm(ci.get('double_take', nan))}"
+                )
+                out.append(line)
+                out.append(f"  rollout errors: {cube_errors_text(rd, 'opponent')}")
+            else:
+                out.append(line)
         if a.gnubg is not None:
             g = a.gnubg
             words = g.gnubg_action or "cube not available"
@@ -405,6 +518,8 @@ def _num(x) -> float | None:
 def _decision_dict(d: CubeDecision) -> dict:
     return {
         "action": d.action,
+        "proper_action": _action_words(d),
+        "beaver": d.beaver,
         "cube_available": d.cube_available,
         "no_double": _num(d.no_double),
         "double_take": _num(d.double_take),
@@ -412,6 +527,7 @@ def _decision_dict(d: CubeDecision) -> dict:
         "cubeful_equity": _num(d.optimal),
         "cubeless_equity": _num(d.cubeless_equity),
         "take_point": _num(d.take_point),
+        "errors": {k: _num(v) for k, v in d.errors.items()},
         "probabilities": [float(v) for v in d.probs],
         "mwc": None
         if d.cube.is_money
@@ -435,7 +551,11 @@ def report_dict(
     Keys: ``agent``, ``positions`` (one object per position: ``line``,
     ``id``, ``position_id``, ``cube``, ``decision`` and optionally
     ``rollout``, ``rollout_decision``, ``gnubg``), ``errors`` (``line``,
-    ``message``), ``comparison`` (or ``None``).
+    ``message``), ``comparison`` (or ``None``). A decision holds ``action``,
+    ``proper_action`` (gnubg's words), ``beaver``, the three cubeful
+    equities, ``errors`` (:attr:`~nard_ai.cube.CubeDecision.errors`), the
+    probabilities and, in match play, the MWC; a ``rollout_decision`` also
+    ``ci95_bound`` (:func:`cubeful_ci_bound`).
     """
     items = []
     for a in analyses:
@@ -451,6 +571,7 @@ def report_dict(
                 "score": list(c.score),
                 "crawford": c.crawford,
                 "jacoby": c.jacoby,
+                "beavers": c.beavers,
             },
             "decision": _decision_dict(a.decision),
         }
@@ -465,6 +586,10 @@ def report_dict(
                 "variance_reduction": r.variance_reduction,
             }
             item["rollout_decision"] = _decision_dict(a.rollout_decision)
+            ci = a.rollout_ci or {}
+            item["rollout_decision"]["ci95_bound"] = {
+                k: _num(ci.get(k)) for k in ("no_double", "double_take", "optimal")
+            }
         if a.gnubg is not None:
             g = a.gnubg
             item["gnubg"] = {
@@ -492,9 +617,10 @@ def report_dict(
 
 
 def read_text_file(path: str, err) -> str | None:
-    """A UTF-8 text file's contents, or ``None`` after one ``evaluate.py: error: cannot read ...`` line on ``err``."""
+    """A UTF-8 text file's contents (a leading byte order mark dropped), or ``None`` after one
+    ``evaluate.py: error: cannot read ...`` line on ``err``."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             return f.read()
     except (OSError, UnicodeDecodeError) as exc:
         print(f"evaluate.py: error: cannot read {path}: {exc}", file=err)
@@ -518,7 +644,10 @@ def run_positions(
     Exit status: 0 when every line was analysed, 1 when some line was bad
     (the others are still reported) or the file holds no position, 2 when
     the file cannot be read or the agent or comparison cannot be set up.
-    Messages go to ``err`` as ``evaluate.py: error: ...`` / ``FILE:LINE: ...``.
+    Messages go to ``err`` as ``evaluate.py: error: ...`` / ``FILE:LINE: ...``;
+    with ``as_json`` the JSON object goes to ``out`` whenever the file was
+    read, also when it holds no good position (``positions`` empty, the
+    agent named by its spec, every bad line in ``errors``).
     """
     out = out or sys.stdout
     err = err or sys.stderr
@@ -530,6 +659,9 @@ def run_positions(
         print(f"{path}:{line}: {message}", file=err)
     if not positions:
         print(f"evaluate.py: error: {path} holds no position to analyse", file=err)
+        if as_json:  # the caller parses stdout: the bad lines go there too
+            json.dump(report_dict([], agent_spec, errors), out, indent=1)
+            out.write("\n")
         return 1
     if compare not in ("", "gnubg"):
         print(f"evaluate.py: error: --compare takes 'gnubg', got {compare!r}", file=err)

@@ -402,6 +402,7 @@ def test_cube_in_a_match_uses_the_ids_score_and_owner(capsys):
         "score": [2, 4],
         "crawford": False,
         "jacoby": False,
+        "beavers": False,
     }
     assert all(0.0 <= v <= 1.0 for v in data["mwc"].values())
     status, out, _ = run_main(["cube", cli.MATCH_GNUBG_ID], capsys)

@@ -477,7 +477,8 @@ def test_xgids_match_gnubgs_importer_live():
         ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:3:1:0:7:10", {"score": (1, 3), "match_length": 7}),
         ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:6:3:1:7:10", {"crawford": True}),
         ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:1:0:10", {"jacoby": True}),
-        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:3:0:10", {"jacoby": True}),  # beavers dropped
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:2:0:10", {"jacoby": False, "beavers": True}),
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:3:0:10", {"jacoby": True, "beavers": True}),
         ("XGID=-b----E-C---eE---c-e----B-:0:0:1:13:0:0:0:0:10", {"dice": (3, 1)}),  # low die first
         # D: X (turn 1) doubled from 2 (it owned the cube); O (player 0) must answer.
         (
@@ -535,6 +536,7 @@ def test_xgid_round_trips_random_boards_and_states():
                 "double_offered": doubled,
                 "turn": 1 - state.player_on_roll if doubled else state.player_on_roll,
                 "jacoby": state.jacoby and not state.match_length,
+                "beavers": not state.match_length and rng.random() < 0.5,  # XG's Jacoby field, bit 1
                 "max_cube_log2": int(rng.integers(max(cube_log2, 1), 16)),
             }
         )

@@ -129,7 +129,7 @@ class MatchState:
     Players are gnubg's fixed seats 0 and 1; a board that goes with this
     state is seen from ``player_on_roll`` (see the module docstring). The
     defaults are a money game under way, cube centred, player 1 on roll
-    before rolling, Jacoby off: with the starting board that is gnubg's
+    before rolling, Jacoby and beavers off: with the starting board that is gnubg's
     ``4HPwATDgc/ABMA:cAkAAAAAAAAE`` and eXtreme Gammon's
     ``XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10``.
 
@@ -153,6 +153,11 @@ class MatchState:
             :data:`MAX_MATCH_LENGTH` (64, gnubg's limit); 0 = money play.
         score: ``(player 0, player 1)`` points so far.
         jacoby: the Jacoby rule (money play only; gnubg stores its negation).
+        beavers: beavers allowed (money play only): a doubled player may
+            beaver, taking the cube at twice the doubled value. The XGID holds
+            it (bit 1 of its Jacoby field); a Match ID does not (gnubg keeps
+            it as a session setting, ``set beavers``), so :func:`match_id`
+            leaves it out and :func:`from_match_id` gives ``False``.
         max_cube_log2: log2 of the largest cube allowed, 0-15 (default 10,
             a 1024-cube): the last field of an XGID, kept here so that
             :func:`~nard_ai.formats.xgid.from_xgid` then
@@ -166,8 +171,8 @@ class MatchState:
             ``2**15``, an owner or seat not in its range, one die rolled
             without the other, a die outside 0-6, a negative match length
             or one above 64 (gnubg's longest match), a negative or too
-            large score, a score above the match length, or a
-            Crawford game in money play, at a score where one player is
+            large score, a score above the match length, beavers in
+            match play, or a Crawford game in money play, at a score where one player is
             not exactly one point short of the match length, or with the
             cube turned or a double offered.
     """
@@ -185,6 +190,7 @@ class MatchState:
     score: tuple[int, int] = (0, 0)
     jacoby: bool = False
     max_cube_log2: int = DEFAULT_MAX_CUBE_LOG2
+    beavers: bool = False
 
     def __post_init__(self) -> None:
         set_field = object.__setattr__  # the dataclass is frozen; normalise in place
@@ -201,7 +207,7 @@ class MatchState:
             if seat not in (0, 1):
                 raise ValueError(f"{name} must be 0 or 1, got {seat}")
             set_field(self, name, seat)
-        for name in ("crawford", "double_offered", "jacoby"):
+        for name in ("crawford", "double_offered", "jacoby", "beavers"):
             flag = getattr(self, name)
             if not isinstance(flag, bool | np.bool_ | int | np.integer) or flag not in (0, 1):
                 raise ValueError(f"{name} must be a bool, got {flag!r}")
@@ -234,6 +240,10 @@ class MatchState:
             if length and points > length:
                 raise ValueError(f"score of player {player} is {points}, above the match length {length}")
         set_field(self, "score", score)
+        if self.beavers and length:
+            raise ValueError(
+                f"beavers is set in a {length}-point match; beavers are a money-play option (match_length 0)"
+            )
         if self.crawford:
             if not length:
                 raise ValueError("crawford is set in money play (match_length 0); it applies to matches only")

@@ -56,13 +56,15 @@ def cube_state_from_match(state: MatchState | None, **overrides: Any) -> CubeSta
             ``None`` (a bare Position ID) gives money play with the cube
             centred at 1.
         overrides: ``value``, ``owner``, ``match_length``, ``score``,
-            ``crawford`` or ``jacoby`` to replace; ``None`` values are ignored.
+            ``crawford``, ``jacoby`` or ``beavers`` to replace; ``None``
+            values are ignored.
 
     Returns:
         A :class:`~nard_ai.cube.CubeState`: owner ``"on_roll"`` when the
         player on roll owns the cube, ``"opponent"`` when the other seat
         does; score ``(player on roll, other)``; the Crawford flag; the
-        Jacoby rule in money play. While a double awaits an answer the cube
+        Jacoby rule and beavers in money play (an XGID's Jacoby field:
+        ``1`` Jacoby, ``2`` beavers, ``3`` both). While a double awaits an answer the cube
         value is the one before the double (the Match ID's convention).
 
     Raises:
@@ -85,6 +87,7 @@ def cube_state_from_match(state: MatchState | None, **overrides: Any) -> CubeSta
             "score": (0, 0) if money else (state.score[me], state.score[1 - me]),
             "crawford": state.crawford,
             "jacoby": state.jacoby and money,
+            "beavers": state.beavers and money,
         }
     fields.update({k: v for k, v in overrides.items() if v is not None})
     return CubeState(**fields)

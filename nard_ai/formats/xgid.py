@@ -42,7 +42,9 @@ dice             ``00`` not rolled yet; two digits 1-6 = the roll (written
                  (beaver) and ``R`` (raccoon) are refused, as gnubg does.
 score 1, 2       X's score, then O's.
 Crawford/Jacoby  match play: 1 = this is the Crawford game, else 0. Money
-                 play: bit 0 = Jacoby rule, bit 1 = beavers allowed.
+                 play: bit 0 = Jacoby rule, bit 1 = beavers allowed (``0``
+                 neither, ``1`` Jacoby, ``2`` beavers, ``3`` both), kept in
+                 ``MatchState.jacoby`` and ``MatchState.beavers``.
 match length     0 = money play; at most 64, gnubg's longest match (see
                  :data:`~nard_ai.formats.match_id.MAX_MATCH_LENGTH`).
 max cube         log2 of the largest cube allowed (XG's cube limit, 10 =
@@ -62,8 +64,8 @@ read as signed counts; with O on roll it is that board turned with
 
 What an XGID cannot hold (and :func:`to_xgid` refuses): a resignation on
 offer, a game state other than "playing", and turn/dice combinations other
-than "on roll, not rolled", "rolled", and "doubled, awaiting an answer". What
-:func:`from_xgid` does not keep: the beaver flag.
+than "on roll, not rolled", "rolled", and "doubled, awaiting an answer".
+Everything :func:`from_xgid` reads, :func:`to_xgid` writes back.
 """
 
 from __future__ import annotations
@@ -120,7 +122,7 @@ def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2
         board: ``(26,)`` board seen from ``state.player_on_roll`` (the mover;
             the doubler while a double is offered).
         state: the :class:`MatchState`; the default is a money game with
-            player 1 (XG's X) on roll before rolling, Jacoby off, so
+            player 1 (XG's X) on roll before rolling, Jacoby and beavers off, so
             ``to_xgid(starting_board())`` is
             ``"XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"``.
         max_cube_log2: the last field, log2 of XG's cube limit; ``None``
@@ -175,7 +177,7 @@ def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2
     if state.match_length:
         flags = int(state.crawford)
     else:
-        flags = _JACOBY if state.jacoby else 0
+        flags = (_JACOBY if state.jacoby else 0) | (_BEAVER if state.beavers else 0)
     fields = (
         _position_string(xg_board),
         str(cube_log2),
@@ -265,7 +267,8 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
         ``(board, state)``: the ``(26,)`` int8 board seen from
         ``state.player_on_roll`` and the :class:`MatchState` (X = player 1,
         O = player 0; game state "playing"; the max cube in
-        ``state.max_cube_log2``; a beaver flag is dropped).
+        ``state.max_cube_log2``; in money play the Jacoby field's bit 0 in
+        ``state.jacoby`` and bit 1, beavers, in ``state.beavers``).
 
     Raises:
         ValueError: naming the field and value, on a wrong number of fields,
@@ -332,6 +335,7 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
             match_length=match_length,
             score=(seat_of_score[0], seat_of_score[1]),
             jacoby=bool(flag_value & _JACOBY) if not match_length else False,
+            beavers=bool(flag_value & _BEAVER) if not match_length else False,
             max_cube_log2=max_cube_log2,
         )
     except ValueError as exc:
