@@ -76,9 +76,13 @@ table of :mod:`nard_ai.met`, and as the equivalent normalised money equity
   not the Crawford game, and winning the current cube would not already win
   it the match (doubling then only helps the opponent: a dead cube). The
   post-Crawford leader therefore never doubles, and a cube is never turned
-  past what the doubler needs. A double that cannot cost anything (the
-  opponent already wins the match by winning the current cube) is always
-  right: the model finds double/take >= no double.
+  past what the doubler needs (gnubg 1.07 refuses such a double in play:
+  "The cube is dead; you can't double any more"). :class:`CubeState`
+  refuses a match cube that no sequence of such doubles reaches
+  (:func:`highest_cube_value`; e.g. above 4 in a 3-point match at 0-0). A
+  double that cannot cost anything (the opponent already wins the match by
+  winning the current cube) is always right: the model finds double/take
+  >= no double.
 
 Decisions (gnubg's ``FindBestCubeDecision``)
 --------------------------------------------
@@ -111,7 +115,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -131,6 +135,7 @@ __all__ = [
     "DEFAULT_EFFICIENCY",
     "GNUBG_SHALLOW_EFFICIENCY",
     "CubeState",
+    "highest_cube_value",
     "CubeDecision",
     "cube_efficiency",
     "cubeful_equity",
@@ -153,33 +158,89 @@ _EPS = 1e-7  # gnubg: below this winning chance (or above 1 - it) the cube is de
 # --------------------------------------------------------------------------- cube state
 
 
+def _is_int(value) -> bool:
+    """A Python or numpy integer, not a bool."""
+    return isinstance(value, Integral) and not isinstance(value, bool)
+
+
+def _is_bool(value) -> bool:
+    """A Python or numpy bool (``0``/``1``, ``"yes"``, ``None`` are not)."""
+    return isinstance(value, (bool, np.bool_))
+
+
+def _is_real(value) -> bool:
+    """A Python or numpy real number, not a bool."""
+    return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
+
+
+def highest_cube_value(owner_away: int, doubler_away: int) -> int:
+    """The highest cube a side can own in match play, from the away counts.
+
+    Rule (gnubg, ``play.c`` ``CommandDouble``: "The cube is dead; you can't
+    double any more", and ``GetDPEq``; :attr:`CubeState.can_double` here): a
+    side may double a cube of value ``c`` only while ``away > c``, that is
+    while winning the current cube would not already win it the match. The
+    score does not change within a game and only the owner may redouble, so
+    the doubles alternate; the last one, to the owned value ``v``, was by
+    the other side (``doubler_away > v / 2``), the one before it, to
+    ``v / 2``, by the owner (``owner_away > v / 4``). Hence ``v`` is at most
+    the smallest power of two ``>= doubler_away`` and at most twice the
+    smallest power of two ``>= owner_away``. Example: in a 3-point match at
+    0-0 the cube reaches 4 (2 by one side, 4 by the other) and never 8.
+
+    Args:
+        owner_away: points the cube owner still needs, ``>= 1``.
+        doubler_away: points the other side (who doubled last) needs, ``>= 1``.
+
+    Returns:
+        The highest value, a power of two; ``1`` when no turned cube can be
+        owned by this side (the other side, 1-away, could never double).
+
+    Raises:
+        ValueError: if a count is not an integer 1..25.
+    """
+    for name, count in (("owner_away", owner_away), ("doubler_away", doubler_away)):
+        if not _is_int(count) or not 1 <= count <= MAX_AWAY:
+            raise ValueError(f"{name} must be an integer number of points 1..{MAX_AWAY}, got {count!r}")
+    owner_away, doubler_away = int(owner_away), int(doubler_away)
+    return min(1 << (doubler_away - 1).bit_length(), 2 << (owner_away - 1).bit_length())
+
+
 @dataclass(frozen=True)
 class CubeState:
     """The cube and the match, seen from the side on roll (gnubg's ``cubeinfo``).
 
     Attributes:
-        value: the cube value, a power of two (1, 2, 4, ...).
+        value: the cube value, a power of two (1, 2, 4, ...), an integer
+            (Python or numpy; not a bool or float).
         owner: ``"centred"`` (:data:`CENTRED`), ``"on_roll"`` (the side on
             roll owns it, :data:`ON_ROLL`) or ``"opponent"`` (:data:`OPPONENT`).
-            A centred cube has value 1.
-        match_length: points to win the match, 1..25; 0 = money play.
-        score: points already won, ``(side on roll, opponent)``; each below
-            ``match_length``. ``(0, 0)`` for money play. :attr:`away` and
-            :attr:`opp_away` give the points each side still needs.
+            A centred cube has value 1 and a turned (owned) cube at least 2.
+        match_length: points to win the match, an integer 1..25; 0 = money play.
+        score: points already won, ``(side on roll, opponent)``: a tuple,
+            list or array of two integers, each below ``match_length``.
+            ``(0, 0)`` for money play. :attr:`away` and :attr:`opp_away` give
+            the points each side still needs. In match play a turned cube is
+            at most :func:`highest_cube_value` of the away counts (nobody doubles a
+            cube that is dead for them).
         crawford: the current game is the Crawford game (RULES.md §8: one side
             has just reached match length minus one; nobody may double).
         jacoby: money play only: gammons count only once the cube is turned.
         beavers: money play only: a doubled side may redouble at once and
             keep the cube.
 
+    ``crawford``, ``jacoby`` and ``beavers`` must be bools (Python or numpy).
     The default is money play, cube 1 centred, Jacoby and beavers off.
 
     Raises:
-        ValueError: on a value that is not a power of two, an unknown owner, a
-            centred cube above 1, a match length outside 0..25, a score
-            outside the match, a Crawford flag while no side is 1-away (or
-            both are), Jacoby or beavers in a match, a score or Crawford flag
-            in money play, or a turned cube in the Crawford game.
+        ValueError: on a value of the wrong type (a bool, float, string) or
+            type-less score or flags (see above); on a value that is not a
+            power of two, an unknown owner, a centred cube above 1, an owned
+            cube of 1, a match length outside 0..25, a score outside the
+            match, a Crawford flag while no side is 1-away (or both are),
+            Jacoby or beavers in a match, a score or Crawford flag in money
+            play, a turned cube in the Crawford game, or a match cube above
+            :func:`highest_cube_value` (one that no sequence of live doubles reaches).
     """
 
     value: int = 1
@@ -192,29 +253,38 @@ class CubeState:
 
     def __post_init__(self) -> None:
         value = self.value
-        if isinstance(value, bool) or not isinstance(value, Integral) or value < 1 or value & (value - 1):
+        if not _is_int(value) or value < 1 or value & (value - 1):
             raise ValueError(f"the cube value must be a power of two (1, 2, 4, ...), got {value!r}")
         if value > MAX_CUBE:
             raise ValueError(f"cube value {value} is above the supported {MAX_CUBE}")
-        if self.owner not in CUBE_OWNERS:
+        if not isinstance(self.owner, str) or self.owner not in CUBE_OWNERS:
             raise ValueError(f"cube owner must be one of {CUBE_OWNERS}, got {self.owner!r}")
         if self.owner == CENTRED and value != 1:
             raise ValueError(f"a centred cube has value 1, got {value} (a turned cube has an owner)")
+        if self.owner != CENTRED and value == 1:
+            raise ValueError(
+                f"a cube owned by {self.owner!r} has value 2 or more (a cube of 1 is centred), got 1"
+            )
         length = self.match_length
-        if isinstance(length, bool) or not isinstance(length, Integral) or not 0 <= length <= MAX_AWAY:
+        if not _is_int(length) or not 0 <= length <= MAX_AWAY:
             raise ValueError(f"match_length must be 0 (money) or 1..{MAX_AWAY}, got {length!r}")
-        try:
-            score = tuple(int(s) for s in self.score)
-        except TypeError:
-            raise ValueError(f"score must be a pair (side on roll, opponent), got {self.score!r}") from None
-        if len(score) != 2 or any(isinstance(s, bool) for s in self.score):
-            raise ValueError(f"score must be a pair (side on roll, opponent), got {self.score!r}")
+        raw = self.score
+        if (
+            not isinstance(raw, (tuple, list, np.ndarray))
+            or len(raw) != 2
+            or not all(_is_int(s) for s in raw)
+        ):
+            raise ValueError(f"score must be a pair of integers (side on roll, opponent), got {raw!r}")
+        score = (int(raw[0]), int(raw[1]))
+        for name in ("crawford", "jacoby", "beavers"):
+            flag = getattr(self, name)
+            if not _is_bool(flag):
+                raise ValueError(f"{name} must be True or False, got {flag!r}")
+            object.__setattr__(self, name, bool(flag))
         object.__setattr__(self, "score", score)
         object.__setattr__(self, "value", int(value))
+        object.__setattr__(self, "owner", str(self.owner))
         object.__setattr__(self, "match_length", int(length))
-        object.__setattr__(self, "crawford", bool(self.crawford))
-        object.__setattr__(self, "jacoby", bool(self.jacoby))
-        object.__setattr__(self, "beavers", bool(self.beavers))
         if length == 0:
             if score != (0, 0):
                 raise ValueError(f"money play has no score, got {score}")
@@ -233,6 +303,22 @@ class CubeState:
                 )
             if value != 1 or self.owner != CENTRED:
                 raise ValueError("nobody may double in the Crawford game: the cube must be 1 and centred")
+        if self.owner != CENTRED:
+            away, opp_away = self.away, self.opp_away
+            owner_away, doubler_away = (away, opp_away) if self.owner == ON_ROLL else (opp_away, away)
+            top = highest_cube_value(owner_away, doubler_away)
+            if value > top:
+                doubler = "the opponent" if self.owner == ON_ROLL else "the side on roll"
+                why = (
+                    f"{doubler}, {doubler_away}-away, can never have doubled"
+                    if top == 1
+                    else f"the highest cube the {self.owner!r} side can own here is {top}"
+                )
+                raise ValueError(
+                    f"a cube of {value} owned by {self.owner!r} cannot occur at {away}-away (side on roll) "
+                    f"vs {opp_away}-away (opponent): {why} (a side may double only while winning the "
+                    "current cube would not already win it the match; see highest_cube_value)"
+                )
 
     @classmethod
     def for_match(
@@ -250,7 +336,16 @@ class CubeState:
     def from_away(
         cls, away: int, opp_away: int, value: int = 1, owner: str = CENTRED, crawford: bool = False
     ) -> CubeState:
-        """A match-play state from away counts: the match length is the larger count."""
+        """A match-play state from away counts: the match length is the larger count.
+
+        Raises:
+            ValueError: if a count is not an integer 1..25, or on anything
+                :class:`CubeState` rejects.
+        """
+        for name, count in (("away", away), ("opp_away", opp_away)):
+            if not _is_int(count) or not 1 <= count <= MAX_AWAY:
+                raise ValueError(f"{name} must be an integer number of points 1..{MAX_AWAY}, got {count!r}")
+        away, opp_away = int(away), int(opp_away)
         length = max(away, opp_away)
         return cls.for_match(length, (length - away, length - opp_away), value, owner, crawford)
 
@@ -332,6 +427,11 @@ class CubeEfficiency:
         race_coefficient, race_factor: other races use
             ``race_coefficient + race_factor * pips`` (pips of the side on roll),
         race_min, race_max: clamped to ``[race_min, race_max]``.
+
+    Raises:
+        ValueError: on a field that is not a finite real number (a bool or
+            string is not), ``contact``, ``bearoff``, ``race_min`` or
+            ``race_max`` outside ``[0, 1]``, or ``race_min > race_max``.
     """
 
     contact: float = 0.68
@@ -342,6 +442,10 @@ class CubeEfficiency:
     race_max: float = 0.7
 
     def __post_init__(self) -> None:
+        for name in ("contact", "bearoff", "race_coefficient", "race_factor", "race_min", "race_max"):
+            value = getattr(self, name)
+            if not _is_real(value) or not np.isfinite(value):
+                raise ValueError(f"cube efficiency {name} must be a finite real number, got {value!r}")
         for name in ("contact", "bearoff", "race_min", "race_max"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -619,7 +723,11 @@ def gammon_values(cube: CubeState) -> tuple[float, float, float, float]:
         and losing a single game at the current cube. Money play: all 1 (all
         0 with the Jacoby rule and a centred cube). Match play: from the MET;
         e.g. 0 when a single win already wins the match.
+
+    Raises:
+        ValueError: if ``cube`` is not a :class:`CubeState`.
     """
+    _check_cube(cube)
     if cube.is_money:
         v = 0.0 if (cube.jacoby and cube.owner == CENTRED) else 1.0
         return v, v, v, v
@@ -651,15 +759,75 @@ def cubeful_equity(probs, cube: CubeState = CubeState(), efficiency=DEFAULT_EFFI
         match-winning chance (MWC) of the side on roll.
 
     Raises:
-        ValueError: on probabilities of the wrong shape or inconsistent.
+        ValueError: on probabilities of the wrong shape or inconsistent, a
+            ``cube`` that is not a :class:`CubeState`, or an efficiency that
+            is not numeric (a bool or string is not) or is outside ``[0, 1]``.
     """
     p = _as_probs(probs)
+    _check_cube(cube)
+    if _is_real(efficiency):
+        in_range = 0.0 <= efficiency <= 1.0
+    else:
+        x = np.asarray(efficiency)
+        if x.dtype.kind not in "iuf":
+            raise ValueError(
+                f"cube efficiency must be a number or an array of numbers in [0, 1], got {efficiency!r}"
+            )
+        in_range = bool(np.all((x >= 0.0) & (x <= 1.0)))
+    if not in_range:
+        raise ValueError(f"cube efficiency must be within [0, 1], got {efficiency!r}")
     if cube.is_money:
         return _money_cubeful(p, cube, efficiency)
     return _match_cubeful(p, cube, efficiency)
 
 
 # --------------------------------------------------------------------------- decisions
+
+_MAX_PLY = 2  # nard_ai.search.MAX_PLY (not imported: search pulls in the evaluators)
+
+
+def _check_cube(cube) -> None:
+    if not isinstance(cube, CubeState):
+        raise ValueError(
+            f"cube must be a CubeState (nard_ai.cube.CubeState(value=..., owner=..., ...)), got {cube!r}"
+        )
+
+
+def _check_ply(ply) -> int:
+    if not _is_int(ply) or not 0 <= ply <= _MAX_PLY:
+        raise ValueError(f"ply must be an integer 0..{_MAX_PLY} (gnubg numbering), got {ply!r}")
+    return int(ply)
+
+
+def _check_efficiency(efficiency) -> float:
+    """A fixed efficiency ``x``: a real number (or 0-d numeric array) within ``[0, 1]``."""
+    scalar = isinstance(efficiency, np.ndarray) and efficiency.ndim == 0 and efficiency.dtype.kind in "iuf"
+    if not (_is_real(efficiency) or scalar):
+        raise ValueError(
+            f"cube efficiency must be a number in [0, 1] or a CubeEfficiency, got {efficiency!r}"
+        )
+    x = float(efficiency)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"cube efficiency must be within [0, 1], got {x}")
+    return x
+
+
+def _check_agent(agent) -> None:
+    if not callable(getattr(agent, "evaluate", None)):
+        raise ValueError(
+            "agent needs evaluate(boards) -> (probs (N, 5), equity (N,)), as a nard_ai.search.Agent "
+            f"(build one with nard_ai.arena.agent_from_spec); got {agent!r}"
+        )
+    # As nard_ai.error_rate refuses a referee and nard_ai.search refuses lookahead: an
+    # evaluator that ranks plays by its own score (score_plays: pubeval, the random
+    # evaluator) has no probabilities to value a cube with.
+    for part in (agent, getattr(agent, "evaluator", None)):
+        if getattr(part, "score_plays", None) is not None:
+            name = getattr(agent, "name", "") or type(part).__name__
+            raise ValueError(
+                f"{name} has no real probabilities (it ranks plays by its own score, score_plays), "
+                "so it cannot make cube decisions; use a network (default[:PLY], PATH[:PLY]) or gnubg[:PLY]"
+            )
 
 
 @dataclass(frozen=True, eq=False)
@@ -826,24 +994,29 @@ def cube_decision_from_probs(
     Args:
         probs: ``(5,)`` gnubg-order cubeless probabilities for the side on roll.
         cube: the cube and match state.
-        efficiency: cube efficiency ``x`` (:func:`cube_efficiency` of the board).
-        ply: recorded in the result.
+        efficiency: cube efficiency ``x`` (:func:`cube_efficiency` of the board),
+            a real number in ``[0, 1]``.
+        ply: the search depth of the probabilities, ``None`` or an integer
+            0..2; recorded in the result.
 
     Returns:
         A :class:`CubeDecision`.
 
     Raises:
-        ValueError: on probabilities of the wrong shape or inconsistent, or an
-            efficiency outside ``[0, 1]``.
+        ValueError: on probabilities of the wrong shape or inconsistent, a
+            ``cube`` that is not a :class:`CubeState`, an efficiency that is
+            not a number (a bool or string is not) or is outside ``[0, 1]``,
+            or a ``ply`` that is neither ``None`` nor an integer 0..2.
     """
     p = _as_probs(probs)
     if p.shape != (5,):
         raise ValueError(
             f"cube_decision_from_probs takes one position's (5,) probabilities, got shape {p.shape}"
         )
-    x = float(efficiency)
-    if not 0.0 <= x <= 1.0:
-        raise ValueError(f"cube efficiency must be within [0, 1], got {x}")
+    _check_cube(cube)
+    x = _check_efficiency(efficiency)
+    if ply is not None:
+        ply = _check_ply(ply)
     nan = float("nan")
     available = cube.can_double
     if cube.is_money:
@@ -910,37 +1083,57 @@ def cube_decision(
     Args:
         board: ``(26,)`` int8, the side on roll's view (game not over).
         cube: the cube and match state (default: money, cube 1 centred).
-        ply: search depth (gnubg numbering) of the shipped network, used when
-            ``agent`` is ``None``.
+        ply: search depth (gnubg numbering), an integer 0..2 (Python or
+            numpy; not a bool, float or string): the ply of the shipped
+            network when ``agent`` is ``None``; with an agent, 0 or the
+            agent's own ply.
         agent: anything with ``evaluate(boards) -> (probs (N, 5), equity (N,))``
             for the side on roll, searching at its own ply (a
-            :class:`nard_ai.search.Agent`); ``None`` loads the shipped network
+            :class:`nard_ai.search.Agent`), with real probabilities (not
+            pubeval or the random agent); ``None`` loads the shipped network
             with :func:`nard_ai.arena.load_agent` at ``ply`` (cached).
         efficiency: cube efficiency parameters (default
-            :data:`DEFAULT_EFFICIENCY`), or a fixed ``x`` in ``[0, 1]``.
+            :data:`DEFAULT_EFFICIENCY`), or a fixed ``x``, a number in ``[0, 1]``.
 
     Returns:
         A :class:`CubeDecision` from the agent's cubeless probabilities and the
         Janowski/MET model of the module docstring.
 
     Raises:
-        ValueError: on an invalid board, a finished game, or an agent whose
-            ``ply`` differs from a non-zero ``ply``.
+        ValueError: on an invalid board, a finished game, a ``cube`` that is
+            not a :class:`CubeState`, a ``ply`` that is not an integer 0..2,
+            an agent without ``evaluate`` or without real probabilities (one
+            whose evaluator ranks plays by ``score_plays``: pubeval, random),
+            an agent whose ``ply`` differs from a non-zero ``ply``, an
+            ``evaluate`` that does not return ``(probs, equity)``, or an
+            efficiency that is neither a :class:`CubeEfficiency` nor a
+            number in ``[0, 1]``.
     """
     board = validate_board(np.asarray(board).reshape(-1))
     if game_result(board) != 0:
         raise ValueError("the game is over: there is no cube decision")
-    if agent is None:
-        agent = _default_agent(int(ply))
+    _check_cube(cube)
+    ply = _check_ply(ply)
+    if efficiency is None or isinstance(efficiency, CubeEfficiency):
+        x = cube_efficiency(board, efficiency or DEFAULT_EFFICIENCY)
     else:
+        x = _check_efficiency(efficiency)
+    if agent is None:
+        agent = _default_agent(ply)
+    else:
+        _check_agent(agent)
         agent_ply = getattr(agent, "ply", None)
         if ply and agent_ply is not None and agent_ply != ply:
             raise ValueError(f"ply={ply} but the agent searches at ply {agent_ply}")
         ply = agent_ply if agent_ply is not None else ply
-    if efficiency is None or isinstance(efficiency, CubeEfficiency):
-        x = cube_efficiency(board, efficiency or DEFAULT_EFFICIENCY)
-    else:
-        x = float(efficiency)
-    probs, _ = agent.evaluate(board[None])
-    probs = np.asarray(probs, dtype=np.float64).reshape(-1, 5)[0]
-    return cube_decision_from_probs(probs, cube, x, ply=ply)
+    result = agent.evaluate(board[None])
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise ValueError(
+            f"agent.evaluate(boards) must return (probs (N, 5), equity (N,)), got {type(result).__name__}"
+        )
+    probs = np.asarray(result[0], dtype=np.float64)
+    if probs.size != 5:
+        raise ValueError(
+            f"agent.evaluate gave probabilities of shape {probs.shape} for one board, expected (1, 5)"
+        )
+    return cube_decision_from_probs(probs.reshape(5), cube, x, ply=ply)

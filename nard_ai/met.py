@@ -114,6 +114,13 @@ def _check_away(name: str, value) -> int:
     return value
 
 
+def _check_flag(name: str, value) -> bool:
+    # A flag must be a real bool: bool("no") is True, and 1/0 or None would hide a mistake.
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def _lookup(away: int, opp_away: int, post_crawford: bool) -> float:
     # away, opp_away already validated; <= 0 means that side has won.
     if away <= 0:
@@ -137,7 +144,8 @@ def match_equity(away: int, opp_away: int, post_crawford: bool = False) -> float
             meaningful when exactly one side is 1-away (with neither side
             1-away there is no post-Crawford game, and with both 1-away the
             answer is 0.5 either way). With one side 1-away and
-            ``post_crawford=False`` the game is the Crawford game.
+            ``post_crawford=False`` the game is the Crawford game. A bool
+            (Python or numpy).
 
     Returns:
         The MWC in ``[0, 1]``: 1.0 if ``away == 0``, 0.0 if ``opp_away == 0``.
@@ -146,12 +154,13 @@ def match_equity(away: int, opp_away: int, post_crawford: bool = False) -> float
         == 0.48803``.
 
     Raises:
-        ValueError: if a count is not an integer, is negative or above 25,
-            if both are 0, or if ``post_crawford`` is set while neither side
-            is 1-away.
+        ValueError: if a count is not an integer (a bool or float is not),
+            is negative or above 25, if both are 0, if ``post_crawford`` is
+            not a bool, or if it is set while neither side is 1-away.
     """
     away = _check_away("away", away)
     opp_away = _check_away("opp_away", opp_away)
+    post_crawford = _check_flag("post_crawford", post_crawford)
     if away == 0 and opp_away == 0:
         raise ValueError("both sides cannot have won the match (away == opp_away == 0)")
     if post_crawford and 0 not in (away, opp_away) and 1 not in (away, opp_away):
@@ -168,8 +177,10 @@ def match_equity_after(away: int, opp_away: int, points: int, crawford: bool = F
         away: points this side needs before the game, ``1..25``.
         opp_away: points the opponent needs before the game, ``1..25``.
         points: points this side wins (``> 0``) or loses (``< 0``), i.e.
-            result x cube value; more than a side needs simply wins the match.
-        crawford: the current game is the Crawford game.
+            result x cube value, an integer; more than a side needs simply
+            wins the match.
+        crawford: the current game is the Crawford game (a bool; exactly one
+            side is then 1-away).
 
     Returns:
         This side's MWC at the start of the next game: the next game is
@@ -177,14 +188,25 @@ def match_equity_after(away: int, opp_away: int, points: int, crawford: bool = F
         post-Crawford (a side is 1-away and ``crawford`` is false).
 
     Raises:
-        ValueError: on counts outside ``1..25`` or ``points == 0``.
+        ValueError: on counts that are not integers ``1..25``, ``points``
+            that is not a non-zero integer (a bool or float is not), a
+            ``crawford`` that is not a bool, or ``crawford=True`` unless
+            exactly one side is 1-away (RULES.md §8).
     """
     away = _check_away("away", away)
     opp_away = _check_away("opp_away", opp_away)
     if away == 0 or opp_away == 0:
         raise ValueError("the match is already over (an away count is 0)")
+    if isinstance(points, bool) or not isinstance(points, Integral):
+        raise ValueError(f"points must be an integer (result x cube value), got {points!r}")
+    points = int(points)
     if points == 0:
         raise ValueError("a game always ends with points for one side (points != 0)")
+    crawford = _check_flag("crawford", crawford)
+    if crawford and (away == 1) == (opp_away == 1):
+        raise ValueError(
+            f"the Crawford game needs exactly one side 1-away, got {away}-away vs {opp_away}-away"
+        )
     next_post = crawford or away == 1 or opp_away == 1
     if points > 0:
         return _lookup(away - points, opp_away, next_post)

@@ -33,6 +33,7 @@ from nard_ai.cube import (
     cube_efficiency,
     cubeful_equity,
     gammon_values,
+    highest_cube_value,
 )
 from nard_ai.met import MAX_AWAY, match_equity, match_equity_after, met_tables
 
@@ -414,6 +415,10 @@ def test_a_double_is_offered_only_while_the_cube_is_below_what_the_doubler_needs
             for s1 in range(length):
                 for value, owner in ((1, CENTRED), (2, ON_ROLL), (4, ON_ROLL), (2, OPPONENT)):
                     crawford = False
+                    away, opp_away = length - s0, length - s1
+                    owner_away, doubler_away = (away, opp_away) if owner == ON_ROLL else (opp_away, away)
+                    if owner != CENTRED and value > highest_cube_value(owner_away, doubler_away):
+                        continue  # no live double reaches this cube: CubeState refuses it
                     cube = CubeState.for_match(length, (s0, s1), value, owner, crawford)
                     for p in p_all:
                         d = cube_decision_from_probs(p, cube)
