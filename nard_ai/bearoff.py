@@ -96,6 +96,7 @@ __all__ = [
     "get_database",
     "is_bearoff",
     "load_or_build",
+    "opponent_finishes_next_roll",
     "position_index",
 ]
 
@@ -506,6 +507,42 @@ def bearoff_probs_unchecked(boards: np.ndarray) -> np.ndarray:
     out = np.empty((len(boards), 5), dtype=np.float64)
     _probs_kernel(boards, _BINOM, race, race_surv, gammon_surv, out)
     return out.astype(np.float32)
+
+
+@njit(cache=True)
+def _last_roll_kernel(boards, binom, race, out):
+    for i in range(boards.shape[0]):
+        b = boards[i]
+        if not _is_bearoff_row(b):
+            out[i] = False
+            continue
+        opp = _index_of(-b[19], -b[20], -b[21], -b[22], -b[23], -b[24], binom)
+        out[i] = race[opp, 0] + race[opp, 1] >= 1.0 - 1e-12
+
+
+def opponent_finishes_next_roll(boards: np.ndarray) -> np.ndarray:
+    """Which boards are a *last roll*: a bear-off position whose opponent bears off all its checkers next roll.
+
+    With any of the 36 rolls, by the one-sided database. The side on roll then
+    wins only by bearing off now, and the cube is dead (no side will hold it
+    with a game still to play), as gnubg's two-sided database and any
+    last-roll analysis treat it.
+
+    Args:
+        boards: ``(N, 26)`` int8 valid boards, the side on roll's view.
+
+    Returns:
+        ``(N,)`` bool; False for every board that is not a bear-off position
+        (:func:`is_bearoff`).
+
+    Raises:
+        ValueError: on an invalid board.
+    """
+    batch, _ = _as_batch(np.asarray(boards).reshape(-1, BOARD_SIZE))
+    race, _, _ = _tables()
+    out = np.empty(len(batch), dtype=np.bool_)
+    _last_roll_kernel(batch, _BINOM, race, out)
+    return out
 
 
 def _as_batch(boards: np.ndarray) -> tuple[np.ndarray, bool]:

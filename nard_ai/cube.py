@@ -475,7 +475,12 @@ def cube_efficiency(board: np.ndarray, params: CubeEfficiency = DEFAULT_EFFICIEN
         ``[0, 1]``: ``params.contact`` in contact, ``params.bearoff`` when both
         sides have all checkers in their home boards, otherwise
         ``race_coefficient + race_factor * pips`` of the side on roll clamped
-        to ``[race_min, race_max]``; 0 when the game is over.
+        to ``[race_min, race_max]``; 0 when the game is over, and 0 on the
+        *last roll* (a bear-off where the opponent bears off all its checkers
+        next roll whatever it throws: :func:`nard_ai.bearoff.opponent_finishes_next_roll`),
+        where the cube is dead: a taker never gets to use it, so no double is
+        worth ``2p - 1`` and double/take ``2 (2p - 1)``, as gnubg's two-sided
+        bear-off database gives.
 
     Raises:
         ValueError: on an invalid board.
@@ -493,7 +498,15 @@ def cube_efficiency(board: np.ndarray, params: CubeEfficiency = DEFAULT_EFFICIEN
     # Home boards: the side on roll's points 1..6, the opponent's are indices 19..24.
     bearoff = ~(boards[:, 7 : BAR + 1] > 0).any(axis=1) & ~(boards[:, OPP_BAR:19] < 0).any(axis=1)
     x = np.where(has_contact(boards), params.contact, np.where(bearoff, params.bearoff, race))
-    x = np.where(game_result(boards) != 0, 0.0, x)
+    over = game_result(boards) != 0
+    x = np.where(over, 0.0, x)
+    if bearoff.any():
+        from .bearoff import opponent_finishes_next_roll
+
+        live = bearoff & ~over
+        last = np.zeros(len(boards), dtype=bool)
+        last[live] = opponent_finishes_next_roll(boards[live])
+        x = np.where(last, 0.0, x)
     return float(x[0]) if single else x
 
 

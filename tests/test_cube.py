@@ -699,3 +699,30 @@ def test_cube_decisions_agree_with_gnubg_0_ply_given_its_probabilities(settings,
             assert ours == pytest.approx(theirs, abs=0.02), (key, d, r)
     assert len(results) == len(tasks)
     assert agree == len(results)
+
+
+def test_the_last_roll_has_a_dead_cube():
+    """A bear-off where the opponent bears off next roll whatever it throws: the side on roll wins
+    only by bearing off now (probability p), so no double is worth 2p - 1 and double/take
+    2 (2p - 1) (the taker never gets to use the cube), the take point is 25% (dead cube), and
+    the proper action is double/take for 1/2 <= p <= 3/4. gnubg 1.07 gives these numbers from
+    its two-sided bear-off database: AQAAhAAAAAAAAA (p = 23/36) ND +0.278, D/T +0.556;
+    AQAAKAAAAAAAAA (p = 25/36) ND +0.389, D/T +0.778; AQAAiAAAAAAAAA (p = 19/36) D/T +0.111."""
+    from nard_ai import board_from_position_id, rollout
+    from nard_ai.bearoff import opponent_finishes_next_roll
+
+    for pid, p in (("AQAAhAAAAAAAAA", 23 / 36), ("AQAAKAAAAAAAAA", 25 / 36), ("AQAAiAAAAAAAAA", 19 / 36)):
+        board = board_from_position_id(pid)
+        assert opponent_finishes_next_roll(board[None])[0]
+        assert cube_efficiency(board) == 0.0
+        d = cube_decision(board)
+        assert d.probs[0] == pytest.approx(p, abs=1e-6)
+        assert d.no_double == pytest.approx(2 * p - 1, abs=1e-6)
+        assert d.double_take == pytest.approx(2 * (2 * p - 1), abs=1e-6)
+        assert d.take_point == pytest.approx(0.25, abs=1e-9)
+        assert d.action == "double_take"
+    # a cubeful rollout with the model: the side on roll doubles, the opponent takes: 2 (2p - 1)
+    r = rollout(board_from_position_id("AQAAhAAAAAAAAA"), 36, cube=CubeState())
+    assert r.cubeful == pytest.approx(2 * (2 * 23 / 36 - 1), abs=1e-9)
+    # not a last roll: the opponent's checker on its 6-point may miss with 2-1
+    assert not opponent_finishes_next_roll(pos(me={6: 1}, opp={6: 1})[None])[0]

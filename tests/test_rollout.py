@@ -280,13 +280,19 @@ def test_truncation_scores_running_games_with_the_agents_evaluation():
 
 
 def test_a_cubeful_money_rollout_doubles_and_counts_the_cube():
-    """From LAST_ROLL (75%, no gammons, bear-off efficiency 0.6) Janowski's model says double/take;
-    the taker's last roll is a sure win it cashes by redoubling. Stratified: 27 x 2 - 9 x 2 = +1 ppg."""
+    """From LAST_ROLL (75%, no gammons) with a fixed efficiency of 0.6, Janowski's model says
+    double/take; the taker's last roll is a sure win it cashes by redoubling. Stratified:
+    27 x 2 - 9 x 2 = +1 ppg. With the default efficiencies the last roll's cube is dead (x = 0):
+    the take point is exactly 25%, so at p = 75% taking and passing are worth the same, the
+    opponent passes (ties go to the pass) and every game ends at the root, also +1 ppg."""
     decision = cube_decision_from_probs([0.75, 0, 0, 0, 0], CubeState(), efficiency=0.6)
     assert decision.action == "double_take"
-    r = rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator()), cube=CubeState())
+    r = rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator()), cube=CubeState(), efficiency=0.6)
     assert r.cubeful == pytest.approx(1.0, abs=1e-12)
     assert r.probs[0] == pytest.approx(0.75)  # the cubeless view of the same games
+    dead = rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator()), cube=CubeState())
+    assert dead.cubeful == pytest.approx(1.0, abs=1e-12)
+    assert dead.probs[0] == pytest.approx(1.0)  # a passed double counts as a single game won
 
 
 def test_a_cubeful_match_rollout_reports_match_winning_chances():
