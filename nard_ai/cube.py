@@ -1149,4 +1149,9 @@ def cube_decision(
         raise ValueError(
             f"agent.evaluate gave probabilities of shape {probs.shape} for one board, expected (1, 5)"
         )
+    if ply and all(hasattr(agent, a) for a in ("evaluator", "rules")):
+        # gnubg's n-ply cube decisions carry cubeful values through the search
+        from .cubeful_search import lookahead_cube_decision
+
+        return lookahead_cube_decision(board, cube, agent, ply, efficiency)
     return cube_decision_from_probs(probs.reshape(5), cube, x, ply=ply)
