@@ -319,9 +319,12 @@ def rollout(
         variance_reduction: luck-adjust cubeless results (module docstring).
             ``None`` (the default) turns it on when the agent searches at
             1-ply or deeper, where it adds less work than the plays
-            themselves, and off at 0-ply, where it multiplies the work by
-            about 25 (the README's rollout figures show what it buys there
-            per second: less than that in the opening, more in bear-offs).
+            themselves, and for races (no contact at the root) at any ply,
+            where the race net and the bear-off database value the 21 rolls
+            so well that a second of luck-adjusted rolling out narrows the
+            interval 15-40 times more than a plain one; off for contact
+            positions at 0-ply, where it multiplies the work by about 30
+            and buys less than that (README, rollout figures).
         batch: games in flight at once.
         efficiency: cube efficiency parameters for cubeful rollouts
             (:class:`~nard_ai.cube.CubeEfficiency`), or one fixed ``x`` in ``[0, 1]``.
@@ -404,7 +407,10 @@ def rollout(
         if ply and agent_ply is not None and agent_ply != ply:
             raise ValueError(f"ply={ply} but the agent searches at ply {agent_ply}")
     if variance_reduction is None:
-        variance_reduction = int(getattr(agent, "ply", 0) or 0) >= 1
+        # on from 1-ply, and in races at any ply: README, rollout figures
+        from .encoding import race_flags
+
+        variance_reduction = int(getattr(agent, "ply", 0) or 0) >= 1 or bool(race_flags(board[None])[0])
     vr = bool(variance_reduction) and not cubeful
     if (cubeful or truncate is not None or vr) and _scores_its_own_plays(agent):
         raise ValueError(

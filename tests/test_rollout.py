@@ -192,11 +192,17 @@ def test_1_and_2_ply_rollouts_play_on_and_stay_exact():
         assert r.probs_ci[0] == pytest.approx(0.0, abs=1e-9)
 
 
-def test_luck_adjustment_is_on_by_default_from_1_ply():
-    """At 0-ply the 21-roll expansion costs about 25 times the plays themselves, at 1-ply less than
-    they do: the default adjusts for luck only from 1-ply on; cubeful rollouts never do."""
-    assert not rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator())).variance_reduction
-    assert rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator(), ply=1)).variance_reduction
+def test_luck_adjustment_is_on_by_default_from_1_ply_and_in_races():
+    """At 0-ply the 21-roll expansion costs about 30 times the plays themselves, at 1-ply less than
+    they do: the default adjusts for luck from 1-ply on, and at 0-ply only in races (where it pays
+    15-40 times per second, README); cubeful rollouts never do."""
+    contact = na.starting_board()
+    assert not rollout(contact, 4, agent=Agent(PipEvaluator()), truncate=2).variance_reduction
+    assert rollout(contact, 4, agent=Agent(PipEvaluator(), ply=1), truncate=2).variance_reduction
+    assert rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator())).variance_reduction  # a race
+    assert not rollout(
+        LAST_ROLL, 36, agent=Agent(LastRollEvaluator()), variance_reduction=False
+    ).variance_reduction
     cube = rollout(LAST_ROLL, 36, agent=Agent(LastRollEvaluator(), ply=1), cube=CubeState())
     assert not cube.variance_reduction
     with pytest.raises(ValueError, match="not luck-adjusted"):  # asked for explicitly: an error, not ignored
