@@ -1072,7 +1072,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--luck",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="luck adjustment on or off (default: on from 1-ply, off at 0-ply); not with --cubeful, whose "
+        help="luck adjustment on or off (default: on from 1-ply and in races, off for contact at 0-ply); not with --cubeful, whose "
         "rollouts are never luck-adjusted",
     )
     _add_json(p)

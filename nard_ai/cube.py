@@ -378,14 +378,16 @@ class CubeState:
     def can_double(self) -> bool:
         """The side on roll may (usefully) double now.
 
-        Money: it has access. Match: it has access, this is not the Crawford
-        game, and winning the current cube would not already win it the match
-        (a cube dead for the doubler; this covers the post-Crawford leader).
+        Money: it has access and the cube is below :data:`MAX_CUBE` (the
+        largest value nard_ai represents, as gnubg's Match ID). Match: it has
+        access, this is not the Crawford game, and winning the current cube
+        would not already win it the match (a cube dead for the doubler; this
+        covers the post-Crawford leader).
         """
         if not self.has_access:
             return False
         if self.is_money:
-            return True
+            return self.value < MAX_CUBE
         return not self.crawford and self.away > self.value
 
     def doubled(self) -> CubeState:
@@ -1139,6 +1141,12 @@ def cube_decision(
         if ply and agent_ply is not None and agent_ply != ply:
             raise ValueError(f"ply={ply} but the agent searches at ply {agent_ply}")
         ply = agent_ply if agent_ply is not None else ply
+    if ply and all(hasattr(agent, a) for a in ("evaluator", "rules")):
+        # gnubg's n-ply cube decisions carry cubeful values through the search (its tree also
+        # gives the n-ply cubeless probabilities, so the agent's own evaluation is not needed)
+        from .cubeful_search import lookahead_cube_decision
+
+        return lookahead_cube_decision(board, cube, agent, ply, efficiency)
     result = agent.evaluate(board[None])
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise ValueError(
@@ -1149,9 +1157,4 @@ def cube_decision(
         raise ValueError(
             f"agent.evaluate gave probabilities of shape {probs.shape} for one board, expected (1, 5)"
         )
-    if ply and all(hasattr(agent, a) for a in ("evaluator", "rules")):
-        # gnubg's n-ply cube decisions carry cubeful values through the search
-        from .cubeful_search import lookahead_cube_decision
-
-        return lookahead_cube_decision(board, cube, agent, ply, efficiency)
     return cube_decision_from_probs(probs.reshape(5), cube, x, ply=ply)

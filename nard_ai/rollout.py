@@ -30,10 +30,16 @@ How
   pairs are repeats, each distinct one is searched once.
 * **Dice** (:func:`rollout_dice`). The roll of game ``g`` at its ply ``t`` is
   a pure function of ``(seed, g, t)``, so a rollout is reproducible whatever
-  the batch size. The first two rolls are stratified: game ``g`` opens with
-  the ``(g mod 36)``-th of the 36 ordered rolls and answers with the
-  ``(g div 36 mod 36)``-th, so ``games`` a multiple of 1296 covers every pair
-  of first rolls equally (gnubg's quasi-random dice). Later rolls come from
+  the batch size. The first two rolls are stratified and unbiased for any
+  number of games: the seed fixes two random orders of the 36 ordered rolls,
+  ``first`` and ``reply`` (each from its own SplitMix64 stream, sorted); game
+  ``g`` opens with ``first[g mod 36]`` and the reply is
+  ``reply[(g mod 36 + g div 36) mod 36]``. So 36 games cover every first
+  roll once, 1296 every pair of first rolls once (a Latin square, gnubg's
+  quasi-random dice), and for any other count each game's pair of rolls is
+  still uniform over the 1296 (an unbiased estimate; a fixed order such as
+  "game g replies with roll g div 36" would give 144 games only the replies
+  1-1 to 1-4). Later rolls come from
   SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
   generators", OOPSLA 2014): output number ``g * 2**20 + t + 1`` of the
   generator seeded with ``seed``, reduced mod 36 to one of the 36 ordered
@@ -74,6 +80,7 @@ How
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 from contextlib import contextmanager
@@ -206,9 +213,11 @@ def rollout_dice(seed: int, games: np.ndarray, plies: np.ndarray) -> np.ndarray:
         plies: ``(N,)`` plies, ``0 <= ply < 2**20`` (ply 0 is the root side's roll).
 
     Returns:
-        ``(N, 2)`` int8 ordered rolls: ply 0 is ``ROLLS_36[g % 36]``, ply 1
-        ``ROLLS_36[(g // 36) % 36]``; later plies ``ROLLS_36[z % 36]`` with
-        ``z`` the SplitMix64 output number ``g * 2**20 + ply + 1``.
+        ``(N, 2)`` int8 ordered rolls: ply 0 is ``ROLLS_36[first[g % 36]]``,
+        ply 1 ``ROLLS_36[reply[(g % 36 + g // 36) % 36]]``, where ``first`` and
+        ``reply`` are the seed's two random orders of the 36 rolls
+        (module docstring); later plies ``ROLLS_36[z % 36]`` with ``z`` the
+        SplitMix64 output number ``g * 2**20 + ply + 1``.
 
     Raises:
         ValueError: on a bad seed, negative games or plies outside ``0 .. 2**20 - 1``.
@@ -222,8 +231,19 @@ def rollout_dice(seed: int, games: np.ndarray, plies: np.ndarray) -> np.ndarray:
         raise ValueError("games must be >= 0 and plies 0 .. 2**20 - 1")
     counter = (games.astype(np.uint64) << _PLY_BITS) + plies.astype(np.uint64) + np.uint64(1)
     which = (_splitmix64(seed, counter) % np.uint64(36)).astype(np.int64)
-    which = np.where(plies == 0, games % 36, np.where(plies == 1, (games // 36) % 36, which))
+    first, reply = _stratification(seed)
+    i, j = games % 36, (games // 36) % 36
+    which = np.where(plies == 0, first[i], np.where(plies == 1, reply[(i + j) % 36], which))
     return ROLLS_36[which]
+
+
+@functools.lru_cache(maxsize=64)
+def _stratification(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The seed's two random orders of the 36 rolls (first roll, reply), from SplitMix64 streams of their own."""
+    counters = np.arange(1, 37, dtype=np.uint64)
+    first = np.argsort(_splitmix64(seed ^ 0xD1B54A32D192ED03, counters), kind="stable")
+    reply = np.argsort(_splitmix64(seed ^ 0x8CB92BA72F3D8DD7, counters), kind="stable")
+    return first, reply
 
 
 def _flip_diff(diff: np.ndarray, flip: np.ndarray) -> np.ndarray:

@@ -404,3 +404,16 @@ def test_the_ply_bound_is_the_searchs():
     from nard_ai.search import MAX_PLY
 
     assert _MAX_PLY == MAX_PLY == 2
+
+
+def test_the_largest_money_cube_cannot_be_redoubled():
+    """nard_ai represents cubes up to MAX_CUBE = 4096 (gnubg's Match ID holds the log2 in 4 bits):
+    a money cube at 4096 has no double, so cube_decision answers no double instead of failing."""
+    from nard_ai import starting_board
+    from nard_ai.cube import MAX_CUBE, CubeState, cube_decision
+
+    cube = CubeState(value=MAX_CUBE, owner="on_roll")
+    assert not cube.can_double
+    d = cube_decision(starting_board(), cube)
+    assert d.action == "no_double" and not d.cube_available
+    assert CubeState(value=MAX_CUBE // 2, owner="on_roll").can_double
