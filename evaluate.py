@@ -103,6 +103,13 @@ class Args:
                 raise ValueError(f"argument --{name}: goes with --positions")
         if sum(map(bool, (self.positions, self.error_rate, self.make_cases))) > 1:
             raise ValueError("argument --positions: give one of --positions, --error-rate, --make-cases")
+        if self.positions:
+            for name in ("cube", "jacoby", "beavers", "match_length"):
+                if getattr(self, name):
+                    raise ValueError(
+                        f"argument --{name.replace('_', '-')}: not with --positions, which takes the cube, "
+                        "score and Jacoby/beaver settings from each line's Match ID or XGID"
+                    )
 
 
 def main(args: Args) -> int:

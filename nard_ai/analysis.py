@@ -559,12 +559,19 @@ _CUBE_ACTION_TEXT = {
 
 
 def cube_action_text(decision: CubeDecision) -> str:
-    """gnubg's words for the right cube action ("Double, take", "No double, beaver", ...)."""
+    """gnubg's words for the right cube action ("Double, take", "No double, beaver", ...).
+
+    "Redouble" instead of "Double" when the side on roll owns the cube, as gnubg says.
+    """
     if not decision.cube_available:
         return "No double (the cube is not available)"
     if decision.beaver and decision.action in ("no_double", "double_take"):
-        return "No double, beaver" if decision.action == "no_double" else "Double, beaver"
-    return _CUBE_ACTION_TEXT[decision.action]
+        words = "No double, beaver" if decision.action == "no_double" else "Double, beaver"
+    else:
+        words = _CUBE_ACTION_TEXT[decision.action]
+    if decision.cube is not None and decision.cube.owner == "on_roll":
+        words = words.replace("Double", "Redouble").replace(" double", " redouble")
+    return words
 
 
 def _skill_fields(loss: float, thresholds: SkillThresholds) -> tuple[float, str]:

@@ -621,6 +621,8 @@ def format_cube(decision, cube) -> str:
     unit = "per unit of the current cube" if cube.is_money else "normalised match equity at the current cube"
     lines.append(f"Cubeful equities for X ({unit}):")
     names = {"no_double": "No double", "double_take": "Double, take", "double_pass": "Double, pass"}
+    if cube.owner == "on_roll":  # gnubg: "Redouble" when the side on roll owns the cube
+        names = {k: v.replace("Double", "Redouble").replace("No double", "No redouble") for k, v in names.items()}
     right = "no_double" if d.action.startswith(("no_double", "too_good")) else d.action
     # gnubg's order: the right action first, then the two doubles, then no double
     order = {

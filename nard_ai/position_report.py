@@ -371,10 +371,7 @@ def compare_with_gnubg(
 
 def _action_words(d: CubeDecision) -> str:
     """gnubg's words for the proper action, "Redouble" when the side on roll owns the cube."""
-    words = cube_action_text(d)
-    if d.cube.owner == ON_ROLL:
-        words = words.replace("Double", "Redouble").replace(" double", " redouble")
-    return words
+    return cube_action_text(d)
 
 
 def cube_errors_text(d: CubeDecision, opponent: str = "O") -> str:

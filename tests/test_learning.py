@@ -486,6 +486,8 @@ def test_train_resume_errors_and_nothing_to_do(tmp_path):
         ("evaluate.py", ["--games", "0"]),
         ("evaluate.py", ["--games", "-5"]),
         ("evaluate.py", ["--threads", "-1"]),
+        ("evaluate.py", ["--positions", "tests/data/positions.txt", "--match-length", "5"]),
+        ("evaluate.py", ["--positions", "tests/data/positions.txt", "--cube", "--beavers"]),
         ("train.py", ["--checkpoint-every", "0"]),
         ("train.py", ["--pool", "0"]),
         ("train.py", ["--batch-size", "0"]),
