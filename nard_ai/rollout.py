@@ -126,6 +126,9 @@ for _k, (_a, _b) in enumerate(ROLLS_21):
 #: ``(36, 2)`` int8: the 36 ordered rolls, ``(1, 1), (1, 2), ..., (6, 6)``.
 ROLLS_36 = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
 
+MAX_GAMES = 100_000_000
+"""The most games one rollout takes (each keeps five float64 results: 4 GB at this size)."""
+
 MAX_PLIES = 5000
 """A safety net: a rollout game longer than this raises ``RuntimeError``."""
 VR_CHUNK = 1024
@@ -322,7 +325,7 @@ def rollout(
 
     Args:
         board: ``(26,)`` int8, the root side's view, game not over.
-        games: number of games, >= 1 (1296 stratifies the first two rolls fully).
+        games: number of games, 1 .. :data:`MAX_GAMES` (1296 stratifies the first two rolls fully).
         ply: search depth of the shipped network when ``agent`` is ``None``.
         cube: ``None`` for a cubeless rollout, or the cube state at the root
             (money or match) for a cubeful one.
@@ -383,8 +386,8 @@ def rollout(
     board = validate_board(np.asarray(board).reshape(-1))
     if game_result(board) != 0:
         raise ValueError("the game is over: nothing to roll out")
-    if isinstance(games, bool) or not isinstance(games, Integral) or games < 1:
-        raise ValueError(f"games must be an integer >= 1, got {games!r}")
+    if isinstance(games, bool) or not isinstance(games, Integral) or not 1 <= games <= MAX_GAMES:
+        raise ValueError(f"games must be an integer 1..{MAX_GAMES:,}, got {games!r}")
     if truncate is not None and (
         isinstance(truncate, bool) or not isinstance(truncate, Integral) or truncate < 1
     ):
@@ -911,6 +914,8 @@ def rollout_plays(
     """
     if isinstance(candidates, bool) or not isinstance(candidates, Integral) or candidates < 1:
         raise ValueError(f"candidates must be an integer >= 1, got {candidates!r}")
+    if "root_action" in rollout_options:
+        raise ValueError("rollout_plays takes no root_action: the cube action before a play is not a play's")
     if cube is not None and not isinstance(cube, CubeState):
         raise ValueError(f"cube must be a nard_ai.CubeState or None (cubeless), got {cube!r}")
     if isinstance(ply, bool) or not isinstance(ply, Integral) or not 0 <= ply <= 2:

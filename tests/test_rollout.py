@@ -551,3 +551,13 @@ def test_root_actions_check_a_cube_decision_by_rollout():
     dt_match = rollout(LAST_ROLL, 36, agent=agent, cube=match, root_action="double_take")
     expected = 0.75 * match_equity_after(3, 3, 2) + 0.25 * match_equity_after(3, 3, -2)
     assert dt_match.cubeful == pytest.approx(expected, abs=1e-9)
+
+
+def test_rollout_caps_the_number_of_games_and_rollout_plays_takes_no_root_action():
+    from nard_ai.rollout import MAX_GAMES, rollout_plays
+
+    agent = Agent(LastRollEvaluator())
+    with pytest.raises(ValueError, match="games must be an integer 1..100,000,000"):
+        rollout(LAST_ROLL, MAX_GAMES + 1, agent=agent)
+    with pytest.raises(ValueError, match="root_action"):
+        rollout_plays(LAST_ROLL, (6, 5), 36, agent=agent, cube=CubeState(), root_action="no_double")
