@@ -737,6 +737,7 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 "seed": args.seed,
                 "variance_reduction": r.variance_reduction,
                 "truncated": r.truncated,
+                "passes": r.passes,
                 "probabilities": _probs_dict(r.probs),
                 # a 95% CI needs >= 2 games: null (with the reason) when there is none
                 "probabilities_ci95": _probs_dict(r.probs_ci) if np.isfinite(r.probs_ci).all() else None,
@@ -774,6 +775,10 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             print(f"Cubeful match-winning chance {100 * r.cubeful:.1f}% {ci}")
     if r.truncated:
         print(f"{r.truncated} games truncated after {args.truncate} plies and scored by evaluation")
+    if r.passes:
+        print(
+            f"{r.passes} of {r.games} games ended with a passed double (counted above as single games won or lost)"
+        )
     return 0
 
 

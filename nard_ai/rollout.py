@@ -165,6 +165,8 @@ class RolloutResult:
         seconds: wall time.
         variance_reduction: whether results were luck-adjusted.
         ply: the agent's search depth, if it has one.
+        passes: cubeful rollouts: games that ended with a passed double (each
+            counted in ``probs`` as a single game won or lost); 0 otherwise.
     """
 
     probs: np.ndarray
@@ -179,6 +181,7 @@ class RolloutResult:
     seconds: float
     variance_reduction: bool
     ply: int | None
+    passes: int = 0
 
     @property
     def games_per_s(self) -> float:
@@ -461,6 +464,7 @@ def rollout(
         seconds=time.perf_counter() - t0,
         variance_reduction=vr,
         ply=getattr(agent, "ply", ply),
+        passes=run.passes,
     )
 
 
@@ -492,6 +496,7 @@ class _Lockstep:
         self.cube_values = np.zeros(games)
         self.plies = np.zeros(games, dtype=np.int64)
         self.truncated = 0
+        self.passes = 0
         self.dedup = True
         # gnubg's variance reduction needs the evaluator under the agent (a search.Agent)
         self.fast_vr = all(hasattr(agent, a) for a in ("evaluator", "rules", "ply"))
@@ -565,6 +570,7 @@ class _Lockstep:
             return idx
         probs_root = self.result_probs(np.sign(root_points)).astype(np.float64)
         self._finish(acting[passed], probs_root, self.cubes.score(root_points))
+        self.passes += len(passed)
         return idx[self.running[idx]]
 
     def _move(self, idx: np.ndarray) -> None:
@@ -835,6 +841,7 @@ def _for_mover(r: RolloutResult, match: bool) -> RolloutResult:
         seconds=r.seconds,
         variance_reduction=r.variance_reduction,
         ply=r.ply,
+        passes=r.passes,
     )
 
 

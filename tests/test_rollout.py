@@ -561,3 +561,13 @@ def test_rollout_caps_the_number_of_games_and_rollout_plays_takes_no_root_action
         rollout(LAST_ROLL, MAX_GAMES + 1, agent=agent)
     with pytest.raises(ValueError, match="root_action"):
         rollout_plays(LAST_ROLL, (6, 5), 36, agent=agent, cube=CubeState(), root_action="no_double")
+
+
+def test_a_cubeful_rollout_counts_the_games_ended_by_a_pass():
+    """From LAST_ROLL the dead last-roll cube puts the take point at exactly 25%: at p = 75% the
+    opponent passes the double at once (ties go to the pass), so all 36 games end at the root with a
+    pass, and RolloutResult.passes says so; a cubeless rollout has none."""
+    agent = Agent(LastRollEvaluator())
+    r = rollout(LAST_ROLL, 36, agent=agent, cube=CubeState())
+    assert r.passes == 36
+    assert rollout(LAST_ROLL, 36, agent=agent).passes == 0  # cubeless: no cube, no pass
