@@ -138,6 +138,7 @@ __all__ = [
     "highest_cube_value",
     "CubeDecision",
     "cube_efficiency",
+    "efficiencies",
     "cubeful_equity",
     "gammon_values",
     "cube_decision_from_probs",
@@ -510,6 +511,21 @@ def cube_efficiency(board: np.ndarray, params: CubeEfficiency = DEFAULT_EFFICIEN
         last[live] = opponent_finishes_next_roll(boards[live])
         x = np.where(last, 0.0, x)
     return float(x[0]) if single else x
+
+
+def efficiencies(boards: np.ndarray, params: CubeEfficiency | float) -> np.ndarray:
+    """Cube efficiency ``x`` of each board: :func:`cube_efficiency` of ``params``, or one fixed ``x``.
+
+    Args:
+        boards: ``(N, 26)`` int8 valid boards, side on roll's view.
+        params: a :class:`CubeEfficiency`, or a fixed ``x`` for every board.
+
+    Returns:
+        ``(N,)`` float64.
+    """
+    if isinstance(params, CubeEfficiency):
+        return cube_efficiency(boards, params)
+    return np.full(len(boards), float(params))
 
 
 # --------------------------------------------------------------------------- money play
@@ -961,6 +977,19 @@ def _classify(
     return f"too_good_{response}"
 
 
+def _cube_action(nd: float, dt: float, dp: float, cube: CubeState, can_gammon: bool) -> tuple[str, bool]:
+    """``(action, beaver)`` from the three cubeful equities of the side on roll (current cube units).
+
+    Money with beavers: a taker whose take is worth more than nothing to it
+    (``dt < 0`` for the doubler) beavers, so the double is worth ``2 dt``.
+    """
+    if not cube.can_double:
+        return "no_double", False
+    beaver = bool(cube.is_money and cube.beavers and dt < 0.0)
+    taken = 2.0 * dt if beaver else dt
+    return _classify(nd, min(taken, dp), taken, dp, can_gammon), beaver
+
+
 def _scaled_probs(p: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Probabilities with winning chances ``w`` and the same gammon shares as ``p`` (shape ``w.shape + (5,)``)."""
     (g0, b0), (g1, b1) = _outcome_ratios(p)
@@ -1051,13 +1080,8 @@ def cube_decision_from_probs(
         nd, dt, dp = (float(_mwc_to_equity(v, cube)) for v in mwcs)
         if available:
             dp = 1.0  # exactly, by construction of the conversion
-    beaver = bool(available and cube.is_money and cube.beavers and dt < 0.0)
-    if available:
-        answer = min(2.0 * dt if beaver else dt, dp)
-        action = _classify(nd, answer, 2.0 * dt if beaver else dt, dp, bool(p[1] > 0.0))
-        take_point = _take_point(p, cube, x)
-    else:
-        action, take_point = "no_double", nan
+    action, beaver = _cube_action(nd, dt, dp, cube, bool(p[1] > 0.0))
+    take_point = _take_point(p, cube, x) if available else nan
     return CubeDecision(
         action=action,
         no_double=nd,

@@ -45,13 +45,13 @@ from .cube import (
     CubeDecision,
     CubeEfficiency,
     CubeState,
-    _classify,
+    _cube_action,
     _match_cubeful,
     _money_cubeful,
     _mwc,
     _mwc_to_equity,
     cube_decision_from_probs,
-    cube_efficiency,
+    efficiencies,
 )
 from .network import invert_probs, result_probs
 from .search import ROLL_WEIGHTS, ROLLS_21, select_plays
@@ -71,12 +71,6 @@ class _Node:
     child: _Node | None  # inner node: the positions after each live position's 21 rolls, rows 21 i + r
 
 
-def _efficiencies(boards: np.ndarray, params: CubeEfficiency | float) -> np.ndarray:
-    if isinstance(params, CubeEfficiency):
-        return cube_efficiency(boards, params)
-    return np.full(len(boards), float(params))
-
-
 def _build(evaluator, rules, boards: np.ndarray, ply: int, params: CubeEfficiency | float) -> _Node:
     points = game_result(boards)
     over = points != 0
@@ -85,7 +79,7 @@ def _build(evaluator, rules, boards: np.ndarray, ply: int, params: CubeEfficienc
         probs = (
             np.asarray(evaluator.evaluate(boards[live]), dtype=np.float64) if len(live) else np.zeros((0, 5))
         )
-        x = _efficiencies(boards[live], params) if len(live) else np.zeros(0)
+        x = efficiencies(boards[live], params) if len(live) else np.zeros(0)
         return _Node(over, points, live, probs, x, None)
     rolled = np.repeat(boards[live], len(ROLLS_21), axis=0)
     dice = np.tile(ROLLS_21, (len(live), 1))
@@ -180,7 +174,7 @@ def lookahead_cube_decision(
     params = DEFAULT_EFFICIENCY if efficiency is None else efficiency
     tree = _build(agent.evaluator, agent.rules, np.asarray(board, dtype=np.int8)[None], ply, params)
     probs = _cubeless(tree)[0]  # the agent's ply-ply probabilities, from the same tree
-    base = cube_decision_from_probs(probs, cube, float(_efficiencies(board[None], params)[0]), ply=ply)
+    base = cube_decision_from_probs(probs, cube, float(efficiencies(board[None], params)[0]), ply=ply)
     nan = float("nan")
     nd = float(_no_double(tree, cube)[0])
     if cube.can_double:
@@ -194,12 +188,7 @@ def lookahead_cube_decision(
         mwcs = (nd, dt, dp)
         nd, dt = float(_mwc_to_equity(nd, cube)), float(_mwc_to_equity(dt, cube)) if cube.can_double else nan
         dp = 1.0 if cube.can_double else nan
-    beaver = bool(cube.can_double and cube.is_money and cube.beavers and dt < 0.0)
-    if cube.can_double:
-        answer = min(2.0 * dt if beaver else dt, dp)
-        action = _classify(nd, answer, 2.0 * dt if beaver else dt, dp, bool(probs[1] > 0.0))
-    else:
-        action = "no_double"
+    action, beaver = _cube_action(nd, dt, dp, cube, bool(probs[1] > 0.0))
     return dataclasses.replace(
         base,
         action=action,

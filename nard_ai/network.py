@@ -251,11 +251,14 @@ _IN_PLACE = {nn.Sigmoid: torch.sigmoid_, nn.Tanh: torch.tanh_, nn.ReLU: torch.re
 def _predict_t(mlp: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
     # softmax probabilities transposed, (6, N): torch's CPU softmax over a last axis of 6 is ~20x slower.
     # Activations are applied in place (no second (N, hidden) array): about 15% faster rollouts here.
-    h = x
-    layers = list(mlp)
+    return _outputs_t(list(mlp), x)
+
+
+def _outputs_t(layers: list[nn.Module], h: torch.Tensor) -> torch.Tensor:
+    # the remaining (linear, activation) pairs of an MLP, then the transposed softmax output layer
     for linear, activation in zip(layers[:-1:2], layers[1:-1:2], strict=True):
         h = _IN_PLACE[type(activation)](nn.functional.linear(h, linear.weight, linear.bias))
-    last = mlp[-1]
+    last = layers[-1]
     return torch.softmax(torch.addmm(last.bias[:, None], last.weight, h.T), dim=0)
 
 
@@ -382,11 +385,7 @@ class Network(nn.Module):
         pre, dense = first_layer(boards, self.encoder.name == "rich", table, bias, threads)
         h = torch.from_numpy(pre).addmm_(torch.from_numpy(dense), dense_w)
         layers = list(mlp)
-        h = _IN_PLACE[type(layers[1])](h)
-        for linear, activation in zip(layers[2:-1:2], layers[3:-1:2], strict=True):
-            h = _IN_PLACE[type(activation)](nn.functional.linear(h, linear.weight, linear.bias))
-        last = layers[-1]
-        return torch.softmax(torch.addmm(last.bias[:, None], last.weight, h.T), dim=0)
+        return _outputs_t(layers[2:], _IN_PLACE[type(layers[1])](h))
 
     @property
     def _embeddable(self) -> bool:

@@ -98,10 +98,13 @@ from .cube import (
     CubeEfficiency,
     CubeState,
     _as_probs,
+    _check_cube,
+    _check_efficiency,
+    _check_ply,
     _match_cubeful,
     _money_cubeful,
     _mwc,
-    cube_efficiency,
+    efficiencies,
 )
 
 __all__ = [
@@ -273,14 +276,8 @@ def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, inverse.reshape(-1)
 
 
-def _check_efficiency(efficiency) -> CubeEfficiency | float:
-    if isinstance(efficiency, CubeEfficiency):
-        return efficiency
-    if isinstance(efficiency, (bool, np.bool_)) or not isinstance(efficiency, (Integral, float, np.floating)):
-        raise ValueError(f"efficiency must be a CubeEfficiency or a number in [0, 1], got {efficiency!r}")
-    if not 0.0 <= float(efficiency) <= 1.0:
-        raise ValueError(f"efficiency must be within [0, 1], got {efficiency!r}")
-    return float(efficiency)
+def _efficiency_param(efficiency) -> CubeEfficiency | float:
+    return efficiency if isinstance(efficiency, CubeEfficiency) else _check_efficiency(efficiency)
 
 
 def _scores_its_own_plays(agent) -> bool:
@@ -402,16 +399,15 @@ def rollout(
         isinstance(threads, bool) or not isinstance(threads, Integral) or threads < 1
     ):
         raise ValueError(f"threads must be an integer >= 1 (or None), got {threads!r}")
-    if isinstance(ply, bool) or not isinstance(ply, Integral) or not 0 <= ply <= 2:
-        raise ValueError(f"ply must be an integer 0..2 (gnubg numbering), got {ply!r}")
-    if cube is not None and not isinstance(cube, CubeState):
-        raise ValueError(f"cube must be a nard_ai.CubeState or None (cubeless), got {cube!r}")
+    ply = _check_ply(ply)
+    if cube is not None:
+        _check_cube(cube)
     cubeful = cube is not None
     if variance_reduction is not None and not isinstance(variance_reduction, (bool, np.bool_)):
         raise ValueError(f"variance_reduction must be True, False or None, got {variance_reduction!r}")
     if cubeful and variance_reduction:
         raise ValueError("variance_reduction=True with a cube: cubeful rollouts are not luck-adjusted")
-    efficiency = _check_efficiency(efficiency)
+    efficiency = _efficiency_param(efficiency)
     if root_action not in (None, "no_double", "double_take"):
         raise ValueError(f"root_action must be None, 'no_double' or 'double_take', got {root_action!r}")
     if root_action is not None and not cubeful:
@@ -705,12 +701,6 @@ class _Cubes:
         self.value[slots] = self.start_value
         self.owner[slots] = self.start_owner
 
-    def efficiencies(self, boards: np.ndarray) -> np.ndarray:
-        """Cube efficiency ``x`` of each board (a fixed ``x`` when one was given)."""
-        if isinstance(self.efficiency, CubeEfficiency):
-            return cube_efficiency(boards, self.efficiency)
-        return np.full(len(boards), self.efficiency)
-
     def state(self, value: int, owner: int, mover: int) -> CubeState:
         """The cube state from the mover's view."""
         rel = CENTRED if owner < 0 else (ON_ROLL if owner == mover else OPPONENT)
@@ -751,7 +741,7 @@ class _Cubes:
 
     def position_value(self, slots, mover, probs, boards) -> np.ndarray:
         """Cubeful value (root side's view) of positions where the games stop; ``probs`` for the mover."""
-        x = self.efficiencies(boards)
+        x = efficiencies(boards, self.efficiency)
         out = np.zeros(len(slots))
         for cs, m in self.groups(slots, mover):
             v = self._equity(probs[m], cs, x[m])
@@ -775,7 +765,7 @@ class _Cubes:
         probs = np.zeros((len(slots), 5))
         probs[ask] = _as_probs(agent.evaluate(boards[ask])[0])
         x = np.zeros(len(slots))
-        x[ask] = self.efficiencies(boards[ask])
+        x[ask] = efficiencies(boards[ask], self.efficiency)
         passed, points = [], []
         for cs, m in groups:
             nd = self._equity(probs[m], cs, x[m])
@@ -923,10 +913,9 @@ def rollout_plays(
         raise ValueError(f"candidates must be an integer >= 1, got {candidates!r}")
     if "root_action" in rollout_options:
         raise ValueError("rollout_plays takes no root_action: the cube action before a play is not a play's")
-    if cube is not None and not isinstance(cube, CubeState):
-        raise ValueError(f"cube must be a nard_ai.CubeState or None (cubeless), got {cube!r}")
-    if isinstance(ply, bool) or not isinstance(ply, Integral) or not 0 <= ply <= 2:
-        raise ValueError(f"ply must be an integer 0..2 (gnubg numbering), got {ply!r}")
+    if cube is not None:
+        _check_cube(cube)
+    ply = _check_ply(ply)
     board = validate_board(np.asarray(board).reshape(-1))
     if game_result(board) != 0:
         raise ValueError("the game is over: there is no play to roll out")
