@@ -100,9 +100,13 @@ class Args:
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"argument --lam: must be in [0, 1], got {self.lam}")
         if self.encoder not in ENCODERS:
-            raise ValueError(f"argument --encoder: must be one of {', '.join(sorted(ENCODERS))}, got {self.encoder!r}")
+            raise ValueError(
+                f"argument --encoder: must be one of {', '.join(sorted(ENCODERS))}, got {self.encoder!r}"
+            )
         if self.race_net and ENCODERS[self.encoder].race_unit is None:
-            raise ValueError(f"argument --race-net: encoder {self.encoder!r} has no race unit (use --no-race-net)")
+            raise ValueError(
+                f"argument --race-net: encoder {self.encoder!r} has no race unit (use --no-race-net)"
+            )
         if self.activation not in ("sigmoid", "tanh", "relu"):
             raise ValueError(f"argument --activation: must be sigmoid, tanh or relu, got {self.activation!r}")
 
@@ -160,9 +164,7 @@ def main(args: Args) -> None:
             return
         learner = Learner(ckpt.network, lr=args.lr)
         if ckpt.optimizer_state is not None:
-            learner.optimizer.load_state_dict(ckpt.optimizer_state)
-            for group in learner.optimizer.param_groups:
-                group["lr"] = args.lr
+            learner.load_optimizer_state(ckpt.optimizer_state, lr=args.lr)
         rng = rng_from_state(ckpt.rng_state) if ckpt.rng_state else np.random.default_rng(args.seed)
         games_done, extra = ckpt.games_trained, ckpt.extra
     else:
@@ -172,9 +174,13 @@ def main(args: Args) -> None:
         learner = Learner(
             Network(
                 NetworkConfig(
-                    encoder=args.encoder, hidden=(args.hidden,), activation=args.activation, race_net=args.race_net
+                    encoder=args.encoder,
+                    hidden=(args.hidden,),
+                    activation=args.activation,
+                    race_net=args.race_net,
                 )
-            ), lr=args.lr
+            ),
+            lr=args.lr,
         )
         rng, games_done, extra = np.random.default_rng(args.seed), 0, {}
     hyper = {

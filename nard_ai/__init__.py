@@ -18,25 +18,8 @@ from .board import (
     swap_sides,
     validate_board,
 )
-from .cube import CubeState, cube_decision
-from .formats import (
-    MatchState,
-    board_from_position_id,
-    from_match_id,
-    from_tanboard,
-    from_xgid,
-    match_id,
-    parse_play,
-    play_notation,
-    position_id,
-    render_board,
-    to_tanboard,
-    to_xgid,
-)
-from .game import GameState, new_games, opening_roll, roll_dice, step
-from .met import match_equity
 from .movegen import count_plays_batch, legal_plays, legal_plays_batch, random_games
-from .rollout import rollout, rollout_plays
+from .rollout import rollout, rollout_plays  # eager: the submodule of the same name would shadow a lazy one
 from .rules import Rules
 
 __all__ = [
@@ -81,9 +64,30 @@ __all__ = [
     "validate_board",
 ]
 
-# Agents need torch; they are imported on first use so that `import nard_ai`
-# (the rules core) stays light.
+# Everything beyond the rules core is imported on first use, so that `import nard_ai`
+# stays light: agents need torch, and the other modules cost about 50 ms of import
+# time that a process asking only for legal plays does not need (issue 2's cold start).
 _LAZY = {
+    "CubeState": "cube",
+    "cube_decision": "cube",
+    "MatchState": "formats",
+    "board_from_position_id": "formats",
+    "from_match_id": "formats",
+    "from_tanboard": "formats",
+    "from_xgid": "formats",
+    "match_id": "formats",
+    "parse_play": "formats",
+    "play_notation": "formats",
+    "position_id": "formats",
+    "render_board": "formats",
+    "to_tanboard": "formats",
+    "to_xgid": "formats",
+    "GameState": "game",
+    "new_games": "game",
+    "opening_roll": "game",
+    "roll_dice": "game",
+    "step": "game",
+    "match_equity": "met",
     "load_agent": "arena",
     "pubeval_agent": "arena",
     "random_agent": "arena",
@@ -100,5 +104,7 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'nard_ai' has no attribute {name!r}")

@@ -373,18 +373,29 @@ def run_search_benchmark(positions: int = 50, repeats: int = 3, seed: int = 0) -
     }
 
 
-def cold_start_seconds(repeats: int) -> float:
-    """Median wall time of a fresh process importing nard_ai and finishing one ``legal_plays`` call."""
+def cold_start_seconds(repeats: int) -> tuple[float, bool]:
+    """Median wall time of a fresh process importing nard_ai and finishing one ``legal_plays`` call.
+
+    Returns:
+        ``(seconds, scipy_loaded)``: ``scipy_loaded`` says whether that
+        process imported SciPy. nard_ai does not use or require it, but when
+        it is installed (other packages pull it in, e.g. ``open-spiel``)
+        numba imports ``scipy.linalg`` the first time it loads any compiled
+        function (``numba.np.arraymath`` checks for BLAS), about 0.2 s here.
+    """
     code = (
         "import time; t = time.perf_counter(); import nard_ai as na; "
-        "na.legal_plays(na.starting_board(), (3, 1)); print(time.perf_counter() - t)"
+        "na.legal_plays(na.starting_board(), (3, 1)); import sys; "
+        "print(time.perf_counter() - t, 'scipy' in sys.modules)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # fills the cache
-    times = [
-        float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], check=True, capture_output=True, text=True
+        ).stdout.split()
         for _ in range(repeats)
     ]
-    return statistics.median(times)
+    return statistics.median(float(r[0]) for r in runs), runs[-1][1] == "True"
 
 
 PARTS = ("all", "rules", "search", "rollout", "selfplay")
@@ -459,7 +470,7 @@ def _rules_benchmarks(positions: int, games: int, repeats: int, seed: int) -> di
     result["gnubg_afterstates_per_s"] = gnubg
     if gnubg:
         result["ratio_vs_gnubg"] = {k: v / gnubg for k, v in result["afterstates_per_s"].items()}
-    result["cold_start_s"] = cold_start_seconds(repeats)
+    result["cold_start_s"], result["cold_start_scipy_loaded"] = cold_start_seconds(max(repeats, 5))
     return result
 
 
@@ -485,7 +496,12 @@ def format_table(result: dict) -> str:
             "gnubg_nn.moves: "
             + (f"{gnubg:,.0f} afterstates/s" if gnubg else "not installed (pip install gnubg-nn)")
         )
-        lines.append(f"fresh process to first legal_plays(): {result['cold_start_s']:.3f} s")
+        scipy_note = (
+            " (numba imported SciPy, installed here but not needed by nard_ai: about 0.2 s of it)"
+            if result.get("cold_start_scipy_loaded")
+            else ""
+        )
+        lines.append(f"fresh process to first legal_plays(): {result['cold_start_s']:.3f} s{scipy_note}")
     search = result.get("search_ms_per_move")
     if "search_skipped" in result:
         lines.append(f"search benchmark skipped: {result['search_skipped']}")
@@ -576,7 +592,9 @@ def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5
     for k in range(repeats + 1):
         for name, learner in learners.items():
             games = min(500, round_games) if k == 0 else round_games
-            stats = play_round(learner, games, np.random.default_rng([seed, k]), pool=512, lam=0.7, batch_size=512)
+            stats = play_round(
+                learner, games, np.random.default_rng([seed, k]), pool=512, lam=0.7, batch_size=512
+            )
             if k:
                 rates[name].append(stats.games / stats.seconds)
     networks = {name: statistics.median(r) for name, r in rates.items()}

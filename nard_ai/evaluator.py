@@ -33,8 +33,13 @@ from numba import njit
 from .bearoff import _is_bearoff_row, bearoff_probs_unchecked
 from .board import BAR, BOARD_SIZE, NUM_CHECKERS, swap_sides
 from .encoding import race_flags
-from .movegen import PARALLEL_MIN_BATCH, _parallel_threads
+from .movegen import _parallel_threads
 from .network import Network, exclusive_to_gnubg, load_checkpoint
+
+PARALLEL_MIN_PROBS = 16384
+"""Batches of fewer boards convert the network's outcomes on one thread: about 0.1 µs a board,
+so smaller batches gain less than starting the threads costs (see
+:data:`nard_ai.encoding.PARALLEL_MIN_BOARDS`)."""
 
 __all__ = [
     "Evaluator",
@@ -93,7 +98,7 @@ class NetworkEvaluator:
         out = np.empty((len(boards), 5), dtype=np.float32)
         covered = np.zeros(len(boards), dtype=np.bool_)
         threads = _parallel_threads()
-        if len(boards) >= PARALLEL_MIN_BATCH and threads > 1:
+        if len(boards) >= PARALLEL_MIN_PROBS and threads > 1:
             _network_probs_parallel(boards, p6t, order, self.bearoff, out, covered, threads)
         else:
             _network_probs_kernel(boards, p6t, order, self.bearoff, out, covered)

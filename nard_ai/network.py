@@ -74,8 +74,8 @@ from torch import nn
 
 from .board import BOARD_SIZE, LAYOUT_VERSION
 from .embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
-from .encoding import Encoder, contact_first_order, get_encoder
-from .movegen import PARALLEL_MIN_BATCH, _parallel_threads
+from .encoding import PARALLEL_MIN_BOARDS, Encoder, contact_first_order, get_encoder
+from .movegen import _parallel_threads
 
 __all__ = [
     "OUTCOMES",
@@ -358,8 +358,10 @@ class Network(nn.Module):
 
     def _embedding(self, name: str):
         """``(table, bias, dense weights (D, H))`` of MLP ``name``'s first layer for
-        :func:`nard_ai.embedding.first_layer`, rebuilt whenever its parameters change (an optimizer
-        step or ``load_state_dict`` bumps a tensor's version)."""
+        :func:`nard_ai.embedding.first_layer`, rebuilt whenever its parameters change: an optimizer
+        step or ``load_state_dict`` bumps a tensor's version counter. torch's *fused* optimizers
+        update weights in place without bumping it (torch 2.13), so code that uses one calls
+        :meth:`weights_changed` after each step (:class:`nard_ai.learn.Learner` does)."""
         linear = getattr(self, name)[0]
         weight, bias = linear.weight, linear.bias
         key = (id(weight), weight._version, weight.data_ptr(), id(bias), bias._version, bias.data_ptr())
@@ -375,13 +377,18 @@ class Network(nn.Module):
         cache[name] = (key, (table, fused_bias, dense))
         return cache[name][1]
 
+    def weights_changed(self) -> None:
+        """Drop the cached first-layer tables (call after changing weights in a way that does not bump
+        their version counters, such as a step of a fused torch optimizer)."""
+        self.__dict__.pop("_embedding_cache", None)
+
     def _predict_boards_t(self, name: str, boards: np.ndarray) -> torch.Tensor:
         # softmax probabilities transposed, (6, N), of MLP `name` for boards (side on roll's view)
         mlp = getattr(self, name)
         if not self._embeddable:
             return _predict_t(mlp, torch.from_numpy(self.encoder.encode(boards)))
         table, bias, dense_w = self._embedding(name)
-        threads = _parallel_threads() if len(boards) >= PARALLEL_MIN_BATCH else 1
+        threads = _parallel_threads() if len(boards) >= PARALLEL_MIN_BOARDS else 1
         pre, dense = first_layer(boards, self.encoder.name == "rich", table, bias, threads)
         h = torch.from_numpy(pre).addmm_(torch.from_numpy(dense), dense_w)
         layers = list(mlp)

@@ -87,3 +87,22 @@ def test_the_network_rebuilds_its_tables_after_a_training_step():
     with torch.no_grad():
         net.mlp[0].weight.mul_(0.5)  # an in-place change outside any optimizer
     np.testing.assert_allclose(net.probs6(boards), ref(), atol=2e-6)
+
+
+def test_the_tables_follow_a_fused_adam_step():
+    """torch's fused Adam updates weights in place without bumping their version counter (torch 2.13):
+    the learner's steps must still reach the embedding path (a stale table made a resumed training run
+    differ from an uninterrupted one)."""
+    from nard_ai.learn import Learner
+    from nard_ai.network import Network, NetworkConfig
+
+    net = Network(NetworkConfig(encoder="rich", hidden=(16,), race_net=True))
+    learner = Learner(net, lr=0.1)
+    boards = _boards()[:200]
+    ref = lambda: net.predict(torch.from_numpy(net.encoder.encode(boards))).numpy()  # noqa: E731
+    before = net.probs6(boards).copy()
+    targets = np.tile(np.eye(6, dtype=np.float32)[0], (len(boards), 1))
+    learner.update(boards, targets)
+    after = net.probs6(boards)
+    assert np.abs(after - before).max() > 1e-3  # the step moved the outputs
+    np.testing.assert_allclose(after, ref(), atol=2e-6)
