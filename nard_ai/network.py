@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -622,13 +623,11 @@ def _verify_digest(path: Path, payload: dict) -> None:
 
 
 def default_checkpoint_path() -> Path:
-    """The shipped network: ``checkpoints/nard-rich.pt`` of the source tree.
-
-    Falls back to a copy inside the package (``nard_ai/data/``) for
-    non-editable installs.
-    """
+    """The shipped network, ``nard-rich.pt``: ``checkpoints/`` of the source tree (a clone or an
+    editable install), else ``<sys.prefix>/share/nard_ai/checkpoints/`` where a wheel (``pip install
+    .``) puts it. Returns the source-tree path when neither exists (loading it then says so)."""
     repo = Path(__file__).resolve().parent.parent / "checkpoints" / DEFAULT_CHECKPOINT_NAME
     if repo.is_file():
         return repo
-    packaged = Path(__file__).resolve().parent / "data" / DEFAULT_CHECKPOINT_NAME
-    return packaged if packaged.is_file() else repo
+    installed = Path(sys.prefix) / "share" / "nard_ai" / "checkpoints" / DEFAULT_CHECKPOINT_NAME
+    return installed if installed.is_file() else repo
