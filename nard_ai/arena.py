@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .board import BOARD_SIZE, game_result, starting_board, swap_sides_unchecked
+from .board import BOARD_SIZE, game_result_unchecked, starting_board, swap_sides_unchecked
 from .evaluator import NetworkEvaluator, PubevalEvaluator, RandomEvaluator
 from .game import opening_roll, roll_dice
 from .network import default_checkpoint_path, load_checkpoint
@@ -264,7 +264,7 @@ def play_match(
         plies += len(idx)
         done = ~(after > 0).any(axis=1)
         if done.any():
-            result = game_result(after[done])
+            result = game_result_unchecked(after[done])
             points[game_of[idx[done]]] = np.where(a_to_play[done], result, -result)
         boards[idx] = swap_sides_unchecked(after)
         turn[idx] ^= 1

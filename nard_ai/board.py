@@ -143,7 +143,17 @@ def game_result(board: np.ndarray) -> np.ndarray | int:
     """
     arr = np.asarray(board)
     single = arr.ndim == 1
-    boards = validate_board(arr.reshape(-1, BOARD_SIZE) if single else arr).astype(np.int64)
+    result = game_result_unchecked(validate_board(arr.reshape(-1, BOARD_SIZE) if single else arr))
+    return int(result[0]) if single else result
+
+
+def game_result_unchecked(boards: np.ndarray) -> np.ndarray:
+    """:func:`game_result` of ``(N, 26)`` boards known to be valid (hot paths: search, self-play, rollouts).
+
+    Returns:
+        ``(N,)`` int64, as :func:`game_result`.
+    """
+    boards = np.asarray(boards).astype(np.int64)
     off = checkers_off(boards)
     result = np.zeros(len(boards), dtype=np.int64)
     # Mover won: the opponent's checkers are the negative entries; the
@@ -155,7 +165,7 @@ def game_result(board: np.ndarray) -> np.ndarray | int:
     opp_won = off[:, 1] == NUM_CHECKERS
     my_back = (boards[:, 25] > 0) | (boards[:, 19:25] > 0).any(axis=1)
     result[opp_won] = -np.where(off[opp_won, 0] > 0, 1, np.where(my_back[opp_won], 3, 2))
-    return int(result[0]) if single else result
+    return result
 
 
 def validate_board(board: np.ndarray) -> np.ndarray:
@@ -180,7 +190,9 @@ def validate_board(board: np.ndarray) -> np.ndarray:
     if arr.dtype.kind not in "iu":
         raise ValueError(f"a board must hold integer checker counts, got dtype {arr.dtype}")
     # Range check in the input's own dtype, before any cast can wrap a value around.
-    out_of_range = (arr > NUM_CHECKERS) | (arr < -NUM_CHECKERS) if arr.dtype.kind == "i" else arr > NUM_CHECKERS
+    out_of_range = (
+        (arr > NUM_CHECKERS) | (arr < -NUM_CHECKERS) if arr.dtype.kind == "i" else arr > NUM_CHECKERS
+    )
     if out_of_range.any():
         idx = tuple(np.argwhere(out_of_range)[0])
         raise ValueError(f"index {idx[-1]} holds {arr[idx]} checkers; a side has only 15")

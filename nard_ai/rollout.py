@@ -89,7 +89,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .board import BOARD_SIZE, game_result, swap_sides_unchecked, validate_board
+from .board import BOARD_SIZE, game_result, game_result_unchecked, swap_sides_unchecked, validate_board
 from .cube import (
     CENTRED,
     DEFAULT_EFFICIENCY,
@@ -584,7 +584,7 @@ class _Lockstep:
         finished = ~(after > 0).any(axis=1)
         if finished.any():
             done = idx[finished]
-            points = game_result(after[finished])  # the mover's view
+            points = game_result_unchecked(after[finished])  # the mover's view
             root_points = np.where(mover[finished] == 0, points, -points)
             cube_value = None
             if self.cubes is not None:
@@ -668,7 +668,7 @@ class _Lockstep:
         )
         done = ~(after > 0).any(axis=1)
         if done.any():
-            probs[done] = self.result_probs(game_result(after[done]))
+            probs[done] = self.result_probs(game_result_unchecked(after[done]))
         return after, probs
 
 

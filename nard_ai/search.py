@@ -95,7 +95,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import game_result, swap_sides_unchecked, validate_board, validate_dice
+from .board import game_result, game_result_unchecked, swap_sides_unchecked, validate_board, validate_dice
 from .evaluator import Evaluator
 from .movegen import _checked_batch, _run_batch, legal_plays_batch
 from .network import cubeless_equity, invert_probs, result_probs
@@ -392,7 +392,7 @@ def afterstate_probs(
         )
         done = _mover_finished(afterstates)
         if done.any():
-            probs[done] = result_probs(game_result(afterstates[done]))
+            probs[done] = result_probs(game_result_unchecked(afterstates[done]))
         return probs
     ply = _check_ply(evaluator, ply)
     afterstates = validate_board(afterstates).reshape(-1, 26)
@@ -428,7 +428,7 @@ def position_probs(
     opp_off = ~(boards < 0).any(axis=1)
     over = mover_off | opp_off
     if over.any():
-        out[over] = result_probs(game_result(boards[over]))
+        out[over] = result_probs(game_result_unchecked(boards[over]))
     live = ~over
     if live.any():
         if ply == 0:
@@ -517,7 +517,7 @@ def _afterstate_values(evaluator, afterstates: np.ndarray, ply: int, rules: Rule
     out = np.empty((len(afterstates), 5), dtype=np.float64)
     done = _mover_finished(afterstates)
     if done.any():
-        out[done] = result_probs(game_result(afterstates[done]))
+        out[done] = result_probs(game_result_unchecked(afterstates[done]))
     live = ~done
     if live.any():
         out[live] = invert_probs(_roll_values(evaluator, swap_sides_unchecked(afterstates[live]), ply, rules))
@@ -628,6 +628,28 @@ def select_plays(
         return _select_deep(evaluator, boards, dice, rules, ply, filters)
     boards = np.asarray(boards, dtype=np.int8)
     afterstates, owner = legal_plays_batch(boards, dice, rules, sort=False)
+    return _select_0ply(evaluator, boards, afterstates, owner)
+
+
+def select_plays_unchecked(
+    evaluator: Evaluator, boards: np.ndarray, dice: np.ndarray, rules: Rules = STANDARD_RULES, *, ply: int = 0
+) -> Selection:
+    """:func:`select_plays` for boards and dice the caller made itself (self-play's loop).
+
+    At 0-ply the inputs skip the public entry point's validation (about 5% of
+    a self-play ply); deeper searches validate as usual.
+
+    Args:
+        boards: ``(N, 26)`` C-contiguous int8 valid boards of games not over, side on roll's view.
+        dice: ``(N, 2)`` int8 rolls, 1..6.
+    """
+    if ply != 0:
+        return select_plays(evaluator, boards, dice, rules, ply=ply)
+    afterstates, owner = _run_batch(boards, dice, Rules.check(rules).code, False)
+    return _select_0ply(evaluator, boards, afterstates, owner)
+
+
+def _select_0ply(evaluator, boards: np.ndarray, afterstates: np.ndarray, owner: np.ndarray) -> Selection:
     score_plays = getattr(evaluator, "score_plays", None)
     if score_plays is None:
         probs = afterstate_probs(evaluator, afterstates)

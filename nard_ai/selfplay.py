@@ -2,7 +2,7 @@
 
 :func:`play_round` plays a fixed number of self-play games with a pool of
 ``pool`` concurrent slots. Every ply, all active games' legal plays go through
-the search (:func:`nard_ai.search.select_plays`, 0-ply by default: one move-generator call
+the search (:func:`nard_ai.search.select_plays_unchecked`, 0-ply by default: one move-generator call
 and one network forward pass over all afterstates of all games), each game
 takes its greedy best play (exploration comes from the dice, as in
 TD-Gammon), and the chosen afterstate's value for the mover is recorded as
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .board import BOARD_SIZE, game_result, starting_board, swap_sides_unchecked
+from .board import BOARD_SIZE, game_result_unchecked, starting_board, swap_sides_unchecked
 from .evaluator import NetworkEvaluator
 from .game import opening_roll, roll_dice
 from .learn import Learner, lambda_returns
 from .network import gnubg_to_exclusive
 from .rules import Rules
-from .search import STANDARD_RULES, select_plays
+from .search import STANDARD_RULES, select_plays_unchecked
 
 __all__ = ["RoundStats", "play_round", "rng_state", "rng_from_state"]
 
@@ -193,7 +193,7 @@ def play_round(
         if should_stop is not None and should_stop():
             stats.interrupted = True
             break
-        sel = select_plays(evaluator, boards[idx], dice[idx], rules, ply=ply)
+        sel = select_plays_unchecked(evaluator, boards[idx], dice[idx], rules, ply=ply)
         stats.positions += int(sel.num_plays.sum())
         t = game_ply[idx]
         if t.max() >= length:
@@ -215,7 +215,7 @@ def play_round(
             targets = lambda_returns(traj_y[done, :longest], lengths, lam)
             mask = np.arange(longest)[None, :] < lengths[:, None]
             buffer.add(traj_boards[done, :longest][mask], targets[mask])
-            points = game_result(sel.afterstates[fin])  # > 0: the mover won
+            points = game_result_unchecked(sel.afterstates[fin])  # > 0: the mover won
             stats.games += len(done)
             np.add.at(stats.results, points - 1, 1)
             # the first mover is on roll at even plies; the winner made the last ply
