@@ -483,6 +483,61 @@ def _unique_rows(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _unique_rows_kernel(np.ascontiguousarray(boards, dtype=np.int8))
 
 
+@njit(cache=True)
+def _best_replies_kernel(opp, unique, inverse, owner, probs, best):
+    """The roller's best 0-ply play of each rolled position, in one pass (``_roll_values``).
+
+    ``opp[u]``: the evaluator's gnubg-order probabilities of ``swap_sides(unique[u])`` (the opponent
+    on roll). Fills ``probs[u]`` with the mover's probabilities of afterstate ``unique[u]`` (inverted,
+    gnubg ``InvertEvaluation``; the exact result when the mover has borne off everything, RULES.md
+    §6) and ``best[k]`` with the index (into ``inverse``/``owner``) of the highest cubeless equity
+    among rolled position ``k``'s plays, first one on ties. The arithmetic is
+    :func:`afterstate_probs`, :func:`cubeless_equity` (float32) and :func:`_segment_argmax`'s,
+    step for step, so the choice is the same.
+    """
+    equity = np.empty(unique.shape[0], dtype=np.float64)
+    one = np.float32(1.0)
+    zero = np.float32(0.0)
+    for u in range(unique.shape[0]):
+        b = unique[u]
+        mine = 0
+        theirs = 0
+        for j in range(26):
+            v = b[j]
+            if v > 0:
+                mine += v
+            elif v < 0:
+                theirs -= v
+        if mine == 0:
+            back = b[0] < 0
+            for j in range(1, 7):
+                if b[j] < 0:
+                    back = True
+            points = 1 if theirs < 15 else (3 if back else 2)
+            probs[u, 0] = one
+            probs[u, 1] = one if points >= 2 else zero
+            probs[u, 2] = one if points >= 3 else zero
+            probs[u, 3] = zero
+            probs[u, 4] = zero
+        else:
+            probs[u, 0] = one - opp[u, 0]
+            probs[u, 1] = opp[u, 3]
+            probs[u, 2] = opp[u, 4]
+            probs[u, 3] = opp[u, 1]
+            probs[u, 4] = opp[u, 2]
+        e = np.float32(2.0) * probs[u, 0] - one
+        e = e + probs[u, 1]
+        e = e + probs[u, 2]
+        e = e - probs[u, 3]
+        e = e - probs[u, 4]
+        equity[u] = e
+    best[:] = -1
+    for i in range(owner.shape[0]):
+        o = owner[i]
+        if best[o] < 0 or equity[inverse[i]] > equity[inverse[best[o]]]:
+            best[o] = i
+
+
 def _roll_values(evaluator, boards: np.ndarray, ply: int, rules: Rules) -> np.ndarray:
     """``V_ply`` (``ply >= 1``) of live positions ``(N, 26)`` -> ``(N, 5)`` float64 for the side on roll."""
     first, inverse = _unique_rows(boards)
@@ -501,10 +556,13 @@ def _roll_values(evaluator, boards: np.ndarray, ply: int, rules: Rules) -> np.nd
     afterstates, owner = _run_batch(rolled, dice, rules.code, False)
     # transpositions: the same afterstate reached from different positions is valued once
     first, inverse = _unique_rows(afterstates)
-    probs0 = afterstate_probs(evaluator, afterstates[first])[inverse]
-    best = _segment_argmax(cubeless_equity(probs0).astype(np.float64), owner, len(rolled))
+    unique = afterstates[first]
+    opp = np.ascontiguousarray(evaluator.evaluate(swap_sides_unchecked(unique)), dtype=np.float32)
+    probs0 = np.empty((len(unique), 5), dtype=np.float32)
+    best = np.empty(len(rolled), dtype=np.int64)
+    _best_replies_kernel(opp, unique, inverse, owner, probs0, best)
     if ply == 1:
-        values = probs0[best].astype(np.float64)
+        values = probs0[inverse[best]].astype(np.float64)
     else:
         values = _afterstate_values(evaluator, afterstates[best], ply - 1, rules)
     return np.einsum("r,nrf->nf", ROLL_WEIGHTS, values.reshape(n, len(ROLLS_21), 5))
