@@ -68,8 +68,11 @@ def unit_values() -> np.ndarray:
 
 
 @njit(cache=True)
-def _rows(boards, rich, table, bias, pre, dense, acc, swapped, start, stop):
+def _rows(boards, rich, table, bias, pre, dense, start, stop):
+    # scratch allocated here, per call: one thread's rows never share a cache line with another's
     hidden = bias.shape[0]
+    acc = np.empty(hidden, dtype=np.float32)
+    swapped = np.empty(BOARD_SIZE, dtype=np.int8)
     for i in range(start, stop):
         b = boards[i]
         for k in range(hidden):
@@ -104,17 +107,16 @@ def _rows(boards, rich, table, bias, pre, dense, acc, swapped, start, stop):
 
 
 @njit(cache=True)
-def _serial(boards, rich, table, bias, pre, dense, acc, swapped):
-    _rows(boards, rich, table, bias, pre, dense, acc[0], swapped[0], 0, boards.shape[0])
+def _serial(boards, rich, table, bias, pre, dense):
+    _rows(boards, rich, table, bias, pre, dense, 0, boards.shape[0])
 
 
 @njit(cache=True, parallel=True)
-def _parallel(boards, rich, table, bias, pre, dense, acc, swapped):
+def _parallel(boards, rich, table, bias, pre, dense, chunks):
     n = boards.shape[0]
-    chunks = acc.shape[0]
     per = (n + chunks - 1) // chunks
     for c in numba.prange(chunks):
-        _rows(boards, rich, table, bias, pre, dense, acc[c], swapped[c], c * per, min(n, (c + 1) * per))
+        _rows(boards, rich, table, bias, pre, dense, c * per, min(n, (c + 1) * per))
 
 
 def first_layer(
@@ -143,10 +145,8 @@ def first_layer(
     pre = np.empty((n, hidden), dtype=np.float32)
     dense = np.empty((n, width), dtype=np.float32)
     chunks = max(1, min(threads, n))
-    acc = np.empty((chunks, hidden), dtype=np.float32)
-    swapped = np.empty((chunks, BOARD_SIZE), dtype=np.int8)
     if chunks > 1:
-        _parallel(boards, rich, table, bias, pre, dense, acc, swapped)
+        _parallel(boards, rich, table, bias, pre, dense, chunks)
     else:
-        _serial(boards, rich, table, bias, pre, dense, acc, swapped)
+        _serial(boards, rich, table, bias, pre, dense)
     return pre, dense

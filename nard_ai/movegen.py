@@ -8,7 +8,10 @@ in the mover's view (not swapped).
 How a turn is enumerated
 ------------------------
 A depth-first search over single-die moves, with the board changed in place
-and undone on the way back:
+and undone on the way back. At each step the legal sources for the die are
+one bit mask (a bit per point the mover occupies, less the points whose
+destination holds 2+ opposing checkers, less the bear-offs RULES.md §5
+does not allow yet), and the highest remaining source is played next:
 
 * non-doubles: both orders of the two dice are searched;
 * doubles: up to four moves of the same number, the moves of one sequence
@@ -25,8 +28,9 @@ and undone on the way back:
 
 Every leaf (no further die playable, all dice used, or the mover's last
 checker borne off, RULES.md §3.6) is recorded once per distinct afterstate
-(Zobrist hash plus a byte compare), with the *class* of the sequence that
-reached it. The class orders sequences by RULES.md §3.4:
+(its Zobrist hash picks a slot of an open-addressing table; equal boards are
+found by comparing the board as four 64-bit words), with the *class* of the
+sequence that reached it. The class orders sequences by RULES.md §3.4:
 
 * non-doubles: 3 = both dice, 2 = the larger die only, 1 = the smaller die
   only, 0 = no move;
@@ -37,21 +41,37 @@ class present (so "use as many dice as possible" and "if only one die can be
 played, play the larger"). With the Iranian rule on (RULES.md §7), a play
 respects the rule if a sequence of that class reaching it does; when some
 legal play respects it, only those remain.
+
+Sorted output (the default of the public functions) orders each position's
+afterstates lexicographically, index 0 first, as signed bytes.
+
+Speed
+-----
+The kernels reuse per-thread buffers (:class:`Workspace`, output rows
+included) and run on views of them that numba does not reference count
+(:func:`_unowned`): numba's atomic reference counting of arrays passed
+around inside the search used to take half of the time.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 # GNU OpenMP threads spin while they wait by default; on a shared 2-core
 # machine that makes every parallel call wait for a descheduled spinner
 # (measured here: 20x slower with one core busy). Sleeping waiters cost
-# about 10% on an idle machine. Set OMP_WAIT_POLICY=ACTIVE to override.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# on an idle machine (self-play: about 650-760 games/s sleeping, 1,020 with
+# GOMP_SPINCOUNT=200000), so a dedicated machine may choose to spin: set
+# OMP_WAIT_POLICY=ACTIVE or GOMP_SPINCOUNT before importing nard_ai.
+if "GOMP_SPINCOUNT" not in os.environ:  # an explicit spin count is the user's choice (PASSIVE would zero it)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import numba  # noqa: E402
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.cpython.unsafe.numbers import leading_zeros
+from numba.extending import intrinsic
 
 from .board import BAR, BOARD_SIZE, NUM_CHECKERS, validate_board, validate_dice
 from .rules import NO_HIT_AND_CONTINUE_000, NO_HIT_AND_CONTINUE_002, Rules
@@ -61,22 +81,26 @@ from .rules import NO_HIT_AND_CONTINUE_000, NO_HIT_AND_CONTINUE_002, Rules
 # is a few thousand (doubles with many checkers spread out), far below this.
 ENTRY_CAPACITY = 1 << 14
 _TABLE_BITS = 15
+_ROW = 32  # bytes per stored board: the 26 counts, then zeros (four 64-bit words)
+_LITTLE_ENDIAN = sys.byteorder == "little"
+_GAMES_PER_GROUP = 4  # random_games hands games to threads in groups of this many
 _TABLE_SIZE = 1 << _TABLE_BITS
 
 
 def _zobrist_table() -> np.ndarray:
-    """Fixed pseudo-random 64-bit keys, one per (index, count) pair (splitmix64)."""
-    keys = np.empty((BOARD_SIZE, 32), dtype=np.uint64)
-    state = np.uint64(0x9E3779B97F4A7C15)
+    """Fixed pseudo-random 64-bit keys, one per (index, count + 15) pair: ``(26, 32)`` uint64.
+
+    Key ``k`` (row-major) is splitmix64's output for the state
+    ``(k + 2) * 0x9E3779B97F4A7C15`` (mod 2**64): the generator seeded with
+    that constant, from its first step on (Steele, Lea & Flood 2014).
+    """
+    gamma = np.uint64(0x9E3779B97F4A7C15)
     with np.errstate(over="ignore"):
-        for i in range(BOARD_SIZE):
-            for j in range(32):
-                state = np.uint64(state + np.uint64(0x9E3779B97F4A7C15))
-                z = state
-                z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-                z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-                keys[i, j] = z ^ (z >> np.uint64(31))
-    return keys
+        z = np.arange(2, BOARD_SIZE * 32 + 2, dtype=np.uint64) * gamma
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return z.reshape(BOARD_SIZE, 32)
 
 
 ZOBRIST = _zobrist_table()
@@ -86,14 +110,15 @@ class Workspace:
     """Scratch buffers of the generator, one set per thread, reused across calls.
 
     Every array has a leading axis of length ``threads``; :meth:`views` gives
-    the tuple of one thread's buffers that the kernels take.
+    the tuple of one thread's buffers that the kernels take. Boards being
+    searched and recorded are stored in 32-byte rows (the 26 counts, then
+    zeros) so that they can also be read as four 64-bit words.
     """
 
     def __init__(self, threads: int = 1) -> None:
         t = threads
         self.threads = t
-        self.entries = np.empty((t, ENTRY_CAPACITY, BOARD_SIZE), dtype=np.int8)  # distinct leaves
-        self.hashes = np.empty((t, ENTRY_CAPACITY), dtype=np.uint64)
+        self.entries = np.zeros((t, ENTRY_CAPACITY, _ROW), dtype=np.int8)  # distinct leaves
         self.masks = np.empty((t, ENTRY_CAPACITY, 2), dtype=np.uint8)  # [class mask, respecting-class mask]
         self.table = np.zeros((t, _TABLE_SIZE), dtype=np.int64)  # (stamp << 32) | entry index
         # Small per-thread buffers are padded to separate cache lines (no false sharing).
@@ -101,83 +126,133 @@ class Workspace:
         self.keep = np.empty((t, ENTRY_CAPACITY), dtype=np.int64)  # indices of the legal plays
         self.stack = np.zeros((t, 16, 5), dtype=np.int64)  # the DFS stack, one column per depth
         self.tags = np.zeros((t, 128), dtype=np.int8)  # Iranian rule: tagged hitters per point
-        self.board = np.zeros((t, 128), dtype=np.int8)
-        self.sort_keys = np.empty((t, ENTRY_CAPACITY, 4), dtype=np.uint64)
+        self.board = np.zeros((t, 128), dtype=np.int8)  # the board searched, bytes 26..31 stay 0
+        self.sort_keys = np.empty(
+            (t, ENTRY_CAPACITY, 4), dtype=np.uint64
+        )  # of the legal plays, in keep order
         self.hash_stack = np.zeros((t, 16), dtype=np.uint64)  # the hash before each depth's move
+        # Output rows of each chunk of a batch, kept between calls and grown when a batch needs more.
+        self.out = np.empty((t, 4096, BOARD_SIZE), dtype=np.int8)
+        self._arrays = self._make_arrays()
+        self._views = [self._make_views(i) for i in range(t)]
+
+    def ensure_out(self, rows: int) -> np.ndarray:
+        """The per-chunk output buffers, grown to at least ``rows`` rows each (``(threads, R, 26)`` int8)."""
+        if self.out.shape[1] < rows:
+            self.out = np.empty((self.threads, max(rows, 2 * self.out.shape[1]), BOARD_SIZE), dtype=np.int8)
+        return self.out
 
     def arrays(self) -> tuple:
         """All buffers, thread axis first (for the parallel kernels)."""
-        return (
-            self.entries, self.hashes, self.masks, self.table, self.stamp,
-            self.keep, self.stack, self.tags, self.board, self.sort_keys, self.hash_stack,
-        )
+        return self._arrays
 
     def views(self, thread: int = 0) -> tuple:
         """One thread's buffers (for the serial kernels); the same views as ``_thread_views``."""
-        t = thread
+        return self._views[thread]
+
+    def _make_arrays(self) -> tuple:
         return (
-            self.entries[t], self.hashes[t], self.masks[t], self.table[t], self.stamp[t][:1], self.keep[t],
-            self.stack[t][:10], self.tags[t][:BOARD_SIZE], self.board[t][:BOARD_SIZE], self.sort_keys[t],
-            self.hash_stack[t][:5],
+            self.entries,
+            self.entries.view(np.uint64),
+            self.masks,
+            self.table,
+            self.stamp,
+            self.keep,
+            self.stack,
+            self.tags,
+            self.board,
+            self.board.view(np.uint64),
+            self.sort_keys,
+            self.hash_stack,
         )
+
+    def _make_views(self, t: int) -> tuple:
+        return (
+            self.entries[t],
+            self.entries.view(np.uint64)[t],
+            self.masks[t],
+            self.table[t],
+            self.stamp[t][:1],
+            self.keep[t],
+            self.stack[t][:10],
+            self.tags[t][:BOARD_SIZE],
+            self.board[t][:BOARD_SIZE],
+            self.board.view(np.uint64)[t][:4],
+            self.sort_keys[t],
+            self.hash_stack[t][:5],
+            self.stack[t][10],
+        )
+
+
+@intrinsic
+def _void_pointer(typingctx, address):
+    """The integer ``address`` as a ``void *`` (for :func:`numba.carray`)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.voidptr))
+
+    return types.voidptr(address), codegen
+
+
+@njit(cache=True, inline="always")
+def _unowned(a):
+    """A view of the C-contiguous array ``a`` that numba does not reference count.
+
+    numba counts references to every array a compiled function receives,
+    slices or takes from a tuple, with atomic operations; in the search they
+    cost more than the search itself (measured: half the time). The kernels
+    therefore work on views without an owner, of buffers that stay alive for
+    the whole call (held by the Python caller).
+    """
+    return numba.carray(_void_pointer(a.ctypes.data), a.shape, a.dtype)
+
+
+@njit(cache=True, inline="always")
+def _unowned_views(ws):
+    """:func:`_unowned` views of one thread's buffers (a tuple as :meth:`Workspace.views` gives)."""
+    return (
+        _unowned(ws[0]),
+        _unowned(ws[1]),
+        _unowned(ws[2]),
+        _unowned(ws[3]),
+        _unowned(ws[4]),
+        _unowned(ws[5]),
+        _unowned(ws[6]),
+        _unowned(ws[7]),
+        _unowned(ws[8]),
+        _unowned(ws[9]),
+        _unowned(ws[10]),
+        _unowned(ws[11]),
+        _unowned(ws[12]),
+    )
 
 
 @njit(cache=True, inline="always")
 def _thread_views(wsa, t):
     return (
-        wsa[0][t], wsa[1][t], wsa[2][t], wsa[3][t], wsa[4][t][:1], wsa[5][t],
-        wsa[6][t][:10], wsa[7][t][:BOARD_SIZE], wsa[8][t][:BOARD_SIZE], wsa[9][t], wsa[10][t][:5],
+        wsa[0][t],
+        wsa[1][t],
+        wsa[2][t],
+        wsa[3][t],
+        wsa[4][t][:1],
+        wsa[5][t],
+        wsa[6][t][:10],
+        wsa[7][t][:BOARD_SIZE],
+        wsa[8][t][:BOARD_SIZE],
+        wsa[9][t][:4],
+        wsa[10][t],
+        wsa[11][t][:5],
+        wsa[6][t][10],
     )
 
 
-@njit(cache=True, inline="always")
-def _set(b, i, v, h, zob):
-    """Set ``b[i] = v`` and return the updated Zobrist hash."""
-    h ^= zob[i, b[i] + 15] ^ zob[i, v + 15]
-    b[i] = v
-    return h
-
-
-@njit(cache=True, inline="always")
-def _record(b, h, cls, respects, entries, hashes, masks, table, stamp, count):
-    """Record a leaf afterstate of class ``cls``; returns the new number of entries."""
-    slot = np.int64(h >> np.uint64(64 - _TABLE_BITS))
-    tag = stamp << 32
-    while True:
-        t = table[slot]
-        if (t & ~np.int64(0xFFFFFFFF)) != tag:
-            break
-        e = t & 0xFFFFFFFF
-        if hashes[e] == h:
-            same = True
-            for i in range(BOARD_SIZE):
-                if entries[e, i] != b[i]:
-                    same = False
-                    break
-            if same:
-                masks[e, 0] |= np.uint8(1 << cls)
-                if respects:
-                    masks[e, 1] |= np.uint8(1 << cls)
-                return count
-        slot = (slot + 1) & (_TABLE_SIZE - 1)
-    if count >= ENTRY_CAPACITY:
-        raise RuntimeError("legal-play enumeration overflowed its entry buffer")
-    table[slot] = tag | count
-    hashes[count] = h
-    for i in range(BOARD_SIZE):
-        entries[count, i] = b[i]
-    masks[count, 0] = np.uint8(1 << cls)
-    masks[count, 1] = np.uint8(1 << cls) if respects else np.uint8(0)
-    return count + 1
-
-
 # Rows of the DFS stack (one column per depth).
-_NEXT_SRC, _NEXT_VAR, _MOVED, _SRC, _DST, _HIT, _TAG, _TAG_DST, _VIOL = range(9)
+_NEXT_SRC, _NEXT_VAR, _MOVED, _SRC, _DST, _HIT, _TAG, _TAG_DST, _VIOL, _OCC = range(10)
 
 
-@njit(cache=True)
-def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
-    """Depth-first search over the dice ``seq[:ndice]``, recording leaves.
+@njit(cache=True, inline="always")
+def _search(seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask, h, occ, off, outside, blocks):
+    """Depth-first search over the dice ``seq[:ndice]`` from the board in ``ws``, recording leaves.
 
     ``skip_mask`` (non-doubles, second order only): a bit per source point
     whose move with ``seq[1]`` was legal in the original position. Such a
@@ -185,30 +260,24 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
     order, already searched), so it is not searched again, only noted as
     "a move exists here" so that its parent is not taken for a leaf.
 
-    Returns:
-        ``(count, root_mask)``: the new entry count and a bit per source
-        point with a legal first move (used to build ``skip_mask``).
+    ``h``, ``occ``, ``off``, ``outside`` and ``blocks`` describe the board in
+    ``ws`` (see :func:`_board_summary`); ``blocks`` does not change during a
+    turn (hits only take blots).
 
-    ``b`` is modified in place and restored before returning.
+    Returns:
+        ``(count, root_mask, classes)``: the new entry count, a bit per source
+        point with a legal first move (used to build ``skip_mask``) and a bit
+        per class of the leaves found.
+
+    The board is modified in place and restored before returning.
     """
-    entries, hashes, masks, table, stamp_arr, _keep, st, tags, _board, _keys, hst = ws
-    stamp = stamp_arr[0]
+    _entries, words, masks, table, stamp_arr, _keep, st, tags, b, bw, _keys, hst, _seq = ws
+    tag = stamp_arr[0] << 32  # the table slots of this position
     if rule != 0:
         tags[:] = 0
 
-    h = np.uint64(0)
-    on_board = 0
-    outside = 0  # mover checkers on the bar or on points 7..24 (RULES.md §5: bear off only when 0)
-    for i in range(BOARD_SIZE):
-        v = b[i]
-        h ^= zob[i, v + 15]
-        if v > 0:
-            on_board += v
-            if i > 6:
-                outside += v
-    off = NUM_CHECKERS - on_board
     violations = 0
-
+    classes = 0
     root_mask = np.int64(0)
     depth = 0
     st[_NEXT_SRC, 0] = BAR
@@ -219,86 +288,84 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
         if depth < ndice and off < NUM_CHECKERS:
             die = seq[depth]
             src = st[_NEXT_SRC, depth]
-            var = st[_NEXT_VAR, depth]
-            while src >= 1:
-                if src != BAR and b[BAR] > 0:
-                    break  # RULES.md §4: checkers on the bar enter before any other move
-                if b[src] > 0:
-                    ok = False
-                    if src == BAR:
-                        dst = BAR - die  # die d enters on the mover's point 25 - d
-                        ok = b[dst] >= -1
+            resume = src
+            var0 = st[_NEXT_VAR, depth]
+            # The legal sources at or below the resume point; the highest is played next.
+            cand = _legal_sources(occ, blocks, die, outside) & ((np.int64(2) << src) - 1)
+            if depth == 1 and (cand & skip_mask) != 0:
+                st[_MOVED, depth] = 1  # these commute with the first move: found by the other order
+                cand &= ~skip_mask
+            if cand != 0:
+                src = 63 - leading_zeros(cand)
+                var = var0 if src == resume else 0
+                dst = src - die  # from the bar (25) die d enters on point 25 - d; dst <= 0 bears off
+                if depth == 0:
+                    root_mask |= np.int64(1) << src
+                # Which checker moves (Iranian rule only): var 0 untagged, var 1 tagged.
+                use_tag = 0
+                viol = False
+                ntag = 0
+                if rule != 0:
+                    ntag = tags[src]
+                    if ntag > 0 and not (b[src] > ntag and var == 0):
+                        use_tag = 1
+                        if rule == NO_HIT_AND_CONTINUE_000:
+                            viol = True  # 000: the hitter may not leave its point
+                        elif dst >= 1 and b[dst] > 0:
+                            viol = True  # 002: not onto a point the mover holds
+                hit = False
+                hst[depth] = h
+                st[_OCC, depth] = occ
+                # The board and its Zobrist hash are updated here rather than in helpers that take
+                # the arrays (measured faster: no argument copies and reference counts per call).
+                v = b[src]
+                h ^= zob[src, v + 15] ^ zob[src, v + 14]
+                b[src] = v - 1
+                if v == 1:
+                    occ ^= np.int64(1) << src
+                if dst >= 1:
+                    v = b[dst]
+                    if v == -1:
+                        hit = True
+                        h ^= zob[dst, 14] ^ zob[dst, 16]
+                        b[dst] = 1
+                        v = b[0]
+                        h ^= zob[0, v + 15] ^ zob[0, v + 14]
+                        b[0] = v - 1
                     else:
-                        dst = src - die
-                        if dst >= 1:
-                            ok = b[dst] >= -1  # RULES.md §3.2: open unless 2+ opposing checkers
-                        elif outside == 0:
-                            ok = True  # exact bear-off from point d (RULES.md §5)
-                            if dst < 0:
-                                # Overshoot: only from the highest occupied point.
-                                for p in range(src + 1, 7):
-                                    if b[p] > 0:
-                                        ok = False
-                                        break
-                    if ok and depth == 1 and (skip_mask >> src) & 1:
-                        st[_MOVED, depth] = 1  # commutes with the first move: found by the other order
-                        ok = False
-                    if ok:
-                        if depth == 0:
-                            root_mask |= np.int64(1) << src
-                        # Which checker moves (Iranian rule only): var 0 untagged, var 1 tagged.
-                        use_tag = 0
-                        viol = False
-                        ntag = 0
-                        if rule != 0:
-                            ntag = tags[src]
-                            if ntag > 0 and not (b[src] > ntag and var == 0):
-                                use_tag = 1
-                                if rule == NO_HIT_AND_CONTINUE_000:
-                                    viol = True  # 000: the hitter may not leave its point
-                                elif dst >= 1 and b[dst] > 0:
-                                    viol = True  # 002: not onto a point the mover holds
-                        hit = False
-                        hst[depth] = h
-                        h = _set(b, src, b[src] - 1, h, zob)
-                        if dst >= 1:
-                            if b[dst] == -1:
-                                hit = True
-                                h = _set(b, dst, 1, h, zob)
-                                h = _set(b, 0, b[0] - 1, h, zob)
-                            else:
-                                h = _set(b, dst, b[dst] + 1, h, zob)
-                        else:
-                            off += 1
-                        if src > 6 and dst <= 6:
-                            outside -= 1
-                        tag_dst = 0
-                        if rule != 0:
-                            if use_tag == 1:
-                                tags[src] -= 1
-                            if dst >= 1 and ((hit and dst <= 6) or (use_tag == 1 and rule == NO_HIT_AND_CONTINUE_002)):
-                                tags[dst] += 1
-                                tag_dst = 1
-                            if viol:
-                                violations += 1
-                        st[_SRC, depth] = src
-                        st[_DST, depth] = dst
-                        st[_HIT, depth] = hit
-                        st[_TAG, depth] = use_tag
-                        st[_TAG_DST, depth] = tag_dst
-                        st[_VIOL, depth] = viol
-                        # Resume point here: the tagged-checker variant (002 only), or the next source.
-                        if rule == NO_HIT_AND_CONTINUE_002 and use_tag == 0 and ntag > 0:
-                            st[_NEXT_SRC, depth] = src
-                            st[_NEXT_VAR, depth] = 1
-                        else:
-                            st[_NEXT_SRC, depth] = src - 1
-                            st[_NEXT_VAR, depth] = 0
-                        st[_MOVED, depth] = 1
-                        found = True
-                        break
-                src -= 1
-                var = 0
+                        h ^= zob[dst, v + 15] ^ zob[dst, v + 16]
+                        b[dst] = v + 1
+                    occ |= np.int64(1) << dst
+                else:
+                    off += 1
+                if src > 6 and dst <= 6:
+                    outside -= 1
+                tag_dst = 0
+                if rule != 0:
+                    if use_tag == 1:
+                        tags[src] -= 1
+                    if dst >= 1 and (
+                        (hit and dst <= 6) or (use_tag == 1 and rule == NO_HIT_AND_CONTINUE_002)
+                    ):
+                        tags[dst] += 1
+                        tag_dst = 1
+                    if viol:
+                        violations += 1
+                st[_SRC, depth] = src
+                st[_DST, depth] = dst
+                st[_HIT, depth] = hit
+                st[_TAG, depth] = use_tag
+                st[_TAG_DST, depth] = tag_dst
+                st[_VIOL, depth] = viol
+                # Resume point here: the tagged-checker variant (002 only), or the next source.
+                if rule == NO_HIT_AND_CONTINUE_002 and use_tag == 0 and ntag > 0:
+                    st[_NEXT_SRC, depth] = src
+                    st[_NEXT_VAR, depth] = 1
+                else:
+                    st[_NEXT_SRC, depth] = src - 1
+                    st[_NEXT_VAR, depth] = 0
+                st[_MOVED, depth] = 1
+                found = True
         if found:
             depth += 1
             # Doubles: non-increasing source order; non-doubles: any source. Under
@@ -321,7 +388,37 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
                 cls = 2 if seq[0] == larger else 1
             else:
                 cls = 0
-            count = _record(b, h, cls, violations == 0, entries, hashes, masks, table, stamp, count)
+            classes |= 1 << cls
+            # Record the afterstate once (written out here for the same reason): find it by its
+            # hash's slot and a compare of its four words, else add it.
+            bit = np.uint8(1 << cls)
+            w0 = bw[0]
+            w1 = bw[1]
+            w2 = bw[2]
+            w3 = bw[3]
+            slot = np.int64(h >> np.uint64(64 - _TABLE_BITS))
+            while True:
+                t = table[slot]
+                if (t & ~np.int64(0xFFFFFFFF)) != tag:
+                    # A new afterstate.
+                    if count >= ENTRY_CAPACITY:
+                        raise RuntimeError("legal-play enumeration overflowed its entry buffer")
+                    table[slot] = tag | count
+                    words[count, 0] = w0
+                    words[count, 1] = w1
+                    words[count, 2] = w2
+                    words[count, 3] = w3
+                    masks[count, 0] = bit
+                    masks[count, 1] = bit if violations == 0 else np.uint8(0)
+                    count += 1
+                    break
+                e = t & 0xFFFFFFFF
+                if words[e, 0] == w0 and words[e, 1] == w1 and words[e, 2] == w2 and words[e, 3] == w3:
+                    masks[e, 0] |= bit
+                    if violations == 0:
+                        masks[e, 1] |= bit
+                    break
+                slot = (slot + 1) & (_TABLE_SIZE - 1)
         if depth == 0:
             break
         # Undo the move that led here.
@@ -338,6 +435,7 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
             off -= 1
         b[src] += 1
         h = hst[depth]
+        occ = st[_OCC, depth]
         if src > 6 and dst <= 6:
             outside += 1
         if rule != 0:
@@ -347,37 +445,103 @@ def _search(b, seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask):
                 tags[src] += 1
             if st[_VIOL, depth]:
                 violations -= 1
-    return count, root_mask
+    return count, root_mask, classes
+
+
+@njit(cache=True, inline="always")
+def _board_summary(b, zob):
+    """``(hash, occ, off, outside, blocks)`` of board ``b``, as :func:`_search` takes them.
+
+    ``hash``: the Zobrist hash; ``occ``: a bit per point the mover occupies
+    (bit 25: the bar); ``off``: the mover's checkers borne off; ``outside``:
+    the mover's checkers on the bar or on points 7..24 (RULES.md §5: bear off
+    only when 0); ``blocks``: a bit per point with 2+ opposing checkers.
+    """
+    h = np.uint64(0)
+    blocks = np.int64(0)
+    on_board = 0
+    outside = 0
+    occ = np.int64(0)
+    for i in range(BOARD_SIZE):
+        v = b[i]
+        h ^= zob[i, v + 15]
+        if v > 0:
+            on_board += v
+            occ |= np.int64(1) << i
+            if i > 6:
+                outside += v
+        elif v <= -2 and i >= 1:
+            blocks |= np.int64(1) << i
+    return h, occ, NUM_CHECKERS - on_board, outside, blocks
+
+
+@njit(cache=True, inline="always")
+def _legal_sources(occ, blocks, die, outside):
+    """A bit per point (25: the bar) from which the mover may move a checker ``die`` pips.
+
+    ``occ``: a bit per point holding the mover's checkers; ``blocks``: a bit
+    per point holding 2+ opposing checkers (RULES.md §3.2: closed);
+    ``outside``: the mover's checkers on the bar or on points 7..24.
+    """
+    if occ >> BAR:
+        # RULES.md §4: checkers on the bar enter (on point 25 - d) before any other move.
+        return (np.int64(1) << BAR) & ~(blocks << die)
+    legal = occ & ~(blocks << die) & ~((np.int64(2) << die) - 1)  # moves that land on points 1..24
+    if outside == 0:
+        # RULES.md §5: bear off from point d exactly; a higher die only from the highest occupied point.
+        if (occ >> die) != 0:
+            legal |= occ & (np.int64(1) << die)
+        else:
+            legal |= np.int64(1) << (63 - leading_zeros(occ))
+    return legal
 
 
 @njit(cache=True)
 def _enumerate(board, d1, d2, rule, zob, ws):
     """Enumerate one position; the legal plays are left as indices ``ws.keep[:n]``; returns ``n``."""
-    entries, hashes, masks, table, stamp_arr, keep, _st, _tags, b, _keys, _hst = ws
+    _entries, _words, masks, table, stamp_arr, keep, _st, _tags, b, _bw, _keys, _hst, seq = ws
     stamp_arr[0] += 1
     if stamp_arr[0] >= 1 << 30:
         table[:] = 0
         stamp_arr[0] = 1
-    b[:] = board
-    seq = np.empty(4, dtype=np.int64)
+    for i in range(BOARD_SIZE):
+        b[i] = board[i]
+    h, occ, off, outside, blocks = _board_summary(b, zob)
+    is_double = d1 == d2
+    larger = max(d1, d2)
     count = 0
-    if d1 == d2:
-        seq[:] = d1
-        count, _ = _search(b, seq, 4, True, d1, rule, zob, ws, count, 0)
-    else:
-        larger = max(d1, d2)
-        seq[0] = d1
-        seq[1] = d2
-        count, first_moves = _search(b, seq, 2, False, larger, rule, zob, ws, count, 0)
-        seq[0] = d2
-        seq[1] = d1
-        # With the Iranian rule the order of moves matters (which checker hit), so search it all.
-        skip = first_moves if rule == 0 else np.int64(0)
-        count, _ = _search(b, seq, 2, False, larger, rule, zob, ws, count, skip)
-    # The highest class present decides (RULES.md §3.4).
     union = 0
-    for e in range(count):
-        union |= masks[e, 0]
+    skip = np.int64(0)
+    # One search for doubles, one per order of the dice otherwise (a single call site, so
+    # that the inlined search is compiled once).
+    for order in range(1 if is_double else 2):
+        if is_double:
+            for i in range(4):
+                seq[i] = d1
+        else:
+            seq[0] = d1 if order == 0 else d2
+            seq[1] = d2 if order == 0 else d1
+        count, roots, classes = _search(
+            seq,
+            4 if is_double else 2,
+            is_double,
+            larger,
+            rule,
+            zob,
+            ws,
+            count,
+            skip,
+            h,
+            occ,
+            off,
+            outside,
+            blocks,
+        )
+        union |= classes
+        # With the Iranian rule the order of moves matters (which checker hit), so search it all.
+        if rule == 0:
+            skip = roots
+    # The highest class present decides (RULES.md §3.4).
     best = 0
     for c in range(4, -1, -1):
         if union & (1 << c):
@@ -400,112 +564,158 @@ def _enumerate(board, d1, d2, rule, zob, ws):
     return nkeep
 
 
+@njit(cache=True, inline="always")
+def _sort_word(w):
+    """A word of a 32-byte row as a sort key: unsigned order of keys = lexicographic order of the 8 signed bytes.
+
+    Flipping each byte's sign bit maps -128..127 to 0..255 in order; the
+    bytes are then put first-byte-highest (a byte swap on little-endian
+    machines).
+    """
+    x = w ^ np.uint64(0x8080808080808080)
+    if _LITTLE_ENDIAN:
+        x = ((x & np.uint64(0x00FF00FF00FF00FF)) << np.uint64(8)) | (
+            (x >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF)
+        )
+        x = ((x & np.uint64(0x0000FFFF0000FFFF)) << np.uint64(16)) | (
+            (x >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF)
+        )
+        x = (x << np.uint64(32)) | (x >> np.uint64(32))
+    return x
+
+
 @njit(cache=True)
-def _sort_keep(entries, keep, keys, n):
-    """Sort ``keep[:n]`` by the rows they point at: lexicographic, index 0 first, signed bytes."""
+def _sort_keep(words, keep, keys, n):
+    """Sort ``keep[:n]`` by the rows they point at: lexicographic, index 0 first, signed bytes.
+
+    An insertion sort on four 64-bit keys per row (:func:`_sort_word`), kept
+    in ``keys[:n]`` alongside ``keep``.
+    """
     for j in range(n):
         e = keep[j]
-        for w in range(4):
-            k = np.uint64(0)
-            for i in range(w * 8, min(w * 8 + 8, BOARD_SIZE)):
-                k = (k << np.uint64(8)) | np.uint64(entries[e, i] + 128)
-            if w == 3:
-                k <<= np.uint64(48)
-            keys[e, w] = k
-    for i in range(1, n):
-        e = keep[i]
-        j = i - 1
-        while j >= 0:
-            f = keep[j]
-            less = False
-            for w in range(4):
-                if keys[e, w] != keys[f, w]:
-                    less = keys[e, w] < keys[f, w]
-                    break
+        k0 = _sort_word(words[e, 0])
+        k1 = _sort_word(words[e, 1])
+        k2 = _sort_word(words[e, 2])
+        k3 = _sort_word(words[e, 3])
+        i = j
+        while i > 0:
+            p = i - 1
+            if k0 != keys[p, 0]:
+                less = k0 < keys[p, 0]
+            elif k1 != keys[p, 1]:
+                less = k1 < keys[p, 1]
+            elif k2 != keys[p, 2]:
+                less = k2 < keys[p, 2]
+            else:
+                less = k3 < keys[p, 3]  # rows are distinct
             if not less:
                 break
-            keep[j + 1] = f
-            j -= 1
-        keep[j + 1] = e
+            keys[i, 0] = keys[p, 0]
+            keys[i, 1] = keys[p, 1]
+            keys[i, 2] = keys[p, 2]
+            keys[i, 3] = keys[p, 3]
+            keep[i] = keep[p]
+            i = p
+        keys[i, 0] = k0
+        keys[i, 1] = k1
+        keys[i, 2] = k2
+        keys[i, 3] = k3
+        keep[i] = e
+
+
+@njit(cache=True, inline="always")
+def _emit(entries, keep, nkeep, out, m):
+    """Copy the rows ``entries[keep[:nkeep]]`` to ``out[m:]``; returns the new row count."""
+    for j in range(nkeep):
+        e = keep[j]
+        for i in range(BOARD_SIZE):
+            out[m, i] = entries[e, i]
+        m += 1
+    return m
 
 
 @njit(cache=True)
-def _batch(boards, dice, rule, sort, zob, ws):
+def _owner_from_counts(counts, total):
+    """``(total,)`` int64: index ``i`` repeated ``counts[i]`` times."""
+    owner = np.empty(total, dtype=np.int64)
+    m = 0
+    for i in range(counts.shape[0]):
+        for _ in range(counts[i]):
+            owner[m] = i
+            m += 1
+    return owner
+
+
+@njit(cache=True)
+def _batch(boards, dice, rule, sort, zob, ws, out):
+    """Every position's legal plays, one after another, on the calling thread.
+
+    ``out`` is a reusable buffer of rows; when it is too small a larger one
+    is allocated for this call. Returns ``(afterstates, owner)``, new arrays.
+    """
     n = boards.shape[0]
-    entries = ws[0]
-    keep = ws[5]
-    keys = ws[9]
-    cap = max(64, n * 24)
-    out = np.empty((cap, BOARD_SIZE), dtype=np.int8)
-    owner = np.empty(cap, dtype=np.int64)
+    ws = _unowned_views(ws)
+    boards = _unowned(boards)
+    zob = _unowned(zob)
+    out = _unowned(out)
+    entries, words, keep, keys = ws[0], ws[1], ws[5], ws[10]
+    counts = np.empty(n, dtype=np.int64)
     m = 0
     for i in range(n):
         nkeep = _enumerate(boards[i], dice[i, 0], dice[i, 1], rule, zob, ws)
         if sort:
-            _sort_keep(entries, keep, keys, nkeep)
-        if m + nkeep > cap:
-            newcap = max(cap * 2, m + nkeep)
-            out2 = np.empty((newcap, BOARD_SIZE), dtype=np.int8)
-            out2[:m] = out[:m]
-            owner2 = np.empty(newcap, dtype=np.int64)
-            owner2[:m] = owner[:m]
-            out = out2
-            owner = owner2
-            cap = newcap
-        for j in range(nkeep):
-            e = keep[j]
-            out[m] = entries[e]
-            owner[m] = i
-            m += 1
-    return out[:m], owner[:m]
+            _sort_keep(words, keep, keys, nkeep)
+        if m + nkeep > out.shape[0]:
+            grown = np.empty((max(2 * out.shape[0], m + nkeep), BOARD_SIZE), dtype=np.int8)
+            grown[:m] = out[:m]
+            out = grown
+        m = _emit(entries, keep, nkeep, out, m)
+        counts[i] = nkeep
+    return out[:m].copy(), _owner_from_counts(counts, m)
 
 
 @njit(cache=True, parallel=True)
-def _batch_parallel(boards, dice, rule, sort, zob, wsa, threads):
-    """:func:`_batch` split into one chunk per thread.
+def _batch_parallel(boards, dice, rule, sort, zob, wsa, outs, threads):
+    """:func:`_batch` split into ``threads`` chunks of consecutive positions.
 
-    Each chunk writes into its own region of one buffer sized for 48 plays
-    per position on average; returns ``ok = False`` if a chunk overflows its
-    region (the caller then runs the serial kernel).
+    Chunk ``c`` writes its rows into ``outs[c]``; returns ``ok = False`` if a
+    chunk overflows it (the caller then runs the serial kernel).
     """
     n = boards.shape[0]
     chunks = threads
     per = (n + chunks - 1) // chunks
-    region = per * 48 + 4096
-    out = np.empty((chunks * region, BOARD_SIZE), dtype=np.int8)
-    owner = np.empty(chunks * region, dtype=np.int64)
-    used = np.zeros(chunks, dtype=np.int64)
-    overflow = np.zeros(chunks, dtype=np.bool_)
+    region = outs.shape[1]
+    counts = np.empty(n, dtype=np.int64)
+    used = np.zeros(chunks * 8, dtype=np.int64)  # one cache line per chunk
+    boards_u = _unowned(boards)
+    zob_u = _unowned(zob)
     for c in numba.prange(chunks):
-        ws = _thread_views(wsa, numba.get_thread_id())
-        entries = ws[0]
-        keep = ws[5]
-        keys = ws[9]
-        base = c * region
+        ws = _unowned_views(_thread_views(wsa, numba.get_thread_id()))
+        entries, words, keep, keys = ws[0], ws[1], ws[5], ws[10]
+        out = _unowned(outs[c])
         m = 0
         for i in range(c * per, min(n, (c + 1) * per)):
-            nkeep = _enumerate(boards[i], dice[i, 0], dice[i, 1], rule, zob, ws)
+            nkeep = _enumerate(boards_u[i], dice[i, 0], dice[i, 1], rule, zob_u, ws)
             if m + nkeep > region:
-                overflow[c] = True
+                m = -1
                 break
             if sort:
-                _sort_keep(entries, keep, keys, nkeep)
-            for j in range(nkeep):
-                out[base + m] = entries[keep[j]]
-                owner[base + m] = i
-                m += 1
-        used[c] = m
-    if overflow.any():
-        return out[:0], owner[:0], False
-    total = used.sum()
+                _sort_keep(words, keep, keys, nkeep)
+            m = _emit(entries, keep, nkeep, out, m)
+            counts[i] = nkeep
+        used[c * 8] = m
+    total = 0
+    for c in range(chunks):
+        if used[c * 8] < 0:
+            return outs[0, :0], counts[:0], False
+        total += used[c * 8]
     result = np.empty((total, BOARD_SIZE), dtype=np.int8)
-    result_owner = np.empty(total, dtype=np.int64)
     pos = 0
     for c in range(chunks):
-        result[pos : pos + used[c]] = out[c * region : c * region + used[c]]
-        result_owner[pos : pos + used[c]] = owner[c * region : c * region + used[c]]
-        pos += used[c]
-    return result, result_owner, True
+        k = used[c * 8]
+        result[pos : pos + k] = outs[c, :k]
+        pos += k
+    return result, _owner_from_counts(counts, total), True
 
 
 @njit(cache=True)
@@ -513,6 +723,9 @@ def _count_batch(boards, dice, rule, zob, ws):
     """Number of legal plays per position, without writing the afterstates out."""
     n = boards.shape[0]
     counts = np.empty(n, dtype=np.int64)
+    ws = _unowned_views(ws)
+    boards = _unowned(boards)
+    zob = _unowned(zob)
     for i in range(n):
         counts[i] = _enumerate(boards[i], dice[i, 0], dice[i, 1], rule, zob, ws)
     return counts
@@ -550,11 +763,16 @@ _PARENT_PID = os.getpid()
 def _run_batch(boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool) -> tuple[np.ndarray, np.ndarray]:
     ws = _workspace()
     threads = _parallel_threads()
-    if len(boards) >= PARALLEL_MIN_BATCH and threads > 1:
-        out, owner, ok = _batch_parallel(boards, dice, rule, sort, ZOBRIST, ws.arrays(), threads)
+    n = len(boards)
+    if n >= PARALLEL_MIN_BATCH and threads > 1:
+        # Room for 48 plays per position on average (random play averages about 20).
+        outs = ws.ensure_out(-(-n // threads) * 48 + 4096)
+        out, owner, ok = _batch_parallel(boards, dice, rule, sort, ZOBRIST, ws.arrays(), outs, threads)
         if ok:
             return out, owner
-    return _batch(boards, dice, rule, sort, ZOBRIST, ws.views(0))
+    out, owner = _batch(boards, dice, rule, sort, ZOBRIST, ws.views(0), ws.out[0])
+    ws.ensure_out(len(out))
+    return out, owner
 
 
 def legal_plays_batch(
@@ -603,7 +821,9 @@ def legal_plays(board: np.ndarray, dice, rules: Rules = Rules()) -> np.ndarray:
     """
     board = validate_board(board)
     if board.ndim != 1:
-        raise ValueError(f"legal_plays takes one board of shape (26,), got {board.shape}; use legal_plays_batch")
+        raise ValueError(
+            f"legal_plays takes one board of shape (26,), got {board.shape}; use legal_plays_batch"
+        )
     dice = validate_dice(dice)
     if len(dice) != 1:
         raise ValueError(f"legal_plays takes one roll of two dice, got shape {np.shape(dice)}")
@@ -620,14 +840,49 @@ def count_plays_batch(boards: np.ndarray, dice: np.ndarray, rules: Rules = Rules
 def _checked_batch(boards, dice, rules) -> tuple[np.ndarray, np.ndarray, Rules]:
     """Validate the inputs of the batch entry points; returns ``(boards (N, 26), dice (N, 2), rules)``."""
     rules = Rules.check(rules)
-    boards = validate_board(boards)
-    if boards.ndim == 1:
-        boards = boards[None]
+    if (
+        isinstance(boards, np.ndarray)
+        and boards.dtype == np.int8
+        and boards.ndim == 2
+        and boards.shape[1] == BOARD_SIZE
+        and boards.flags.c_contiguous
+        and _boards_in_play(boards)
+    ):
+        pass  # the common case, checked in one compiled pass; errors are reported by the checks below
+    else:
+        boards = validate_board(boards)
+        if boards.ndim == 1:
+            boards = boards[None]
+        _check_not_over(boards)
     dice = validate_dice(dice)
     if len(dice) != len(boards):
         raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
-    _check_not_over(boards)
     return boards, dice, rules
+
+
+@njit(cache=True)
+def _boards_in_play(boards):
+    """True if every board passes :func:`~nard_ai.board.validate_board` and no game is over.
+
+    That is: counts within -15..15, the mover's bar (index 25) >= 0, the
+    opponent's bar (index 0) <= 0, and 1..15 checkers left for each side.
+    """
+    for r in range(boards.shape[0]):
+        if boards[r, BAR] < 0 or boards[r, 0] > 0:
+            return False
+        mine = 0
+        theirs = 0
+        for i in range(BOARD_SIZE):
+            v = np.int64(boards[r, i])
+            if v > NUM_CHECKERS or v < -NUM_CHECKERS:
+                return False
+            if v > 0:
+                mine += v
+            else:
+                theirs -= v
+        if mine < 1 or mine > NUM_CHECKERS or theirs < 1 or theirs > NUM_CHECKERS:
+            return False
+    return True
 
 
 def _check_not_over(boards: np.ndarray) -> None:
@@ -635,7 +890,9 @@ def _check_not_over(boards: np.ndarray) -> None:
     theirs = np.clip(-boards.astype(np.int16), 0, None).sum(axis=1)
     over = (mine == 0) | (theirs == 0)
     if over.any():
-        raise ValueError(f"position {int(np.argmax(over))} is a finished game (a side has borne off all 15 checkers)")
+        raise ValueError(
+            f"position {int(np.argmax(over))} is a finished game (a side has borne off all 15 checkers)"
+        )
 
 
 @njit(cache=True, inline="always")
@@ -712,6 +969,7 @@ def _play_random_game(g, boards, dice, sign, plies, points, rng_state, rule, zob
 
 @njit(cache=True)
 def _game_arrays(seeds):
+    """``(rng_state, points, plies, boards, dice, sign)`` of ``n`` games, allocated by the caller of the kernels."""
     n = seeds.shape[0]
     return (
         seeds.copy(),
@@ -724,34 +982,52 @@ def _game_arrays(seeds):
 
 
 @njit(cache=True, parallel=True)
-def _random_games_parallel(seeds, rule, zob, wsa, threads):
-    """Random games to completion, thread ``t`` playing games ``t, t + threads, ...`` one after another.
+def _random_games_parallel(games, rule, zob, wsa):
+    """Random games to completion, in groups of consecutive games, each group played by one thread.
 
     Each game owns a splitmix64 generator seeded from ``seeds[g]``, so the
-    results do not depend on the number of threads. Threads never wait for
-    each other until the end (no per-turn barrier).
+    results do not depend on the number of threads or on which thread plays
+    which group. Threads never wait for each other until the end (no per-turn
+    barrier); with a parallel chunk size of 1 (set by :func:`random_games`)
+    a thread takes the next group as soon as it is done, so a thread slowed
+    down by other work on its core does not hold the others up.
     """
-    n = seeds.shape[0]
-    rng_state, points, plies, boards, dice, sign = _game_arrays(seeds)
-    for t in numba.prange(threads):
-        ws = _thread_views(wsa, numba.get_thread_id())
-        for g in range(t, n, threads):
+    rng_state, points, plies, boards, dice, sign = _unowned_games(games)
+    n = rng_state.shape[0]
+    zob = _unowned(zob)
+    groups = (n + _GAMES_PER_GROUP - 1) // _GAMES_PER_GROUP
+    for group in numba.prange(groups):
+        ws = _unowned_views(_thread_views(wsa, numba.get_thread_id()))
+        for g in range(group * _GAMES_PER_GROUP, min(n, (group + 1) * _GAMES_PER_GROUP)):
             _play_random_game(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws)
-    return points, plies
 
 
 @njit(cache=True)
-def _random_games_serial(seeds, rule, zob, wsa):
+def _random_games_serial(games, rule, zob, wsa):
     """:func:`_random_games_parallel` on the calling thread only."""
-    n = seeds.shape[0]
-    rng_state, points, plies, boards, dice, sign = _game_arrays(seeds)
-    ws = _thread_views(wsa, 0)
-    for g in range(n):
+    rng_state, points, plies, boards, dice, sign = _unowned_games(games)
+    zob = _unowned(zob)
+    ws = _unowned_views(_thread_views(wsa, 0))
+    for g in range(rng_state.shape[0]):
         _play_random_game(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws)
-    return points, plies
 
 
-def random_games(n_games: int, rng: np.random.Generator, rules: Rules = Rules()) -> tuple[np.ndarray, np.ndarray]:
+@njit(cache=True, inline="always")
+def _unowned_games(games):
+    """:func:`_unowned` views of the arrays of :func:`_game_arrays`."""
+    return (
+        _unowned(games[0]),
+        _unowned(games[1]),
+        _unowned(games[2]),
+        _unowned(games[3]),
+        _unowned(games[4]),
+        _unowned(games[5]),
+    )
+
+
+def random_games(
+    n_games: int, rng: np.random.Generator, rules: Rules = Rules()
+) -> tuple[np.ndarray, np.ndarray]:
     """Play complete games between two uniformly random players, fully compiled.
 
     The games are spread over numba's threads. Each game draws its dice and
@@ -780,6 +1056,13 @@ def random_games(n_games: int, rng: np.random.Generator, rules: Rules = Rules())
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     seeds = rng.integers(0, 2**63, size=n_games, dtype=np.int64).astype(np.uint64)
     threads = _parallel_threads()
+    games = _game_arrays(seeds)  # held here: the kernels use views without an owner
     if threads > 1 and n_games >= 2 * threads:
-        return _random_games_parallel(seeds, rules.code, ZOBRIST, _workspace().arrays(), threads)
-    return _random_games_serial(seeds, rules.code, ZOBRIST, _workspace().arrays())
+        previous = numba.set_parallel_chunksize(1)  # hand out groups of games one at a time
+        try:
+            _random_games_parallel(games, rules.code, ZOBRIST, _workspace().arrays())
+        finally:
+            numba.set_parallel_chunksize(previous)
+    else:
+        _random_games_serial(games, rules.code, ZOBRIST, _workspace().arrays())
+    return games[1], games[2]

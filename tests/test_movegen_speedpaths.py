@@ -1,0 +1,203 @@
+"""The fast paths of ``nard_ai.movegen``: reused buffers, the compiled input check, the sort, the tables.
+
+The generator's afterstate *sets* are checked against the slow reference in
+``test_movegen_reference.py``; here the paths added for speed are checked
+against plain definitions:
+
+* the Zobrist keys are splitmix64's outputs (Steele, Lea & Flood 2014; the
+  published first output for seed 0 is 0xE220A8397B1DCDAF);
+* the compiled input check accepts exactly what :func:`nard_ai.board.validate_board`
+  accepts (and no finished game), with the same error messages;
+* the output buffers are reused across calls but every result is a new
+  array, whatever the batch size and however many plays a batch has;
+* sorted output is lexicographic, index 0 first, as signed bytes (Python's
+  tuple order on the rows as ints), and unsorted output holds the same rows.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+from conftest import mixed_positions
+
+from nard_ai import movegen
+from nard_ai.board import pos, starting_board, validate_board
+from nard_ai.movegen import legal_plays, legal_plays_batch, random_games
+from nard_ai.rules import Rules
+
+MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(n: int, seed: int = 0) -> list[int]:
+    """The first ``n`` outputs of splitmix64 seeded with ``seed``, in plain Python integers."""
+    out = []
+    state = seed
+    for _ in range(n):
+        state = (state + 0x9E3779B97F4A7C15) & MASK64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        out.append(z ^ (z >> 31))
+    return out
+
+
+def test_zobrist_keys_are_splitmix64_outputs_from_its_second_on():
+    """Seed 0's first output is the published 0xE220A8397B1DCDAF; the table (row-major) starts at the second."""
+    outputs = _splitmix64(26 * 32 + 1)
+    assert outputs[0] == 0xE220A8397B1DCDAF
+    expected = np.array(outputs[1:], dtype=np.uint64).reshape(26, 32)
+    assert movegen.ZOBRIST.dtype == np.uint64
+    assert np.array_equal(movegen.ZOBRIST, expected)
+
+
+def _bad_boards() -> list[np.ndarray]:
+    """One int8 board per way of being rejected (each alone in an otherwise valid batch)."""
+    boards = []
+    b = starting_board().copy()
+    b[13] = 16  # more than 15 on a point
+    boards.append(b)
+    b = starting_board().copy()
+    b[6], b[25] = 4, -1  # mover's bar negative
+    boards.append(b)
+    b = starting_board().copy()
+    b[19], b[0] = -4, 1  # opponent's bar positive
+    boards.append(b)
+    b = starting_board().copy()
+    b[7] = 1  # 16 mover checkers
+    boards.append(b)
+    b = starting_board().copy()
+    b[1] = -3  # 16 opposing checkers
+    boards.append(b)
+    boards.append(pos(me={}, opp={6: 3}))  # the mover has borne off all 15: a finished game
+    boards.append(pos(me={6: 3}, opp={}))  # the opponent has: a finished game
+    return boards
+
+
+@pytest.mark.parametrize("index", range(7))
+def test_fast_input_check_gives_the_same_errors_as_the_full_checks(index):
+    """An int8 C-contiguous batch takes the compiled check; a bad board still gets the full check's message."""
+    bad = _bad_boards()[index]
+    batch = np.stack([starting_board(), bad, starting_board()]).astype(np.int8)
+    dice = np.array([[3, 1]] * 3, dtype=np.int8)
+    assert not movegen._boards_in_play(batch)
+    with pytest.raises(ValueError) as fast:
+        legal_plays_batch(batch, dice)
+    # the same batch as int64 never takes the fast path: the full checks decide
+    with pytest.raises(ValueError) as full:
+        legal_plays_batch(batch.astype(np.int64), dice)
+    assert str(fast.value) == str(full.value)
+
+
+def test_fast_input_check_accepts_valid_boards_of_every_kind():
+    """Random-play, bear-off and scattered positions all pass both checks."""
+    boards = mixed_positions(np.random.default_rng(11), 400).astype(np.int8)
+    validate_board(boards)  # the full check accepts them
+    assert movegen._boards_in_play(np.ascontiguousarray(boards))
+
+
+def test_wide_or_strided_boards_give_the_same_plays_as_int8():
+    """int64 boards and a non-contiguous view (the slow path) give the rows of an int8 contiguous batch."""
+    rng = np.random.default_rng(5)
+    boards = mixed_positions(rng, 300).astype(np.int8)
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    expected, expected_owner = legal_plays_batch(boards, dice)
+    wide, wide_owner = legal_plays_batch(boards.astype(np.int64), dice)
+    spaced = np.zeros((len(boards), 52), dtype=np.int8)
+    spaced[:, ::2] = boards
+    strided, strided_owner = legal_plays_batch(spaced[:, ::2], dice)
+    for rows, owner in ((wide, wide_owner), (strided, strided_owner)):
+        assert np.array_equal(rows, expected)
+        assert np.array_equal(owner, expected_owner)
+
+
+def _as_tuples(rows: np.ndarray) -> list[tuple[int, ...]]:
+    return [tuple(r) for r in rows.astype(int).tolist()]
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules("000"), Rules("002")])
+def test_sorted_rows_are_in_signed_lexicographic_order_and_match_unsorted(rules):
+    """Each position's rows strictly increase under Python's tuple order on signed ints.
+
+    The positions include doubles with well over a hundred plays (scattered
+    positions), so both short and long sorts are exercised.
+    """
+    rng = np.random.default_rng(7)
+    boards = mixed_positions(rng, 600).astype(np.int8)
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    dice[::3, 1] = dice[::3, 0]  # a third doubles
+    rows, owner = legal_plays_batch(boards, dice, rules, sort=True)
+    plain, plain_owner = legal_plays_batch(boards, dice, rules, sort=False)
+    assert np.array_equal(owner, plain_owner)
+    counts = np.bincount(owner, minlength=len(boards))
+    assert counts.max() > 100
+    start = 0
+    for count in counts:
+        mine = _as_tuples(rows[start : start + count])
+        assert mine == sorted(mine)
+        assert len(set(mine)) == count  # distinct, so strictly increasing
+        assert set(mine) == set(_as_tuples(plain[start : start + count]))
+        start += count
+
+
+def test_results_are_new_arrays_not_views_of_reused_buffers():
+    """A result stays unchanged after later calls (serial and parallel sizes) and owns its memory."""
+    rng = np.random.default_rng(3)
+    boards = mixed_positions(rng, 600).astype(np.int8)
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    for n in (1, 40, 600):
+        rows, owner = legal_plays_batch(boards[:n], dice[:n])
+        kept = rows.copy(), owner.copy()
+        legal_plays_batch(boards[::-1].copy(), dice[::-1].copy())
+        legal_plays_batch(boards[:n], (dice[:n] % 6) + 1)
+        assert np.array_equal(rows, kept[0]) and np.array_equal(owner, kept[1])
+        ws = movegen._workspace()
+        assert not np.shares_memory(rows, ws.out) and not np.shares_memory(rows, ws.entries)
+        assert rows.flags.c_contiguous and rows.dtype == np.int8 and owner.dtype == np.int64
+
+
+def test_serial_kernel_grows_a_too_small_output_buffer():
+    """With a one-row buffer the serial kernel still returns every position's plays, in order."""
+    rng = np.random.default_rng(8)
+    boards = mixed_positions(rng, 60).astype(np.int8)
+    dice = rng.integers(1, 7, size=(len(boards), 2)).astype(np.int8)
+    ws = movegen._workspace()
+    tiny = np.empty((1, 26), dtype=np.int8)
+    rows, owner = movegen._batch(boards, dice, 0, True, movegen.ZOBRIST, ws.views(0), tiny)
+    expected = [legal_plays(b, d) for b, d in zip(boards, dice, strict=True)]
+    assert np.array_equal(rows, np.concatenate(expected))
+    assert np.array_equal(owner, np.repeat(np.arange(len(boards)), [len(e) for e in expected]))
+
+
+def test_parallel_kernel_reports_an_overflowing_chunk():
+    """Chunks that do not fit their output rows give ``ok = False`` (the caller then runs the serial kernel)."""
+    boards = np.repeat(starting_board()[None], 8, axis=0)
+    dice = np.array([[1, 1]] * 8, dtype=np.int8)
+    plays = legal_plays(starting_board(), (1, 1))
+    n = len(plays)
+    ws = movegen._workspace()
+    threads = min(2, ws.threads)
+    small = np.empty((ws.threads, n, 26), dtype=np.int8)  # room for one position's plays per chunk
+    _, _, ok = movegen._batch_parallel(boards, dice, 0, True, movegen.ZOBRIST, ws.arrays(), small, threads)
+    assert not ok
+    room = np.empty((ws.threads, 8 * n, 26), dtype=np.int8)
+    rows, owner, ok = movegen._batch_parallel(
+        boards, dice, 0, True, movegen.ZOBRIST, ws.arrays(), room, threads
+    )
+    assert ok
+    assert np.array_equal(rows, np.tile(plays, (8, 1)))
+    assert np.array_equal(owner, np.repeat(np.arange(8), n))
+
+
+def test_random_games_do_not_depend_on_the_thread_count():
+    """The same seed gives the same games on one thread and on all of numba's threads."""
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = random_games(64, np.random.default_rng(21), Rules("002"))
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        many = random_games(64, np.random.default_rng(21), Rules("002"))
+    finally:
+        numba.set_num_threads(before)
+    assert np.array_equal(one[0], many[0]) and np.array_equal(one[1], many[1])
+    assert set(np.abs(one[0]).tolist()) <= {1, 2, 3}  # RULES.md §6: single, gammon, backgammon
