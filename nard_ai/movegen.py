@@ -51,6 +51,14 @@ The kernels reuse per-thread buffers (:class:`Workspace`, output rows
 included) and run on views of them that numba does not reference count
 (:func:`_unowned`): numba's atomic reference counting of arrays passed
 around inside the search used to take half of the time.
+
+:func:`random_games` keeps each game's board in the search buffer from turn
+to turn (swapped and summarised in one pass, no hash of the root: only hash
+differences within a turn matter) and picks the play in the enumeration's own
+order: when the search found one class of sequence (most turns under standard
+rules) every recorded afterstate is a legal play and the drawn number is the
+entry itself, with no list of legal plays, sort or output rows. Each node's
+legal sources are computed once, not on every resume.
 """
 
 from __future__ import annotations
@@ -174,13 +182,13 @@ class Workspace:
             self.table[t],
             self.stamp[t][:1],
             self.keep[t],
-            self.stack[t][:10],
+            self.stack[t][:11],
             self.tags[t][:BOARD_SIZE],
             self.board[t][:BOARD_SIZE],
             self.board.view(np.uint64)[t][:4],
             self.sort_keys[t],
             self.hash_stack[t][:5],
-            self.stack[t][10],
+            self.stack[t][11],
         )
 
 
@@ -236,18 +244,18 @@ def _thread_views(wsa, t):
         wsa[3][t],
         wsa[4][t][:1],
         wsa[5][t],
-        wsa[6][t][:10],
+        wsa[6][t][:11],
         wsa[7][t][:BOARD_SIZE],
         wsa[8][t][:BOARD_SIZE],
         wsa[9][t][:4],
         wsa[10][t],
         wsa[11][t][:5],
-        wsa[6][t][10],
+        wsa[6][t][11],
     )
 
 
 # Rows of the DFS stack (one column per depth).
-_NEXT_SRC, _NEXT_VAR, _MOVED, _SRC, _DST, _HIT, _TAG, _TAG_DST, _VIOL, _OCC = range(10)
+_NEXT_SRC, _NEXT_VAR, _MOVED, _SRC, _DST, _HIT, _TAG, _TAG_DST, _VIOL, _OCC, _CAND = range(11)
 
 
 @njit(cache=True, inline="always")
@@ -282,6 +290,7 @@ def _search(seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask, h, o
     depth = 0
     st[_NEXT_SRC, 0] = BAR
     st[_NEXT_VAR, 0] = 0
+    st[_CAND, 0] = -1
     st[_MOVED, 0] = 0
     while True:
         found = False
@@ -291,7 +300,11 @@ def _search(seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask, h, o
             resume = src
             var0 = st[_NEXT_VAR, depth]
             # The legal sources at or below the resume point; the highest is played next.
-            cand = _legal_sources(occ, blocks, die, outside) & ((np.int64(2) << src) - 1)
+            cand = st[_CAND, depth]
+            if cand < 0:  # first visit of this node: its legal sources (the board is the same on resumes)
+                cand = _legal_sources(occ, blocks, die, outside)
+                st[_CAND, depth] = cand
+            cand &= (np.int64(2) << src) - 1
             if depth == 1 and (cand & skip_mask) != 0:
                 st[_MOVED, depth] = 1  # these commute with the first move: found by the other order
                 cand &= ~skip_mask
@@ -354,9 +367,10 @@ def _search(seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask, h, o
                 st[_SRC, depth] = src
                 st[_DST, depth] = dst
                 st[_HIT, depth] = hit
-                st[_TAG, depth] = use_tag
-                st[_TAG_DST, depth] = tag_dst
-                st[_VIOL, depth] = viol
+                if rule != 0:
+                    st[_TAG, depth] = use_tag
+                    st[_TAG_DST, depth] = tag_dst
+                    st[_VIOL, depth] = viol
                 # Resume point here: the tagged-checker variant (002 only), or the next source.
                 if rule == NO_HIT_AND_CONTINUE_002 and use_tag == 0 and ntag > 0:
                     st[_NEXT_SRC, depth] = src
@@ -375,6 +389,7 @@ def _search(seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask, h, o
             st[_NEXT_SRC, depth] = st[_SRC, depth - 1] if ordered else BAR
             st[_NEXT_VAR, depth] = 0
             st[_MOVED, depth] = 0
+            st[_CAND, depth] = -1
             continue
         # No (further) move from this node: a leaf unless a move was made from it.
         if st[_MOVED, depth] == 0:
@@ -499,14 +514,29 @@ def _legal_sources(occ, blocks, die, outside):
 @njit(cache=True)
 def _enumerate(board, d1, d2, rule, zob, ws):
     """Enumerate one position; the legal plays are left as indices ``ws.keep[:n]``; returns ``n``."""
-    _entries, _words, masks, table, stamp_arr, keep, _st, _tags, b, _bw, _keys, _hst, seq = ws
+    b = ws[8]
+    for i in range(BOARD_SIZE):
+        b[i] = board[i]
+    h, occ, off, outside, blocks = _board_summary(b, zob)
+    count, union = _search_turn(d1, d2, rule, zob, ws, h, occ, off, outside, blocks)
+    return _keep_best(ws[2], ws[5], count, union, rule)
+
+
+@njit(cache=True, inline="always")
+def _search_turn(d1, d2, rule, zob, ws, h, occ, off, outside, blocks):
+    """Record every leaf of the turn with dice ``d1, d2`` from the board already in ``ws``.
+
+    ``h, occ, off, outside, blocks`` describe that board (:func:`_board_summary`;
+    ``h`` may be any fixed value: only the differences of hashes within a turn
+    matter). Returns ``(count, union)``: the number of distinct afterstates
+    recorded (``ws`` entries ``0..count-1``, in the order first reached) and a
+    bit per class of sequence found.
+    """
+    _entries, _words, _masks, table, stamp_arr, _keep, _st, _tags, _b, _bw, _keys, _hst, seq = ws
     stamp_arr[0] += 1
     if stamp_arr[0] >= 1 << 30:
         table[:] = 0
         stamp_arr[0] = 1
-    for i in range(BOARD_SIZE):
-        b[i] = board[i]
-    h, occ, off, outside, blocks = _board_summary(b, zob)
     is_double = d1 == d2
     larger = max(d1, d2)
     count = 0
@@ -541,13 +571,23 @@ def _enumerate(board, d1, d2, rule, zob, ws):
         # With the Iranian rule the order of moves matters (which checker hit), so search it all.
         if rule == 0:
             skip = roots
-    # The highest class present decides (RULES.md §3.4).
-    best = 0
-    for c in range(4, -1, -1):
-        if union & (1 << c):
-            best = c
-            break
-    bit = np.uint8(1 << best)
+    return count, union
+
+
+@njit(cache=True, inline="always")
+def _best_class(union):
+    """The highest class whose bit is set in ``union`` (RULES.md §3.4: it decides), 0 if none."""
+    return 0 if union == 0 else 63 - leading_zeros(np.int64(union))
+
+
+@njit(cache=True, inline="always")
+def _keep_best(masks, keep, count, union, rule):
+    """The legal plays among ``count`` recorded afterstates: their indices in ``keep[:n]``, ascending; returns ``n``.
+
+    Those reached by a sequence of the best class in ``union``; with the
+    Iranian rule, only those that respect it when some do (RULES.md §7.3).
+    """
+    bit = np.uint8(1 << _best_class(union))
     any_respect = False
     if rule != 0:
         for e in range(count):
@@ -917,68 +957,123 @@ for _p, _c in ((24, 2), (13, 5), (8, 3), (6, 5)):
     _START[25 - _p] = -_c
 
 
-@njit(cache=True)
-def _play_random_turn(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws):
-    """One turn of game ``g``: enumerate, pick a play uniformly, score or pass the turn."""
-    entries = ws[0]
-    keep = ws[5]
-    nkeep = _enumerate(boards[g], dice[g, 0], dice[g, 1], rule, zob, ws)
-    e = keep[_below(rng_state, g, nkeep)]
-    plies[g] += 1
+@njit(cache=True, inline="always")
+def _load_swapped(b, entries, e):
+    """Put row ``e`` of ``entries`` into ``b`` with the sides swapped (the opponent on roll); summarise it.
+
+    Returns ``(occ, off, outside, blocks, left)``: the first four as
+    :func:`_board_summary` gives them for the new mover (no hash), ``left``
+    the previous mover's checkers still on the board or the bar.
+    """
+    occ = np.int64(0)
+    blocks = np.int64(0)
     on_board = 0
+    outside = 0
+    left = 0
     for i in range(BOARD_SIZE):
-        if entries[e, i] > 0:
-            on_board += entries[e, i]
-    if on_board == 0:
-        # RULES.md §6: single, gammon or backgammon, from the winner's board.
-        opp_on = 0
-        back = False
-        for i in range(0, 7):
-            if entries[e, i] < 0:
-                back = True
-        for i in range(BOARD_SIZE):
-            if entries[e, i] < 0:
-                opp_on -= entries[e, i]
-        result = 1 if opp_on < NUM_CHECKERS else (3 if back else 2)
-        points[g] = sign[g] * result
-        return True
-    for i in range(BOARD_SIZE):
-        boards[g, i] = -entries[e, BOARD_SIZE - 1 - i]  # swap_sides: the opponent is on roll
-    sign[g] = -sign[g]
-    dice[g, 0] = 1 + _below(rng_state, g, 6)
-    dice[g, 1] = 1 + _below(rng_state, g, 6)
-    return False
+        v = -entries[e, BOARD_SIZE - 1 - i]
+        b[i] = v
+        if v > 0:
+            on_board += v
+            occ |= np.int64(1) << i
+            if i > 6:
+                outside += v
+        elif v < 0:
+            left -= v
+            if v <= -2 and i >= 1:
+                blocks |= np.int64(1) << i
+    return occ, NUM_CHECKERS - on_board, outside, blocks, left
+
+
+@njit(cache=True, inline="always")
+def _pick_play(d1, d2, rule, zob, ws, occ, off, outside, blocks, rng_state, g):
+    """A legal play of the board in ``ws``, uniform over the distinct ones: its entry index in ``ws``.
+
+    ``occ, off, outside, blocks`` describe the board (:func:`_board_summary`).
+    The plays are numbered in the order the search first reached them and
+    one number is drawn from game ``g``'s generator. When the search found a
+    single class of sequence, every recorded afterstate is a legal play and
+    the number is the entry index itself (standard rules); otherwise the
+    legal ones are listed first (:func:`_keep_best`).
+    """
+    count, union = _search_turn(d1, d2, rule, zob, ws, np.uint64(0), occ, off, outside, blocks)
+    if rule == 0 and (union & (union - 1)) == 0:
+        return _below(rng_state, g, count)
+    keep = ws[5]
+    return keep[_below(rng_state, g, _keep_best(ws[2], keep, count, union, rule))]
 
 
 @njit(cache=True)
-def _play_random_game(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws):
-    """Game ``g`` from the opening roll (RULES.md §2) to its end, both sides playing at random."""
+def _random_plays(board, d1, d2, rule, zob, ws, seed, n):
+    """``n`` plays of ``board`` (``(26,)`` int8) with dice ``d1, d2``, each picked as :func:`random_games` picks.
+
+    For tests of the pick's distribution: ``(n, 26)`` int8 afterstates (not
+    swapped), drawn from one splitmix64 generator seeded with ``seed``;
+    ``ws`` is one thread's buffers (:meth:`Workspace.views`).
+    """
+    ws = _unowned_views(ws)
+    zob = _unowned(zob)
+    state = np.full(1, seed, dtype=np.uint64)
+    out = np.empty((n, BOARD_SIZE), dtype=np.int8)
+    entries, b = ws[0], ws[8]
+    for k in range(n):
+        for i in range(BOARD_SIZE):
+            b[i] = board[i]
+        _h, occ, off, outside, blocks = _board_summary(b, zob)
+        e = _pick_play(d1, d2, rule, zob, ws, occ, off, outside, blocks, state, 0)
+        for i in range(BOARD_SIZE):
+            out[k, i] = entries[e, i]
+    return out
+
+
+@njit(cache=True)
+def _play_random_game(g, plies, points, rng_state, rule, zob, ws):
+    """Game ``g`` from the opening roll (RULES.md §2) to its end, both sides playing at random.
+
+    The board stays in the workspace's search board from turn to turn; each
+    turn's pick is uniform over the distinct legal plays, taken in the order
+    the search first reached them.
+    """
+    entries, b = ws[0], ws[8]
     for i in range(BOARD_SIZE):
-        boards[g, i] = _START[i]
+        b[i] = _START[i]
+    _h, occ, off, outside, blocks = _board_summary(b, zob)
     # Each player rolls one die, ties roll again; the starter plays both numbers.
     d1 = 1 + _below(rng_state, g, 6)
     d2 = 1 + _below(rng_state, g, 6)
     while d1 == d2:
         d1 = 1 + _below(rng_state, g, 6)
         d2 = 1 + _below(rng_state, g, 6)
-    dice[g, 0] = d1
-    dice[g, 1] = d2
-    while not _play_random_turn(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws):
-        pass
+    sign = 1
+    n = 0
+    while True:
+        n += 1
+        e = _pick_play(d1, d2, rule, zob, ws, occ, off, outside, blocks, rng_state, g)
+        occ, off, outside, blocks, left = _load_swapped(b, entries, e)
+        if left == 0:
+            # RULES.md §6: single, gammon or backgammon, from the winner's board.
+            opp_on = 0
+            back = False
+            for i in range(0, 7):
+                if entries[e, i] < 0:
+                    back = True
+            for i in range(BOARD_SIZE):
+                if entries[e, i] < 0:
+                    opp_on -= entries[e, i]
+            result = 1 if opp_on < NUM_CHECKERS else (3 if back else 2)
+            points[g] = sign * result
+            plies[g] = n
+            return
+        sign = -sign
+        d1 = 1 + _below(rng_state, g, 6)
+        d2 = 1 + _below(rng_state, g, 6)
 
 
 @njit(cache=True)
 def _game_arrays(seeds):
-    """``(rng_state, points, plies, boards, dice, sign)`` of ``n`` games, allocated by the caller of the kernels."""
+    """``(rng_state, points, plies)`` of ``n`` games, allocated by the caller of the kernels."""
     n = seeds.shape[0]
-    return (
-        seeds.copy(),
-        np.zeros(n, dtype=np.int64),
-        np.zeros(n, dtype=np.int64),
-        np.empty((n, BOARD_SIZE), dtype=np.int8),
-        np.empty((n, 2), dtype=np.int8),
-        np.ones(n, dtype=np.int64),
-    )
+    return (seeds.copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
 
 
 @njit(cache=True, parallel=True)
@@ -992,37 +1087,30 @@ def _random_games_parallel(games, rule, zob, wsa):
     a thread takes the next group as soon as it is done, so a thread slowed
     down by other work on its core does not hold the others up.
     """
-    rng_state, points, plies, boards, dice, sign = _unowned_games(games)
+    rng_state, points, plies = _unowned_games(games)
     n = rng_state.shape[0]
     zob = _unowned(zob)
     groups = (n + _GAMES_PER_GROUP - 1) // _GAMES_PER_GROUP
     for group in numba.prange(groups):
         ws = _unowned_views(_thread_views(wsa, numba.get_thread_id()))
         for g in range(group * _GAMES_PER_GROUP, min(n, (group + 1) * _GAMES_PER_GROUP)):
-            _play_random_game(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws)
+            _play_random_game(g, plies, points, rng_state, rule, zob, ws)
 
 
 @njit(cache=True)
 def _random_games_serial(games, rule, zob, wsa):
     """:func:`_random_games_parallel` on the calling thread only."""
-    rng_state, points, plies, boards, dice, sign = _unowned_games(games)
+    rng_state, points, plies = _unowned_games(games)
     zob = _unowned(zob)
     ws = _unowned_views(_thread_views(wsa, 0))
     for g in range(rng_state.shape[0]):
-        _play_random_game(g, boards, dice, sign, plies, points, rng_state, rule, zob, ws)
+        _play_random_game(g, plies, points, rng_state, rule, zob, ws)
 
 
 @njit(cache=True, inline="always")
 def _unowned_games(games):
     """:func:`_unowned` views of the arrays of :func:`_game_arrays`."""
-    return (
-        _unowned(games[0]),
-        _unowned(games[1]),
-        _unowned(games[2]),
-        _unowned(games[3]),
-        _unowned(games[4]),
-        _unowned(games[5]),
-    )
+    return (_unowned(games[0]), _unowned(games[1]), _unowned(games[2]))
 
 
 def random_games(

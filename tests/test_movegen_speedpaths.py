@@ -201,3 +201,69 @@ def test_random_games_do_not_depend_on_the_thread_count():
         numba.set_num_threads(before)
     assert np.array_equal(one[0], many[0]) and np.array_equal(one[1], many[1])
     assert set(np.abs(one[0]).tolist()) <= {1, 2, 3}  # RULES.md §6: single, gammon, backgammon
+
+
+# A position where the search finds sequences of several classes (RULES.md §3.4), so only some
+# recorded afterstates are legal plays: the mover has a checker on the bar and blots to hit.
+_MIXED_CLASSES = np.array(
+    [0, -1, 1, 0, 0, -1, 3, 0, 3, 0, 0, 0, -4, 5, -1, 0, 0, -2, 0, -6, 0, 0, 0, 0, 2, 1], dtype=np.int8
+)
+
+
+@pytest.mark.parametrize(
+    ("board", "dice", "rules"),
+    [
+        (starting_board(), (6, 5), Rules()),  # one class found: every afterstate is a play
+        (starting_board(), (2, 2), Rules()),
+        (_MIXED_CLASSES, (3, 3), Rules()),  # sequences of 2, 3 and 4 dice found, only 4-dice plays legal
+        (_MIXED_CLASSES, (6, 3), Rules()),  # the unchanged board (class 0) and both-dice plays
+        (_MIXED_CLASSES, (2, 1), Rules("000")),  # Iranian rules: plays breaking the rule dropped
+        (_MIXED_CLASSES, (4, 4), Rules("002")),
+    ],
+)
+def test_random_games_pick_every_distinct_play_equally_often(board, dice, rules):
+    """random_games' pick is uniform over the M distinct legal plays: each with probability 1/M.
+
+    RULES.md §3.5: a play is identified by its resulting position. 300·M picks
+    (seeded) must hit every play of :func:`legal_plays` and nothing else, with
+    a chi-square statistic below df + 6·sqrt(2·df) (df = M - 1; the normal
+    approximation puts a uniform pick above it with probability about 1e-6).
+    """
+    plays = _as_tuples(legal_plays(board, dice, rules))
+    m = len(plays)
+    assert m >= 4
+    n = 300 * m
+    ws = movegen._workspace()
+    picks = movegen._random_plays(
+        np.ascontiguousarray(board, dtype=np.int8),
+        dice[0],
+        dice[1],
+        rules.code,
+        movegen.ZOBRIST,
+        ws.views(0),
+        99,
+        n,
+    )
+    index = {row: k for k, row in enumerate(plays)}
+    counts = np.zeros(m)
+    for row in _as_tuples(picks):
+        assert row in index, "picked a position that is not a legal play"
+        counts[index[row]] += 1
+    assert counts.min() > 0
+    chi2 = float(((counts - 300) ** 2 / 300).sum())
+    df = m - 1
+    assert chi2 < df + 6 * np.sqrt(2 * df)
+
+
+@pytest.mark.parametrize("rules", [Rules(), Rules("000"), Rules("002")])
+def test_random_games_pick_only_legal_plays(rules):
+    """Over many positions and rolls (a third doubles), every pick is one of legal_plays' rows."""
+    rng = np.random.default_rng(12)
+    boards = mixed_positions(rng, 300).astype(np.int8)
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    dice[::3, 1] = dice[::3, 0]
+    ws = movegen._workspace()
+    for k, (board, roll) in enumerate(zip(boards, dice, strict=True)):
+        plays = set(_as_tuples(legal_plays(board, roll, rules)))
+        picks = movegen._random_plays(board, roll[0], roll[1], rules.code, movegen.ZOBRIST, ws.views(0), k, 8)
+        assert set(_as_tuples(picks)) <= plays
