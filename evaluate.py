@@ -16,6 +16,9 @@ import logging
 import sys
 from dataclasses import dataclass
 
+import nard_ai  # noqa: F401  (before torch: it sets OpenMP's wait policy that torch's OpenMP reads on loading)
+
+# isort: split
 import torch
 from tqdm import tqdm
 

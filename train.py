@@ -19,6 +19,10 @@ from pathlib import Path
 from typing import NoReturn
 
 import numpy as np
+
+import nard_ai  # noqa: F401  (before torch: it sets OpenMP's wait policy that torch's OpenMP reads on loading)
+
+# isort: split
 import torch
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm

@@ -36,7 +36,7 @@ from .encoding import race_flags
 from .movegen import _parallel_threads
 from .network import Network, exclusive_to_gnubg, load_checkpoint
 
-PARALLEL_MIN_PROBS = 16384
+PARALLEL_MIN_PROBS = 4096
 """Batches of fewer boards convert the network's outcomes on one thread: about 0.1 µs a board,
 so smaller batches gain less than starting the threads costs (see
 :data:`nard_ai.encoding.PARALLEL_MIN_BOARDS`)."""
@@ -158,31 +158,36 @@ def _sanity_kernel(boards, probs, out):
 
 
 @njit(cache=True, inline="always")
-def _network_probs_rows(boards, p6t, order, bearoff, out, covered, start, stop):
-    # p6t[:, i] = exclusive outcomes (OUTCOMES order) of board order[i]; gnubg's 5 numbers, sanity-checked
-    for i in range(start, stop):
-        r = order[i]
-        wb = p6t[2, i]
-        wg = p6t[1, i] + wb
-        lb = p6t[5, i]
-        win = p6t[0, i] + p6t[1, i] + wb
-        lg = p6t[4, i] + lb
-        _sanity_row(boards[r], win, wg, wb, lg, lb, out, r)
-        if bearoff:
-            covered[r] = _is_bearoff_row(boards[r])
+def _network_probs_row(boards, p6t, i, r, bearoff, out, covered):
+    # p6t[:, i] = exclusive outcomes (OUTCOMES order) of board r; gnubg's 5 numbers, sanity-checked
+    wb = p6t[2, i]
+    wg = p6t[1, i] + wb
+    lb = p6t[5, i]
+    win = p6t[0, i] + p6t[1, i] + wb
+    lg = p6t[4, i] + lb
+    _sanity_row(boards[r], win, wg, wb, lg, lb, out, r)
+    if bearoff:
+        covered[r] = _is_bearoff_row(boards[r])
 
 
 @njit(cache=True)
 def _network_probs_kernel(boards, p6t, order, bearoff, out, covered):
-    _network_probs_rows(boards, p6t, order, bearoff, out, covered, 0, order.shape[0])
+    for i in range(order.shape[0]):
+        _network_probs_row(boards, p6t, i, order[i], bearoff, out, covered)
 
 
 @njit(cache=True, parallel=True)
 def _network_probs_parallel(boards, p6t, order, bearoff, out, covered, chunks):
+    # Each thread writes a contiguous range of output rows r (column inv[r] of p6t): split by the
+    # input position instead, the two threads' rows would interleave and share cache lines.
     n = order.shape[0]
+    inv = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        inv[order[i]] = i
     per = (n + chunks - 1) // chunks
     for c in numba.prange(chunks):
-        _network_probs_rows(boards, p6t, order, bearoff, out, covered, c * per, min(n, (c + 1) * per))
+        for r in range(c * per, min(n, (c + 1) * per)):
+            _network_probs_row(boards, p6t, inv[r], r, bearoff, out, covered)
 
 
 def sanity_check(boards: np.ndarray, probs: np.ndarray) -> np.ndarray:
