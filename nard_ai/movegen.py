@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 
 # GNU OpenMP threads spin while they wait by default; on a shared 2-core
 # machine that makes every parallel call wait for a descheduled spinner
@@ -800,7 +801,21 @@ def _parallel_threads() -> int:
 _PARENT_PID = os.getpid()
 
 
+_LOCK = threading.Lock()
+"""Serialises the kernels that use the process's :class:`Workspace`: numba's threads index its
+buffers by their thread id, which starts at 0 in every call, so two Python threads calling at
+once would write into the same buffers (found by review: wrong plays, and random games that
+never ended)."""
+
+
 def _run_batch(boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool) -> tuple[np.ndarray, np.ndarray]:
+    with _LOCK:
+        return _run_batch_locked(boards, dice, rule, sort)
+
+
+def _run_batch_locked(
+    boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool
+) -> tuple[np.ndarray, np.ndarray]:
     ws = _workspace()
     threads = _parallel_threads()
     n = len(boards)
@@ -874,29 +889,32 @@ def legal_plays(board: np.ndarray, dice, rules: Rules = Rules()) -> np.ndarray:
 def count_plays_batch(boards: np.ndarray, dice: np.ndarray, rules: Rules = Rules()) -> np.ndarray:
     """Number of legal plays of each position (``(N,)`` int64); same checks as :func:`legal_plays_batch`."""
     boards, dice, rules = _checked_batch(boards, dice, rules)
-    return _count_batch(boards, dice, rules.code, ZOBRIST, _workspace().views(0))
+    with _LOCK:
+        return _count_batch(boards, dice, rules.code, ZOBRIST, _workspace().views(0))
 
 
 def _checked_batch(boards, dice, rules) -> tuple[np.ndarray, np.ndarray, Rules]:
     """Validate the inputs of the batch entry points; returns ``(boards (N, 26), dice (N, 2), rules)``."""
     rules = Rules.check(rules)
-    if (
+    # the common case is checked in one compiled pass; anything it rejects goes through the full
+    # checks, in the original order (boards, dice, lengths, finished games), for their messages
+    fast = (
         isinstance(boards, np.ndarray)
         and boards.dtype == np.int8
         and boards.ndim == 2
         and boards.shape[1] == BOARD_SIZE
         and boards.flags.c_contiguous
         and _boards_in_play(boards)
-    ):
-        pass  # the common case, checked in one compiled pass; errors are reported by the checks below
-    else:
+    )
+    if not fast:
         boards = validate_board(boards)
         if boards.ndim == 1:
             boards = boards[None]
-        _check_not_over(boards)
     dice = validate_dice(dice)
     if len(dice) != len(boards):
         raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
+    if not fast:
+        _check_not_over(boards)
     return boards, dice, rules
 
 
@@ -1145,12 +1163,13 @@ def random_games(
     seeds = rng.integers(0, 2**63, size=n_games, dtype=np.int64).astype(np.uint64)
     threads = _parallel_threads()
     games = _game_arrays(seeds)  # held here: the kernels use views without an owner
-    if threads > 1 and n_games >= 2 * threads:
-        previous = numba.set_parallel_chunksize(1)  # hand out groups of games one at a time
-        try:
-            _random_games_parallel(games, rules.code, ZOBRIST, _workspace().arrays())
-        finally:
-            numba.set_parallel_chunksize(previous)
-    else:
-        _random_games_serial(games, rules.code, ZOBRIST, _workspace().arrays())
+    with _LOCK:
+        if threads > 1 and n_games >= 2 * threads:
+            previous = numba.set_parallel_chunksize(1)  # hand out groups of games one at a time
+            try:
+                _random_games_parallel(games, rules.code, ZOBRIST, _workspace().arrays())
+            finally:
+                numba.set_parallel_chunksize(previous)
+        else:
+            _random_games_serial(games, rules.code, ZOBRIST, _workspace().arrays())
     return games[1], games[2]

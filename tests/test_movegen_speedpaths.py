@@ -267,3 +267,62 @@ def test_random_games_pick_only_legal_plays(rules):
         plays = set(_as_tuples(legal_plays(board, roll, rules)))
         picks = movegen._random_plays(board, roll[0], roll[1], rules.code, movegen.ZOBRIST, ws.views(0), k, 8)
         assert set(_as_tuples(picks)) <= plays
+
+
+# ---------------------------------------------------------------- calls from several Python threads
+
+
+def _in_threads(fn, n_threads: int = 2, timeout: float = 120.0) -> list:
+    import threading
+
+    results: list = [None] * n_threads
+    errors: list = []
+
+    def work(k: int) -> None:
+        try:
+            results[k] = fn()
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    assert not any(t.is_alive() for t in threads), "a call never returned"
+    assert not errors, errors
+    return results
+
+
+def test_concurrent_batches_from_python_threads_equal_one_call():
+    # the kernels' per-thread buffers are shared by the process: concurrent calls must not mix them
+    rng = np.random.default_rng(0)
+    boards = mixed_positions(rng, 1200)
+    dice = rng.integers(1, 7, size=(len(boards), 2))
+    ref = legal_plays_batch(boards, dice)
+
+    def calls():
+        return [legal_plays_batch(boards, dice) for _ in range(3)]
+
+    for per_thread in _in_threads(calls):
+        for out, owner in per_thread:
+            np.testing.assert_array_equal(out, ref[0])
+            np.testing.assert_array_equal(owner, ref[1])
+
+
+def test_concurrent_random_games_from_python_threads_equal_one_call():
+    ref = random_games(300, np.random.default_rng(42))
+    for points, plies in _in_threads(lambda: random_games(300, np.random.default_rng(42))):
+        np.testing.assert_array_equal(points, ref[0])
+        np.testing.assert_array_equal(plies, ref[1])
+
+
+def test_input_errors_keep_their_order_boards_dice_lengths_then_finished_games():
+    finished = starting_board()
+    finished[finished > 0] = 0  # the mover has borne off everything
+    with pytest.raises(ValueError, match="each die must be 1..6, got 0"):
+        legal_plays_batch(finished[None], [[0, 4]])
+    with pytest.raises(ValueError, match="got 1 boards but 2 rolls"):
+        legal_plays_batch(finished[None], [[1, 4], [2, 3]])
+    with pytest.raises(ValueError, match="finished game"):
+        legal_plays_batch(finished[None], [[1, 4]])
