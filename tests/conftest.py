@@ -430,3 +430,28 @@ def cli_server(args: list[str], port_pattern: str, timeout: float = 240.0):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    """``nard_ai.cli.main(argv)`` -> (exit status, stdout, stderr); argparse's exits become statuses."""
+    from nard_ai import cli
+
+    try:
+        status = cli.main(argv)
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def load_evaluate_script(monkeypatch):
+    """The repository's ``evaluate.py`` as a module (registered for the test only)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "evaluate_script", Path(__file__).resolve().parent.parent / "evaluate.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "evaluate_script", script)
+    spec.loader.exec_module(script)
+    return script

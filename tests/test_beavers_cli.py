@@ -18,13 +18,13 @@ Sources:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import load_evaluate_script, run_cli
 
 from nard_ai import cli
 from nard_ai.board import starting_board
@@ -52,13 +52,7 @@ needs_gnubg = pytest.mark.skipif(
 )
 
 
-def run_main(argv, capsys) -> tuple[int, str, str]:
-    try:
-        status = cli.main(argv)
-    except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return status, out, err
+run_main = run_cli
 
 
 # --------------------------------------------------------------------------- the XGID's Jacoby field
@@ -177,12 +171,7 @@ def test_a_cubeful_rollout_with_luck_adjustment_is_a_clean_error(capsys):
 # --------------------------------------------------------------------------- evaluate.py --beavers
 
 
-def load_evaluate(monkeypatch):
-    spec = importlib.util.spec_from_file_location("evaluate_script", REPO / "evaluate.py")
-    script = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "evaluate_script", script)
-    spec.loader.exec_module(script)
-    return script
+load_evaluate = load_evaluate_script
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import run_cli
 
 from nard_ai import cli
 from nard_ai.analysis import count_records
@@ -50,14 +51,7 @@ needs_network = pytest.mark.skipif(
 pytestmark = needs_network
 
 
-def run_main(argv, capsys) -> tuple[int, str, str]:
-    """``main(argv)`` -> (exit status, stdout, stderr); argparse's exits become statuses."""
-    try:
-        status = cli.main(argv)
-    except SystemExit as exc:
-        status = exc.code if isinstance(exc.code, int) else 1
-    out, err = capsys.readouterr()
-    return status, out, err
+run_main = run_cli
 
 
 def json_of(argv, capsys) -> dict:

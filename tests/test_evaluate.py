@@ -10,7 +10,6 @@ elsewhere.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_evaluate_script
 
 import nard_ai as na
 from nard_ai.arena import agent_from_spec
@@ -264,10 +264,7 @@ def test_a_file_without_positions_or_missing_is_an_error(tmp_path):
 )
 def test_argument_errors_exit_2_with_one_line(capsys, monkeypatch, argv, flag):
     """Checked before anything runs (evaluate.Args.validate through parse_dataclass_args)."""
-    spec = importlib.util.spec_from_file_location("evaluate_script", REPO / "evaluate.py")
-    script = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "evaluate_script", script)
-    spec.loader.exec_module(script)
+    script = load_evaluate_script(monkeypatch)
     with pytest.raises(SystemExit) as info:
         parse_dataclass_args(script.Args, argv)
     assert info.value.code == 2

@@ -14,7 +14,6 @@ table covers matches of 1..25 points (:data:`nard_ai.met.MAX_AWAY`).
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import load_evaluate_script
 
 from nard_ai.cli import format_cube, parse_dataclass_args
 from nard_ai.cube import CubeState, cube_decision_from_probs, cube_efficiency
@@ -237,12 +237,7 @@ def test_the_rollout_cube_line_gives_its_interval(tmp_path):
 # --------------------------------------------------------------------------- --match-length
 
 
-def load_evaluate(monkeypatch):
-    spec = importlib.util.spec_from_file_location("evaluate_script", REPO / "evaluate.py")
-    script = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "evaluate_script", script)
-    spec.loader.exec_module(script)
-    return script
+load_evaluate = load_evaluate_script
 
 
 def test_a_match_longer_than_the_table_is_an_argument_error(capsys, monkeypatch):
