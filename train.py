@@ -70,8 +70,11 @@ class Args:
     ply: int = 0
     """search depth of the self-play move choice, gnubg numbering (0 = greedy on the network; 1 = also average
     over the opponent's 21 replies, and the targets come from that lookahead; about 100x slower)"""
-    pool: int = 512
+    pool: int = 1024
     """self-play games in flight at once (the batch of each network call is all their afterstates)"""
+    workers: int = 2
+    """self-play threads: the pool is split into this many shards, each played by its own thread while
+    another takes the gradient steps (nard_ai.selfplay, "Workers"); results depend on it (not on the machine)"""
     batch_size: int = 512
     """training samples (pre-roll states) per gradient step"""
     checkpoint_every: int = 5000
@@ -81,14 +84,14 @@ class Args:
     eval_games: int = 1000
     """games (duplicate pairs x 2) per benchmark match against pubeval"""
     threads: int = 0
-    """torch CPU threads; 0 = torch's default, one per core (on this project's 2-core machine two threads
-    train about 1.4 times as many games/s as one)"""
+    """torch CPU threads; 0 = torch's default, one per core. With --workers above 1, self-play runs torch on
+    one thread in each worker thread, and this applies to the rest (the benchmark matches)"""
     progress: bool = True
     """show a tqdm progress bar"""
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2, before any file is written)."""
-        for name in ("games", "pool", "batch_size", "checkpoint_every", "hidden", "eval_games"):
+        for name in ("games", "pool", "workers", "batch_size", "checkpoint_every", "hidden", "eval_games"):
             if getattr(self, name) < 1:
                 raise ValueError(
                     f"argument --{name.replace('_', '-')}: must be >= 1, got {getattr(self, name)}"
@@ -218,6 +221,7 @@ def main(args: Args) -> None:
                 n,
                 rng,
                 pool=args.pool,
+                workers=args.workers,
                 lam=args.lam,
                 batch_size=args.batch_size,
                 ply=args.ply,

@@ -153,7 +153,7 @@ def _index_of(c6, c5, c4, c3, c2, c1, binom):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _index_kernel(counts, binom, out):
     for i in range(counts.shape[0]):
         c = counts[i]
@@ -204,7 +204,7 @@ def _all_positions() -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _solve(pair_start, successors, checkers, weights, race, gammon, mean_race, mean_gammon):
     """Fill the distributions in index order; returns False if mass would fall past the last column."""
     n_pos, cap = race.shape
@@ -442,13 +442,13 @@ def _tables() -> tuple[np.ndarray, ...]:
 # --------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _is_bearoff_kernel(boards, out):
     for i in range(boards.shape[0]):
         out[i] = _is_bearoff_row(boards[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _probs_kernel(boards, binom, race, race_surv, gammon_surv, out):
     cap = race.shape[1]
     for i in range(boards.shape[0]):
@@ -475,7 +475,7 @@ def _probs_kernel(boards, binom, race, race_surv, gammon_surv, out):
         out[i, 4] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _is_bearoff_row(b):
     mine = 0
     theirs = 0
@@ -509,7 +509,7 @@ def bearoff_probs_unchecked(boards: np.ndarray) -> np.ndarray:
     return out.astype(np.float32)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _last_roll_kernel(boards, binom, race, out):
     for i in range(boards.shape[0]):
         b = boards[i]

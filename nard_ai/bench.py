@@ -35,7 +35,8 @@ rolls out three positions with the shipped network at 0-ply, with and
 without variance reduction, and the opening at 1-ply: games/s and the 95%
 CI of the equity per 1,296 games and per second. The self-play part
 (:func:`run_selfplay_benchmark`, key ``selfplay``) times ``train.py``'s
-training loop on the shipped network against the td198 network.
+training loop on the shipped network, against the same with one worker
+thread (the baseline) and the td198 network.
 """
 
 from __future__ import annotations
@@ -545,33 +546,39 @@ def format_table(result: dict) -> str:
     if result.get("selfplay"):
         sp = result["selfplay"]
         lines.append(
-            f"self-play training (train.py's loop and defaults, rounds of {sp['round_games']:,} games, "
-            f"torch threads {sp['threads']}), games/s (medians):"
+            f"self-play training (train.py's loop and defaults: {sp['workers']} workers; rounds of "
+            f"{sp['round_games']:,} games; torch threads {sp['threads']} with one worker), games/s (medians):"
         )
         base = sp["networks"][sp["baseline"]]
         for name, rate in sp["networks"].items():
-            lines.append(f"{name:>28} {rate:>9,.0f}   {rate / base:.2f}x the baseline")
+            lines.append(f"{name:>40} {rate:>9,.0f}   {rate / base:.2f}x the baseline")
     return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------- self-play
 
 
+SELFPLAY_POOL = 1024
+SELFPLAY_WORKERS = 2
+"""``train.py``'s defaults for the self-play benchmark (``Args.pool``, ``Args.workers``)."""
+
+
 def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5000) -> dict:
     """Self-play training speed: :func:`nard_ai.selfplay.play_round` with ``train.py``'s defaults.
 
-    0-ply move choice and TD(lambda) updates (pool, batch size and lambda of
-    :class:`train.Args`, Adam at a small learning rate), on a copy of the
-    shipped network and, as the baseline in the same process, of
-    ``checkpoints/nard-td198.pt`` (TD-Gammon's 198 inputs, 80 hidden units).
-    Rounds of ``round_games`` games (``train.py``'s ``--checkpoint-every``:
-    every round ends with its pool drained) take turns ``repeats`` times after
-    one warm-up round each; each figure is the median games/s. torch runs on
-    the process's threads (``train.py``'s default: one per core).
+    0-ply move choice and TD(lambda) updates (pool, workers, batch size and
+    lambda of :class:`train.Args`, Adam at a small learning rate), on a copy of
+    the shipped network; in the same process, as baselines, the same network
+    with one worker (everything on the calling thread, torch and numba on
+    their own thread pools) and ``checkpoints/nard-td198.pt`` (TD-Gammon's 198
+    inputs, 80 hidden units) with the defaults. Rounds of ``round_games``
+    games (``train.py``'s ``--checkpoint-every``: every round ends with its
+    pool drained) take turns ``repeats`` times after one warm-up round each;
+    each figure is the median games/s.
 
     Returns:
-        ``{"round_games": n, "threads": torch threads, "baseline": name,
-        "networks": {name: games/s}}``.
+        ``{"round_games": n, "threads": torch threads, "workers": default workers,
+        "baseline": name, "networks": {name: games/s}}``.
     """
     import copy
 
@@ -581,19 +588,26 @@ def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5
     from .network import default_checkpoint_path, load_checkpoint
     from .selfplay import play_round
 
-    paths = {"shipped network": default_checkpoint_path()}
+    shipped = load_checkpoint(default_checkpoint_path()).network
+    runs = {
+        "shipped network": (shipped, SELFPLAY_WORKERS),
+        "shipped network, one worker (baseline)": (shipped, 1),
+    }
     baseline = default_checkpoint_path().with_name("nard-td198.pt")
     if baseline.exists():
-        paths["td198 network (baseline)"] = baseline
-    learners = {
-        name: Learner(copy.deepcopy(load_checkpoint(path).network), lr=1e-5) for name, path in paths.items()
-    }
-    rates: dict[str, list[float]] = {name: [] for name in learners}
+        runs["td198 network"] = (load_checkpoint(baseline).network, SELFPLAY_WORKERS)
+    rates: dict[str, list[float]] = {name: [] for name in runs}
     for k in range(repeats + 1):
-        for name, learner in learners.items():
+        for name, (network, workers) in runs.items():
             games = min(500, round_games) if k == 0 else round_games
             stats = play_round(
-                learner, games, np.random.default_rng([seed, k]), pool=512, lam=0.7, batch_size=512
+                Learner(copy.deepcopy(network), lr=1e-5),
+                games,
+                np.random.default_rng([seed, k]),
+                pool=SELFPLAY_POOL,
+                workers=workers,
+                lam=0.7,
+                batch_size=512,
             )
             if k:
                 rates[name].append(stats.games / stats.seconds)
@@ -601,7 +615,8 @@ def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5
     return {
         "round_games": round_games,
         "threads": torch.get_num_threads(),
-        "baseline": "td198 network (baseline)" if baseline.exists() else "shipped network",
+        "workers": SELFPLAY_WORKERS,
+        "baseline": "shipped network, one worker (baseline)",
         "networks": networks,
     }
 

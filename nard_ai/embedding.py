@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from .board import BAR, BOARD_SIZE, NUM_CHECKERS, NUM_POINTS
-from .encoding import ESCAPES, RICH_SIDE_FEATURES, _side_features
+from .encoding import ESCAPES_BY_POINT, RICH_SIDE_FEATURES, _side_features
 
 __all__ = ["SLOTS", "MAX_COUNT", "CONSTANT_UNIT", "dense_columns", "unit_values", "first_layer"]
 
@@ -67,29 +67,36 @@ def unit_values() -> np.ndarray:
     return np.stack([n >= 1, n >= 2, n >= 3, np.where(n > 3, (n - 3) / 2, 0)], axis=1).astype(np.float32)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rows(boards, rich, table, bias, pre, dense, start, stop):
     # scratch allocated here, per call: one thread's rows never share a cache line with another's
     hidden = bias.shape[0]
     acc = np.empty(hidden, dtype=np.float32)
     swapped = np.empty(BOARD_SIZE, dtype=np.int8)
+    occupied = np.empty(2 * NUM_POINTS + 1, dtype=np.int64)
+    flat = table.reshape(table.shape[0] * table.shape[1], hidden)  # row slot * 16 + n
     for i in range(start, stop):
         b = boards[i]
         for k in range(hidden):
             acc[k] = bias[k]
+        # the occupied (slot, count) rows in order, gathered without branches (the board's pattern
+        # defeats branch prediction), then summed: the same float32 additions in the same order
         mine_on = 0
         theirs_on = 0
+        n = 0
         for p in range(1, NUM_POINTS + 1):
-            v = b[p]
-            if v > 0:
-                mine_on += v
-                for k in range(hidden):
-                    acc[k] += table[p - 1, v, k]
-            w = b[BAR - p]  # the opponent's point p is board index 25 - p
-            if w < 0:
-                theirs_on -= w
-                for k in range(hidden):
-                    acc[k] += table[NUM_POINTS + p - 1, -w, k]
+            pos = max(np.int64(b[p]), np.int64(0))
+            mine_on += pos
+            occupied[n] = (p - 1) * (MAX_COUNT + 1) + pos
+            n += np.int64(pos > 0)
+            neg = max(-np.int64(b[BAR - p]), np.int64(0))  # the opponent's point p is board index 25 - p
+            theirs_on += neg
+            occupied[n] = (NUM_POINTS + p - 1) * (MAX_COUNT + 1) + neg
+            n += np.int64(neg > 0)
+        for j in range(n):
+            r = occupied[j]
+            for k in range(hidden):
+                acc[k] += flat[r, k]
         for k in range(hidden):
             pre[i, k] = acc[k]
         my_bar = b[BAR]
@@ -101,12 +108,12 @@ def _rows(boards, rich, table, bias, pre, dense, start, stop):
         if rich:
             for j in range(BOARD_SIZE):
                 swapped[j] = -b[BOARD_SIZE - 1 - j]
-            contact = _side_features(b, ESCAPES, dense, i, 4)
-            _side_features(swapped, ESCAPES, dense, i, 4 + RICH_SIDE_FEATURES)
+            contact = _side_features(b, ESCAPES_BY_POINT, dense, i, 4)
+            _side_features(swapped, ESCAPES_BY_POINT, dense, i, 4 + RICH_SIDE_FEATURES)
             dense[i, 4 + 2 * RICH_SIDE_FEATURES] = 0.0 if contact else 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _serial(boards, rich, table, bias, pre, dense):
     _rows(boards, rich, table, bias, pre, dense, 0, boards.shape[0])
 

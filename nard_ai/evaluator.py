@@ -151,7 +151,7 @@ def _sanity_row(b, win, wg, wb, lg, lb, out, r):
     out[r, 4] = lb
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _sanity_kernel(boards, probs, out):
     for i in range(boards.shape[0]):
         _sanity_row(boards[i], probs[i, 0], probs[i, 1], probs[i, 2], probs[i, 3], probs[i, 4], out, i)
@@ -170,7 +170,7 @@ def _network_probs_row(boards, p6t, i, r, bearoff, out, covered):
         covered[r] = _is_bearoff_row(boards[r])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _network_probs_kernel(boards, p6t, order, bearoff, out, covered):
     for i in range(order.shape[0]):
         _network_probs_row(boards, p6t, i, order[i], bearoff, out, covered)
@@ -231,7 +231,7 @@ def _pubeval_weights_path() -> Path:
     raise FileNotFoundError("pubeval_weights.json not found in nard_ai/data/")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _pubeval_kernel(afterstates, race, contact_w, race_w, out):
     for i in range(afterstates.shape[0]):
         b = afterstates[i]

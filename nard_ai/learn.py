@@ -40,7 +40,7 @@ from .network import Network
 __all__ = ["lambda_returns", "td_loss", "Learner"]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lambda_returns(y, lengths, lam, out):
     for g in range(y.shape[0]):
         n = lengths[g]

@@ -63,9 +63,11 @@ legal sources are computed once, not on every resume.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
+from collections.abc import Iterator
 
 # GNU OpenMP threads spin while they wait by default; on a shared 2-core
 # machine that makes every parallel call wait for a descheduled spinner
@@ -687,7 +689,7 @@ def _owner_from_counts(counts, total):
     return owner
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _batch(boards, dice, rule, sort, zob, ws, out):
     """Every position's legal plays, one after another, on the calling thread.
 
@@ -759,7 +761,7 @@ def _batch_parallel(boards, dice, rule, sort, zob, wsa, outs, threads):
     return result, _owner_from_counts(counts, total), True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _count_batch(boards, dice, rule, zob, ws):
     """Number of legal plays per position, without writing the afterstates out."""
     n = boards.shape[0]
@@ -787,13 +789,14 @@ def _workspace() -> Workspace:
 
 
 def _parallel_threads() -> int:
-    """Threads for the parallel kernels: numba's current setting, 1 in a forked child.
+    """Threads for the parallel kernels: numba's current setting, 1 in a forked child or in a
+    :func:`serial_kernels` block.
 
     GNU OpenMP (numba's default threading layer on Linux) is not fork-safe,
     so a process forked from one that may have started the thread pool runs
     the kernels on one thread.
     """
-    if _PARENT_PID != os.getpid():
+    if _PARENT_PID != os.getpid() or getattr(_LOCAL, "serial", False):
         return 1
     return numba.get_num_threads()
 
@@ -808,16 +811,52 @@ once would write into the same buffers (found by review: wrong plays, and random
 never ended)."""
 
 
-def _run_batch(boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool) -> tuple[np.ndarray, np.ndarray]:
+_LOCAL = threading.local()
+"""Per Python thread: ``serial`` (inside :func:`serial_kernels`) and that thread's own ``workspace``."""
+
+
+@contextlib.contextmanager
+def serial_kernels() -> Iterator[None]:
+    """Within the block, this Python thread runs nard_ai's kernels on one thread each, side by side
+    with other Python threads.
+
+    For callers that run several searches at once in Python threads (self-play's workers,
+    :mod:`nard_ai.selfplay`): inside the block :func:`_parallel_threads` is 1 for this thread
+    (no numba thread pool is started from it), and the move generator uses a :class:`Workspace`
+    of this thread's own instead of the process's, so it does not wait for :data:`_LOCK`. The
+    kernels of the search release the GIL, so such threads do run at the same time. Blocks nest.
+    """
+    previous = getattr(_LOCAL, "serial", False)
+    _LOCAL.serial = True
+    try:
+        yield
+    finally:
+        _LOCAL.serial = previous
+
+
+@contextlib.contextmanager
+def _workspace_in_use() -> Iterator[Workspace]:
+    """The workspace this thread's call may use: its own in a :func:`serial_kernels` block, else the
+    process's, held under :data:`_LOCK` for the duration."""
+    if getattr(_LOCAL, "serial", False):
+        ws = getattr(_LOCAL, "workspace", None)
+        if ws is None:
+            ws = _LOCAL.workspace = Workspace(1)
+        yield ws
+        return
     with _LOCK:
-        return _run_batch_locked(boards, dice, rule, sort)
+        yield _workspace()
 
 
-def _run_batch_locked(
-    boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool
+def _run_batch(boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool) -> tuple[np.ndarray, np.ndarray]:
+    with _workspace_in_use() as ws:
+        return _run_batch_in(ws, boards, dice, rule, sort)
+
+
+def _run_batch_in(
+    ws: Workspace, boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    ws = _workspace()
-    threads = _parallel_threads()
+    threads = min(_parallel_threads(), ws.threads)
     n = len(boards)
     if n >= PARALLEL_MIN_BATCH and threads > 1:
         # Room for 48 plays per position on average (random play averages about 20).
@@ -889,8 +928,8 @@ def legal_plays(board: np.ndarray, dice, rules: Rules = Rules()) -> np.ndarray:
 def count_plays_batch(boards: np.ndarray, dice: np.ndarray, rules: Rules = Rules()) -> np.ndarray:
     """Number of legal plays of each position (``(N,)`` int64); same checks as :func:`legal_plays_batch`."""
     boards, dice, rules = _checked_batch(boards, dice, rules)
-    with _LOCK:
-        return _count_batch(boards, dice, rules.code, ZOBRIST, _workspace().views(0))
+    with _workspace_in_use() as ws:
+        return _count_batch(boards, dice, rules.code, ZOBRIST, ws.views(0))
 
 
 def _checked_batch(boards, dice, rules) -> tuple[np.ndarray, np.ndarray, Rules]:
@@ -1115,7 +1154,7 @@ def _random_games_parallel(games, rule, zob, wsa):
             _play_random_game(g, plies, points, rng_state, rule, zob, ws)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _random_games_serial(games, rule, zob, wsa):
     """:func:`_random_games_parallel` on the calling thread only."""
     rng_state, points, plies = _unowned_games(games)
@@ -1163,13 +1202,14 @@ def random_games(
     seeds = rng.integers(0, 2**63, size=n_games, dtype=np.int64).astype(np.uint64)
     threads = _parallel_threads()
     games = _game_arrays(seeds)  # held here: the kernels use views without an owner
-    with _LOCK:
+    with _workspace_in_use() as ws:
+        threads = min(threads, ws.threads)
         if threads > 1 and n_games >= 2 * threads:
             previous = numba.set_parallel_chunksize(1)  # hand out groups of games one at a time
             try:
-                _random_games_parallel(games, rules.code, ZOBRIST, _workspace().arrays())
+                _random_games_parallel(games, rules.code, ZOBRIST, ws.arrays())
             finally:
                 numba.set_parallel_chunksize(previous)
         else:
-            _random_games_serial(games, rules.code, ZOBRIST, _workspace().arrays())
+            _random_games_serial(games, rules.code, ZOBRIST, ws.arrays())
     return games[1], games[2]

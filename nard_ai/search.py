@@ -251,7 +251,7 @@ DEFAULT_FILTERS = NORMAL
 """gnubg's default for evaluation and hints (``MOVEFILTER_NORMAL``)."""
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _filter_kernel(equity, owner, accept, extra, threshold):
     m = equity.shape[0]
     keep = np.zeros(m, dtype=np.bool_)
@@ -307,7 +307,7 @@ def filter_plays(equity: np.ndarray, owner: np.ndarray, move_filter: MoveFilter)
 # --------------------------------------------------------------------------- values
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _segment_argmax(scores, owner, n):
     best = np.full(n, -1, dtype=np.int64)
     for i in range(scores.shape[0]):
@@ -317,7 +317,7 @@ def _segment_argmax(scores, owner, n):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _finished_kernel(afterstates, out):
     for i in range(afterstates.shape[0]):
         done = True
@@ -438,7 +438,7 @@ def position_probs(
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _unique_rows_kernel(rows):
     m, width = rows.shape
     size = 16
@@ -483,7 +483,7 @@ def _unique_rows(boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _unique_rows_kernel(np.ascontiguousarray(boards, dtype=np.int8))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _best_replies_kernel(opp, unique, inverse, owner, probs, best):
     """The roller's best 0-ply play of each rolled position, in one pass (``_roll_values``).
 

@@ -444,14 +444,19 @@ def run_cli(argv, capsys) -> tuple[int, str, str]:
     return status, out, err
 
 
-def load_evaluate_script(monkeypatch):
-    """The repository's ``evaluate.py`` as a module (registered for the test only)."""
+def load_script(monkeypatch, filename: str):
+    """A script of the repository's root (``train.py``, ``evaluate.py``) as a module, registered for the
+    test only."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location(
-        "evaluate_script", Path(__file__).resolve().parent.parent / "evaluate.py"
-    )
+    name = Path(filename).stem + "_script"
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).resolve().parent.parent / filename)
     script = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "evaluate_script", script)
+    monkeypatch.setitem(sys.modules, name, script)
     spec.loader.exec_module(script)
     return script
+
+
+def load_evaluate_script(monkeypatch):
+    """The repository's ``evaluate.py`` as a module (registered for the test only)."""
+    return load_script(monkeypatch, "evaluate.py")
