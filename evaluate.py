@@ -97,6 +97,8 @@ class Args:
                 raise ValueError(f"argument --{name}: a money-play option, not with --match-length")
         if self.rollout < 0:
             raise ValueError(f"argument --rollout: must be >= 0, got {self.rollout}")
+        if self.seed < 0:
+            raise ValueError(f"argument --seed: must be >= 0, got {self.seed}")
         if not -1 <= self.ply <= 2:
             raise ValueError(f"argument --ply: must be 0, 1, 2 (or -1), got {self.ply}")
         if self.compare not in ("", "gnubg"):

@@ -78,7 +78,8 @@ class Args:
     batch_size: int = 512
     """training samples (pre-roll states) per gradient step"""
     checkpoint_every: int = 5000
-    """games per round; a round ends with no game in flight and writes the checkpoint"""
+    """games per round; a round ends with no game in flight (its pool drains) and writes the checkpoint, so the
+    result depends on it: resume with the same value to continue exactly"""
     eval_every: int = 25_000
     """games between benchmark matches against pubeval (0 = never)"""
     eval_games: int = 1000
@@ -98,6 +99,8 @@ class Args:
                 )
         if self.ply not in (0, 1, 2):
             raise ValueError(f"argument --ply: must be 0, 1 or 2, got {self.ply}")
+        if self.seed < 0:
+            raise ValueError(f"argument --seed: must be >= 0, got {self.seed}")
         if self.threads < 0:
             raise ValueError(f"argument --threads: must be >= 0 (0 = one per core), got {self.threads}")
         if self.eval_every < 0:

@@ -62,6 +62,14 @@ __all__ = [
     "step",
     "swap_sides",
     "validate_board",
+    "load_agent",
+    "pubeval_agent",
+    "random_agent",
+    "Agent",
+    "MoveFilter",
+    "MoveFilters",
+    "MOVE_FILTERS",
+    "position_probs",
 ]
 
 # Everything beyond the rules core is imported on first use, so that `import nard_ai`

@@ -51,18 +51,18 @@ MAX_PLIES = 5000
 def load_agent(
     checkpoint: str | Path | None = None,
     ply: int = 0,
-    rules: Rules = STANDARD_RULES,
     filters: MoveFilters | str | None = None,
+    rules: Rules = STANDARD_RULES,
 ) -> Agent:
     """A network agent; ``checkpoint=None`` loads the shipped ``checkpoints/nard-rich.pt``.
 
     Args:
         checkpoint: path of a checkpoint, or ``None`` for the shipped one.
         ply: search depth 0..2 (gnubg numbering).
-        rules: rule settings for move generation.
         filters: move filters of the 1- and 2-ply searches
             (:class:`nard_ai.search.MoveFilters` or a preset name such as
             ``"normal"``; ``None`` is gnubg's default, ``normal``).
+        rules: rule settings for move generation.
 
     Raises:
         FileNotFoundError: if the checkpoint does not exist.
@@ -96,6 +96,10 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
         ValueError: on a bad ply or a bad checkpoint file.
         FileNotFoundError: if a checkpoint path does not exist.
     """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(
+            f"an agent spec must be pubeval, random, gnubg[:PLY], default[:PLY] or PATH[:PLY], got {spec!r}"
+        )
     if spec == "pubeval":
         return pubeval_agent(rules)
     if spec == "random":
@@ -106,8 +110,12 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
         return gnubg_agent_from_spec(spec, rules)
     path, ply = spec, 0
     head, sep, tail = spec.rpartition(":")
-    if sep and tail.isdigit():
+    if sep and head in ("pubeval", "random"):
+        raise ValueError(f"agent spec {spec!r}: {head} has no lookahead (no ply); use {head!r}")
+    if sep and tail.lstrip("+-").isdigit():
         path, ply = head, int(tail)
+        if not 0 <= ply <= 2:
+            raise ValueError(f"agent spec {spec!r}: the ply must be 0, 1 or 2, got {ply}")
     return load_agent(None if path == "default" else path, ply=ply, rules=rules)
 
 
@@ -164,7 +172,7 @@ class MatchResult:
             f"({self.games // 2} duplicate pairs)\n"
             f"  {name_a}: wins {r['win']:.1%}  gammons {r['win_gammon']:.1%}  backgammons {r['win_backgammon']:.1%}\n"
             f"  {name_b}: wins {r['lose']:.1%}  gammons {r['lose_gammon']:.1%}  backgammons {r['lose_backgammon']:.1%}\n"
-            f"  {self.games_per_s:.0f} games/s, {self.plies / max(self.games, 1):.1f} plies/game"
+            f"  {self.games_per_s:.3g} games/s, {self.plies / max(self.games, 1):.1f} plies/game"
         )
 
 

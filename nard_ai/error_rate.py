@@ -80,9 +80,11 @@ __all__ = [
     "VERY_BAD",
 ]
 
-#: gnubg's default skill thresholds for a checker play, points per game: "bad" (error) and "very bad" (blunder).
-BAD = 0.08
-VERY_BAD = 0.16
+#: gnubg's default skill thresholds for a checker play, points per game: "bad" (error) and "very bad"
+#: (blunder), GNU Backgammon 1.07's values as in :class:`nard_ai.analysis.SkillThresholds` (releases
+#: before 1.07 used 0.08 and 0.16).
+BAD = 0.06
+VERY_BAD = 0.12
 MAX_LISTED_ERRORS = 10
 _DICE_TOKEN = re.compile(r"^([1-6])[-,/]?([1-6])$")
 
@@ -338,8 +340,9 @@ class ErrorRateResult:
         return float(1000.0 * 1.96 * self.lost.std(ddof=1) / np.sqrt(self.cases))
 
     def counts(self) -> dict[str, int]:
-        """Cases with a loss of at least :data:`BAD` (0.08) and :data:`VERY_BAD` (0.16) points per game."""
-        return {"bad": int((self.lost >= BAD).sum()), "very_bad": int((self.lost >= VERY_BAD).sum())}
+        """Cases with a loss above :data:`BAD` (0.06) and above :data:`VERY_BAD` (0.12) points per game
+        (strictly, as gnubg's ``Skill()`` marks them)."""
+        return {"bad": int((self.lost > BAD).sum()), "very_bad": int((self.lost > VERY_BAD).sum())}
 
     def summary(self) -> str:
         """A few lines for humans."""
@@ -348,7 +351,7 @@ class ErrorRateResult:
             f"{self.agent} judged by {self.referee}: {self.millipoints_per_move:.1f} ± {self.ci95:.1f} "
             f"millipoints per move (95% CI) over {self.cases} cases\n"
             f"  per unforced move: {self.millipoints_per_unforced_move:.1f} ({self.unforced} unforced)\n"
-            f"  bad (>= {BAD:.2f}): {c['bad']}   very bad (>= {VERY_BAD:.2f}): {c['very_bad']}   "
+            f"  bad (> {BAD:.2f}): {c['bad']}   very bad (> {VERY_BAD:.2f}): {c['very_bad']}   "
             f"{self.seconds:.1f} s"
         )
 
@@ -514,7 +517,10 @@ def run_make_cases(path: str, n: int, agent_spec: str, *, seed: int = 0, out=Non
         with open(path, "x", encoding="utf-8") as f:
             f.write(format_cases(boards, dice, header))
     except FileExistsError:
-        print(f"evaluate.py: error: {path} exists; not overwriting it", file=err)
+        print(
+            f"evaluate.py: error: {path} exists; not overwriting it (remove it or give another file)",
+            file=err,
+        )
         return 2
     except (ValueError, FileNotFoundError, OSError) as exc:
         print(f"evaluate.py: error: {exc}", file=err)

@@ -343,11 +343,24 @@ class RandomEvaluator:
     """Random probabilities; as a move chooser it picks a uniformly random legal play.
 
     Args:
-        seed: seed or ``np.random.Generator``; randomness is explicit, never global.
+        seed: seed (a non-negative integer, a sequence of them, or ``None``
+            for fresh entropy) or ``np.random.Generator``; randomness is
+            explicit, never global.
+
+    Raises:
+        ValueError: on a seed numpy cannot use.
     """
 
     def __init__(self, seed: int | np.random.Generator | None = None) -> None:
-        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        if isinstance(seed, np.random.Generator):
+            self.rng = seed
+            return
+        try:
+            self.rng = np.random.default_rng(seed)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(
+                f"seed must be a non-negative integer or a numpy Generator, got {seed!r}"
+            ) from exc
 
     def score_plays(self, boards: np.ndarray, afterstates: np.ndarray, owner: np.ndarray) -> np.ndarray:
         """Independent uniform scores ``(M,)``: the argmax per position is a uniformly random play."""

@@ -47,16 +47,20 @@ key                 value
                     torch's CPU RNG state) or ``None``
 ``extra``           free-form dict (e.g. last benchmark), or ``{}``
 ``digest``          ``{"algorithm": "sha256", "state_dict": HEX, "optimizer": HEX
-                    or None}``: SHA-256 of the tensors (names, dtypes, shapes,
-                    bytes) and plain values of ``state_dict`` and ``optimizer``
+                    or None, "metadata": HEX}``: SHA-256 of the tensors (names,
+                    dtypes, shapes, bytes) and plain values of ``state_dict``
+                    and ``optimizer``, and of every other entry above
+                    (:data:`METADATA_KEYS`)
 ==================  ============================================================
 
 :func:`load_checkpoint` checks every key and raises ``ValueError`` naming the
 file and the problem on a corrupt, truncated or mismatched file. ``digest`` is
 verified when present (``ValueError("corrupt checkpoint PATH: digest
-mismatch ...")``): a checkpoint whose tensor bytes were damaged would otherwise
-load silently with wrong weights. Files written before the digest existed (no
-``digest`` key) still load; every new save writes one.
+mismatch ...")``): a checkpoint whose tensor bytes were damaged, or whose
+network description was edited (say, another activation), would otherwise
+load silently with wrong outputs. Files written before the digest existed (no
+``digest`` key), or before it covered the metadata (no ``"metadata"``), still
+load, checked as far as their digest goes; every new save writes all three.
 """
 
 from __future__ import annotations
@@ -463,6 +467,25 @@ def _feed(h: Any, obj: Any) -> None:
         raise TypeError(f"cannot digest a {type(obj).__name__} in a checkpoint")
 
 
+METADATA_KEYS = (
+    "format",
+    "format_version",
+    "layout_version",
+    "encoder",
+    "network",
+    "games_trained",
+    "args",
+    "rng",
+    "extra",
+)
+"""The checkpoint entries covered by the digest's ``"metadata"`` hash (everything but the tensors'
+own entries and the digest)."""
+
+
+def _metadata(payload: dict) -> dict:
+    return {key: payload.get(key) for key in METADATA_KEYS}
+
+
 def _digest(obj: Any) -> str | None:
     """SHA-256 hex digest of a state dict (``None`` for ``None``)."""
     if obj is None:
@@ -513,11 +536,12 @@ def save_checkpoint(
         "optimizer": optimizer_state,
         "rng": rng_state,
         "extra": dict(extra or {}),
-        "digest": {
-            "algorithm": DIGEST_ALGORITHM,
-            "state_dict": _digest(state_dict),
-            "optimizer": _digest(optimizer_state),
-        },
+    }
+    payload["digest"] = {
+        "algorithm": DIGEST_ALGORITHM,
+        "state_dict": _digest(state_dict),
+        "optimizer": _digest(optimizer_state),
+        "metadata": _digest(_metadata(payload)),
     }
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -593,15 +617,18 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     except (KeyError, TypeError, RuntimeError, ValueError) as exc:
         raise ValueError(f"{path}: checkpoint does not match this code: {exc}") from exc
     network.eval()
-    return Checkpoint(
-        network=network,
-        games_trained=int(payload.get("games_trained", 0)),
-        args=dict(payload.get("args") or {}),
-        optimizer_state=payload.get("optimizer"),
-        rng_state=payload.get("rng"),
-        extra=dict(payload.get("extra") or {}),
-        path=path,
-    )
+    try:
+        return Checkpoint(
+            network=network,
+            games_trained=int(payload.get("games_trained", 0)),
+            args=dict(payload.get("args") or {}),
+            optimizer_state=payload.get("optimizer"),
+            rng_state=payload.get("rng"),
+            extra=dict(payload.get("extra") or {}),
+            path=path,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: checkpoint does not match this code: {exc}") from exc
 
 
 def _verify_digest(path: Path, payload: dict) -> None:
@@ -611,14 +638,16 @@ def _verify_digest(path: Path, payload: dict) -> None:
     digest = payload["digest"]
     if not isinstance(digest, dict) or digest.get("algorithm") != DIGEST_ALGORITHM:
         raise ValueError(f"corrupt checkpoint {path}: digest mismatch (unreadable digest entry)")
-    for key in ("state_dict", "optimizer"):
+    for key in ("state_dict", "optimizer", "metadata"):
+        if key == "metadata" and key not in digest:
+            continue  # written before the digest covered the metadata
         try:
-            actual = _digest(payload.get(key))
+            actual = _digest(_metadata(payload) if key == "metadata" else payload.get(key))
         except TypeError as exc:
             raise ValueError(f"corrupt checkpoint {path}: digest mismatch ({key}: {exc})") from exc
         if actual != digest.get(key):
             raise ValueError(
-                f"corrupt checkpoint {path}: digest mismatch ({key}: the file's bytes were damaged)"
+                f"corrupt checkpoint {path}: digest mismatch ({key}: the file was damaged or edited)"
             )
 
 

@@ -29,8 +29,9 @@ An *afterstate* ``A`` (the mover's board just after its play) is worth
 never evaluated: a play that bears off the mover's last checker, or a board
 where a side has borne off everything, gets the exact result (RULES.md §6,
 :func:`nard_ai.network.result_probs`). gnubg also stops its lookahead in
-bear-offs its databases solve exactly; nard_ai has no such databases, so
-its lookahead always goes to the full depth.
+bear-offs its databases solve exactly; nard_ai's network evaluator takes
+bear-off positions from its bear-off database (:mod:`nard_ai.bearoff`) at
+every leaf, and the lookahead itself always goes to the full depth.
 
 Move filters (gnubg ``FindnSaveBestMoves``)
 -------------------------------------------
@@ -95,7 +96,14 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .board import game_result, game_result_unchecked, swap_sides_unchecked, validate_board, validate_dice
+from .board import (
+    BOARD_SIZE,
+    game_result,
+    game_result_unchecked,
+    swap_sides_unchecked,
+    validate_board,
+    validate_dice,
+)
 from .evaluator import Evaluator
 from .movegen import _checked_batch, _run_batch, legal_plays_batch
 from .network import cubeless_equity, invert_probs, result_probs
@@ -209,7 +217,8 @@ class MoveFilters:
 
     Raises:
         ValueError: on a wrong number of levels or a level that is not a
-            :class:`MoveFilter`, or a 1-ply table whose only level is skipped.
+            :class:`MoveFilter`. (A skipped level keeps every play: a 1-ply
+            table whose level is skipped values every play at 1-ply.)
     """
 
     name: str
@@ -684,8 +693,8 @@ def select_plays(
     """
     if ply != 0:
         return _select_deep(evaluator, boards, dice, rules, ply, filters)
-    boards = np.asarray(boards, dtype=np.int8)
-    afterstates, owner = legal_plays_batch(boards, dice, rules, sort=False)
+    boards, dice, rules = _checked_batch(boards, dice, rules)  # ValueError on bad input; (26,) -> (1, 26)
+    afterstates, owner = _run_batch(boards, dice, rules.code, False)
     return _select_0ply(evaluator, boards, afterstates, owner)
 
 
@@ -736,7 +745,7 @@ def _select_deep(evaluator, boards, dice, rules, ply, filters) -> Selection:
     ply = _check_ply(evaluator, ply)
     filters = _check_filters(filters)
     afterstates, owner, probs, equity, plies = _search(evaluator, boards, dice, rules, ply, filters, False)
-    n = int(owner[-1]) + 1  # every position has at least one play
+    n = int(owner[-1]) + 1 if len(owner) else 0  # every position has at least one play
     best = _segment_argmax(plies * _DEPTH_STEP + equity, owner, n)
     chosen = afterstates[best]
     return Selection(
@@ -894,15 +903,20 @@ class Agent:
             and ``(N,)`` float32 cubeless equity, points per game.
 
         Raises:
-            ValueError: at ``ply >= 1``, on invalid boards. At 0-ply the
-            boards go to the evaluator unchecked, as before lookahead existed:
-            rollouts call this on every turn of every game, and checking
-            costs about as much as evaluating.
+            ValueError: on a shape other than ``(N, 26)`` or ``(26,)``; at
+            ``ply >= 1``, on invalid boards; at 0-ply, on invalid boards of
+            a dtype other than int8. int8 boards go to the 0-ply evaluator
+            unchecked: rollouts call this on every turn of every game, and
+            checking costs about as much as evaluating.
         """
         if self.ply:
             probs = position_probs(self.evaluator, boards, self.ply, self.rules)
             return probs, cubeless_equity(probs)
-        boards = np.asarray(boards, dtype=np.int8)
+        boards = np.asarray(boards)
+        if boards.ndim not in (1, 2) or boards.shape[-1] != BOARD_SIZE:
+            raise ValueError(f"boards must have shape (N, 26) or (26,), got {boards.shape}")
+        if boards.dtype != np.int8:
+            boards = validate_board(boards)  # other dtypes: no silent truncation or wrap-around to int8
         probs = np.asarray(self.evaluator.evaluate(boards), dtype=np.float32)
         over = ~(boards > 0).any(axis=-1) | ~(boards < 0).any(axis=-1)
         if over.any():

@@ -23,6 +23,8 @@ from nard_ai.movegen import legal_plays
 from nard_ai.network import (
     Network,
     NetworkConfig,
+    _digest,
+    _metadata,
     cubeless_equity,
     default_checkpoint_path,
     exclusive_to_gnubg,
@@ -203,6 +205,9 @@ def test_corrupt_or_mismatched_checkpoint_raises_value_error(tmp_path):
     ):
         payload = torch.load(good, weights_only=True)
         payload[key] = value
+        payload["digest"]["metadata"] = _digest(
+            _metadata(payload)
+        )  # as a file written by other code would carry
         bad = tmp_path / f"bad_{key}.pt"
         torch.save(payload, bad)
         with pytest.raises(ValueError, match=message):
@@ -215,6 +220,35 @@ def test_corrupt_or_mismatched_checkpoint_raises_value_error(tmp_path):
         load_checkpoint(tmp_path / "bad_weights.pt")
     with pytest.raises(FileNotFoundError):
         load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_the_digest_covers_the_network_description_and_metadata(tmp_path):
+    """An edited activation would load with different outputs: the digest's metadata hash catches it,
+    as it catches an edited game count; a file whose digest predates the metadata hash still loads."""
+    good = save_checkpoint(tmp_path / "good.pt", small_network(), games_trained=7)
+    for key, edit in (("network", lambda p: p["network"].update(activation="relu")), ("games_trained", None)):
+        payload = torch.load(good, weights_only=True)
+        if edit is None:
+            payload["games_trained"] = 8
+        else:
+            edit(payload)
+        torch.save(payload, tmp_path / f"edited_{key}.pt")
+        with pytest.raises(ValueError, match="digest mismatch \\(metadata"):
+            load_checkpoint(tmp_path / f"edited_{key}.pt")
+    payload = torch.load(good, weights_only=True)
+    del payload["digest"]["metadata"]
+    torch.save(payload, tmp_path / "older.pt")
+    assert load_checkpoint(tmp_path / "older.pt").games_trained == 7
+    payload["games_trained"] = "abc"
+    torch.save(payload, tmp_path / "bad_count.pt")
+    with pytest.raises(ValueError, match="bad_count.pt: checkpoint does not match"):
+        load_checkpoint(tmp_path / "bad_count.pt")
+
+
+def test_shipped_checkpoints_carry_the_full_digest():
+    for name in ("nard-rich.pt", "nard-td198.pt"):
+        payload = torch.load(default_checkpoint_path().with_name(name), weights_only=True)
+        assert payload["digest"]["metadata"] == _digest(_metadata(payload)), name
 
 
 # ---------------------------------------------------------------- TD(lambda)
@@ -497,6 +531,9 @@ def test_train_resume_errors_and_nothing_to_do(tmp_path):
         ("train.py", ["--lr", "-1e-3"]),
         ("train.py", ["--lam", "1.5"]),
         ("train.py", ["--lam", "-0.1"]),
+        ("train.py", ["--workers", "0"]),
+        ("train.py", ["--seed", "-3"]),
+        ("evaluate.py", ["--seed", "-5"]),
     ],
 )
 def test_script_argument_checks(tmp_path, script, argv):
@@ -535,4 +572,21 @@ def test_one_ply_self_play_trains_on_lookahead_targets_deterministically():
     assert sa.games == 2 and sa.plies > 0 and sa.updates > 0
     for pa, pb in zip(a.network.parameters(), b.network.parameters(), strict=True):
         torch.testing.assert_close(pa, pb, rtol=0, atol=0)
-    assert any(not torch.equal(pa, pc) for pa, pc in zip(a.network.parameters(), c.network.parameters(), strict=True))
+    assert any(
+        not torch.equal(pa, pc) for pa, pc in zip(a.network.parameters(), c.network.parameters(), strict=True)
+    )
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("pubeval:1", "pubeval has no lookahead"),
+        ("random:2", "random has no lookahead"),
+        ("default:-1", "the ply must be 0, 1 or 2"),
+        ("default:3", "the ply must be 0, 1 or 2"),
+        ("", "an agent spec must be"),
+    ],
+)
+def test_agent_spec_errors_say_what_is_wrong(spec, message):
+    with pytest.raises(ValueError, match=message):
+        agent_from_spec(spec)

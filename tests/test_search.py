@@ -516,3 +516,44 @@ def test_the_search_benchmark_uses_distinct_contact_positions_in_gnubgs_board_fo
     for b in boards:
         theirs, mine = _gnubg_rows(b)
         assert (tuple(theirs), tuple(mine)) == to_gnubg(b)
+
+
+def test_choose_plays_checks_its_input_before_any_cast_at_every_ply():
+    """A single ``(26,)`` board is one position (not 26); boards that are not valid integer counts are
+    rejected before a cast to int8 could truncate or wrap them (RULES.md §1: at most 15 checkers)."""
+    agent = na.load_agent()
+    start = na.starting_board()
+    chosen = agent.choose_plays(start, (3, 1))
+    assert chosen.shape == (1, 26)
+    np.testing.assert_array_equal(chosen[0], agent.rank_plays(start, (3, 1)).afterstates[0])
+    wide = start.astype(np.int64)
+    wide[24] = 258  # 2 as int8
+    for ply in (0, 1):
+        for bad, message in ((start + 0.5, "integer checker counts"), (wide, "258 checkers")):
+            with pytest.raises(ValueError, match=message):
+                na.load_agent(ply=ply).choose_plays(bad[None], np.array([[3, 1]]))
+
+
+def test_an_empty_batch_gives_no_plays_at_every_ply():
+    for ply in (0, 1, 2):
+        out = na.load_agent(ply=ply).choose_plays(np.zeros((0, 26), np.int8), np.zeros((0, 2), np.int8))
+        assert out.shape == (0, 26)
+
+
+def test_agent_evaluate_rejects_bad_shapes_and_unsafe_dtypes_at_0_ply():
+    agent = na.load_agent()
+    with pytest.raises(ValueError, match=r"shape \(N, 26\)"):
+        agent.evaluate(np.zeros((3, 25), np.int8))
+    wide = na.starting_board().astype(np.int64)
+    wide[24] = 258
+    with pytest.raises(ValueError, match="258 checkers"):
+        agent.evaluate(wide[None])
+
+
+def test_agent_constructors_take_the_issues_arguments():
+    # load_agent(checkpoint=None, ply=0, filters=None): the filters are the third positional argument
+    assert na.load_agent(None, 1, "tiny").filters is MOVE_FILTERS["tiny"]
+    with pytest.raises(ValueError, match="seed"):
+        na.random_agent("x")
+    for name in ("load_agent", "pubeval_agent", "random_agent", "Agent", "MoveFilters"):
+        assert name in na.__all__
