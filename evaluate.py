@@ -148,7 +148,8 @@ def main(args: Args) -> int:
         agent_a = agent_from_spec(args.agent_a, seed=args.seed + 1)
         agent_b = agent_from_spec(args.agent_b, seed=args.seed + 2)
     except (ValueError, FileNotFoundError) as exc:
-        raise SystemExit(f"evaluate.py: error: {exc}") from None
+        print(f"evaluate.py: error: {exc}", file=sys.stderr)
+        return 2  # a usage error, like argparse's
     unit = "match" if args.match_length else "game"
     with tqdm(total=args.games + args.games % 2, unit=unit, disable=not args.progress) as bar:
         progress = lambda done: bar.update(done - bar.n)  # noqa: E731

@@ -28,7 +28,7 @@ from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
 from nard_ai.arena import agent_from_spec, play_match
-from nard_ai.cli import parse_dataclass_args
+from nard_ai.cli import given_fields, parse_dataclass_args
 from nard_ai.encoding import ENCODERS
 from nard_ai.evaluator import NetworkEvaluator
 from nard_ai.learn import Learner
@@ -69,7 +69,8 @@ class Args:
     """TD lambda (0 = TD(0), 1 = Monte Carlo)"""
     ply: int = 0
     """search depth of the self-play move choice, gnubg numbering (0 = greedy on the network; 1 = also average
-    over the opponent's 21 replies, and the targets come from that lookahead; about 100x slower)"""
+    over the opponent's 21 replies, and the targets come from that lookahead; about 100x slower with a trained
+    network, more with an untrained one, whose games last longer)"""
     pool: int = 1024
     """self-play games in flight at once (the batch of each network call is all their afterstates)"""
     workers: int = 2
@@ -109,6 +110,18 @@ class Args:
             raise ValueError(f"argument --lr: must be a positive number, got {self.lr}")
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"argument --lam: must be in [0, 1], got {self.lam}")
+        if self.workers > self.pool:
+            raise ValueError(
+                f"argument --workers: at most --pool ({self.pool}): each worker plays at least one game slot, "
+                f"got {self.workers}"
+            )
+        if self.eval_games < 4:
+            raise ValueError(
+                f"argument --eval-games: at least 4 (two duplicate-dice pairs, for a confidence interval), "
+                f"got {self.eval_games}"
+            )
+        if self.resume:
+            return  # the architecture comes from the checkpoint
         if self.encoder not in ENCODERS:
             raise ValueError(
                 f"argument --encoder: must be one of {', '.join(sorted(ENCODERS))}, got {self.encoder!r}"
@@ -126,12 +139,26 @@ class Args:
         return Path(self.checkpoint or f"checkpoints/{self.exp_name}__{self.seed}.pt")
 
 
-_STOP = {"requested": False}
+_STOP = {"requested": False, "signal": 0}
+
+RESUMED_FIELDS = (
+    "lr",
+    "lam",
+    "ply",
+    "pool",
+    "workers",
+    "batch_size",
+    "checkpoint_every",
+    "eval_every",
+    "eval_games",
+)
+"""Training settings that --resume takes from the checkpoint unless given on the command line."""
 
 
 def _request_stop(signum, frame) -> None:
     # only set a flag: self-play checks it once per ply, so weights are never left half-updated
     _STOP["requested"] = True
+    _STOP["signal"] = signum
 
 
 def log_round(writer: SummaryWriter, rs: RoundStats, step: int) -> None:
@@ -151,7 +178,28 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
-def main(args: Args) -> None:
+def _resumed_args(args: Args, saved: dict, given: set[str]) -> Args:
+    """``args`` with the checkpoint's training settings (:data:`RESUMED_FIELDS`) for those not in ``given``."""
+    restored = {
+        k: saved[k] for k in RESUMED_FIELDS if k not in given and k in saved and saved[k] != getattr(args, k)
+    }
+    if not restored:
+        return args
+    try:
+        resumed = dataclasses.replace(args, **restored)
+        resumed.validate()
+    except (TypeError, ValueError) as exc:
+        _fail(f"cannot resume: the checkpoint's training settings {restored} are not valid here: {exc}")
+    logging.info(
+        "resuming with the checkpoint's %s (a flag on the command line overrides one)",
+        ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in restored.items()),
+    )
+    return resumed
+
+
+def main(args: Args, given: set[str] | None = None) -> None:
+    """Train (see :class:`Args`). ``given``: the flags set on the command line; with ``--resume`` the others
+    among :data:`RESUMED_FIELDS` come from the checkpoint (``None``: all of them are taken as given)."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     # `kill PID` (SIGTERM) and Ctrl-C (SIGINT; ignored in `nohup ... &` jobs) stop at the next ply,
     # save (the interrupted round's finished games count) and exit
@@ -172,10 +220,15 @@ def main(args: Args) -> None:
                 "nothing to do (pass a larger --games to continue it)"
             )
             return
+        if given is not None:
+            args = _resumed_args(args, ckpt.args, given)
         learner = Learner(ckpt.network, lr=args.lr)
         if ckpt.optimizer_state is not None:
             learner.load_optimizer_state(ckpt.optimizer_state, lr=args.lr)
-        rng = rng_from_state(ckpt.rng_state) if ckpt.rng_state else np.random.default_rng(args.seed)
+        try:
+            rng = rng_from_state(ckpt.rng_state) if ckpt.rng_state else np.random.default_rng(args.seed)
+        except ValueError as exc:
+            _fail(f"cannot resume: {path}: {exc}")
         games_done, extra = ckpt.games_trained, ckpt.extra
     else:
         if path.exists() and not args.force:
@@ -246,7 +299,13 @@ def main(args: Args) -> None:
                                                 "ci95": res.ci95, "games_trained": games_done}}  # fmt: skip
                 logging.info("games %d: %+.3f ppg vs pubeval ± %.3f", games_done, res.ppg, res.ci95)
             if "last_eval" in extra:
-                postfix["vs pubeval"] = f"{extra['last_eval']['ppg']:+.3f}"
+                last = extra["last_eval"]
+                at = (
+                    f" (at {last['games_trained']:,} games)"
+                    if last.get("games_trained") != games_done
+                    else ""
+                )
+                postfix["vs pubeval"] = f"{last['ppg']:+.3f}{at}"
             bar.set_postfix(postfix)
             if not args.progress:
                 logging.info("games %d: %s", games_done, "  ".join(f"{k} {v}" for k, v in postfix.items()))
@@ -256,7 +315,10 @@ def main(args: Args) -> None:
         bar.close()
         writer.close()
     logging.info("checkpoint %s: %d games", path, games_done)
+    if _STOP["requested"]:
+        # saved, but not finished: the shell's convention for a process ended by a signal (130, 143)
+        raise SystemExit(128 + _STOP["signal"])
 
 
 if __name__ == "__main__":
-    main(parse_dataclass_args(Args))
+    main(parse_dataclass_args(Args), given_fields(Args))

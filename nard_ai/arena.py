@@ -112,6 +112,8 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
     head, sep, tail = spec.rpartition(":")
     if sep and head in ("pubeval", "random"):
         raise ValueError(f"agent spec {spec!r}: {head} has no lookahead (no ply); use {head!r}")
+    if sep and head == "default" and not tail.lstrip("+-").isdigit():
+        raise ValueError(f"agent spec {spec!r}: the ply must be 0, 1 or 2, got {tail!r}")
     if sep and tail.lstrip("+-").isdigit():
         path, ply = head, int(tail)
         if not 0 <= ply <= 2:

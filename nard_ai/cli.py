@@ -127,6 +127,23 @@ def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
         cls: a dataclass whose fields all have defaults (int, float, str, bool).
         argv: arguments (default ``sys.argv[1:]``).
     """
+    parser = _dataclass_parser(cls)
+    obj = cls(**vars(parser.parse_args(argv)))
+    validate = getattr(obj, "validate", None)
+    if callable(validate):
+        try:
+            validate()
+        except ValueError as exc:
+            parser.error(str(exc))
+    return obj
+
+
+def given_fields(cls: type, argv: Sequence[str] | None = None) -> set[str]:
+    """The fields of ``cls`` that ``argv`` sets explicitly (for :func:`parse_dataclass_args`'s flags)."""
+    return set(vars(_dataclass_parser(cls, suppress=True).parse_args(argv)))
+
+
+def _dataclass_parser(cls: type, suppress: bool = False) -> argparse.ArgumentParser:
     docs = _field_docs(cls)
     parser = argparse.ArgumentParser(
         description=inspect.cleandoc(cls.__doc__ or ""),
@@ -136,21 +153,15 @@ def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
     for f in dataclasses.fields(cls):
         flag = "--" + f.name.replace("_", "-")
         kind = hints[f.name] if not isinstance(hints[f.name], str) else eval(hints[f.name])  # noqa: S307
+        default = argparse.SUPPRESS if suppress else f.default
         help_text = docs.get(f.name, "")
         if kind is bool:
             parser.add_argument(
-                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=f.default, help=help_text
+                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=default, help=help_text
             )
         else:
-            parser.add_argument(flag, dest=f.name, type=kind, default=f.default, help=help_text)
-    obj = cls(**vars(parser.parse_args(argv)))
-    validate = getattr(obj, "validate", None)
-    if callable(validate):
-        try:
-            validate()
-        except ValueError as exc:
-            parser.error(str(exc))
-    return obj
+            parser.add_argument(flag, dest=f.name, type=kind, default=default, help=help_text)
+    return parser
 
 
 # --------------------------------------------------------------------------- argument handling
@@ -622,7 +633,9 @@ def format_cube(decision, cube) -> str:
     lines.append(f"Cubeful equities for X ({unit}):")
     names = {"no_double": "No double", "double_take": "Double, take", "double_pass": "Double, pass"}
     if cube.owner == "on_roll":  # gnubg: "Redouble" when the side on roll owns the cube
-        names = {k: v.replace("Double", "Redouble").replace("No double", "No redouble") for k, v in names.items()}
+        names = {
+            k: v.replace("Double", "Redouble").replace("No double", "No redouble") for k, v in names.items()
+        }
     right = "no_double" if d.action.startswith(("no_double", "too_good")) else d.action
     # gnubg's order: the right action first, then the two doubles, then no double
     order = {

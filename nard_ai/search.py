@@ -917,6 +917,7 @@ class Agent:
             raise ValueError(f"boards must have shape (N, 26) or (26,), got {boards.shape}")
         if boards.dtype != np.int8:
             boards = validate_board(boards)  # other dtypes: no silent truncation or wrap-around to int8
+        boards = boards.reshape(-1, BOARD_SIZE)  # one (26,) board is a batch of one, for every evaluator
         probs = np.asarray(self.evaluator.evaluate(boards), dtype=np.float32)
         over = ~(boards > 0).any(axis=-1) | ~(boards < 0).any(axis=-1)
         if over.any():

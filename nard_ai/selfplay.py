@@ -150,10 +150,20 @@ def rng_state(rng: np.random.Generator) -> dict:
 
 
 def rng_from_state(state: dict) -> np.random.Generator:
-    """Rebuild a generator saved by :func:`rng_state` (PCG64, numpy's default)."""
-    saved = json.loads(state["numpy"])
-    bit_generator = getattr(np.random, saved["bit_generator"])()
-    bit_generator.state = saved
+    """Rebuild a generator saved by :func:`rng_state` (PCG64, numpy's default).
+
+    Raises:
+        ValueError: on a state that is not one :func:`rng_state` writes.
+    """
+    try:
+        saved = json.loads(state["numpy"])
+        name = saved["bit_generator"]
+        if name not in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"):
+            raise ValueError(f"unknown bit generator {name!r}")
+        bit_generator = getattr(np.random, name)()
+        bit_generator.state = saved
+    except (KeyError, TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+        raise ValueError(f"not a saved RNG state ({type(exc).__name__}: {exc})") from exc
     return np.random.Generator(bit_generator)
 
 
