@@ -18,27 +18,21 @@ REPO = Path(__file__).resolve().parent.parent
 SMALL = ["--hidden", "8", "--batch-size", "32", "--eval-every", "0", "--no-progress", "--seed", "3"]
 
 
+def _train(argv: list[str]) -> dict:
+    """Popen arguments running the repository's train.py with ``argv``."""
+    return {
+        "args": [sys.executable, str(REPO / "train.py"), *argv],
+        "env": {**os.environ, "PYTHONPATH": str(REPO)},
+    }
+
+
 def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(
-        [sys.executable, str(REPO / "train.py"), *argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    return subprocess.run(**_train(argv), cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 def _start(argv: list[str], cwd: Path) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
-        [sys.executable, str(REPO / "train.py"), *argv],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        **_train(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
 
 
