@@ -1022,23 +1022,22 @@ def _load_swapped(b, entries, e):
     :func:`_board_summary` gives them for the new mover (no hash), ``left``
     the previous mover's checkers still on the board or the bar.
     """
+    # without branches (comparisons as 0/1 integers): the board's pattern defeats branch prediction
     occ = np.int64(0)
     blocks = np.int64(0)
-    on_board = 0
-    outside = 0
-    left = 0
+    on_board = np.int64(0)
+    outside = np.int64(0)
+    left = np.int64(0)
     for i in range(BOARD_SIZE):
-        v = -entries[e, BOARD_SIZE - 1 - i]
+        v = -np.int64(entries[e, BOARD_SIZE - 1 - i])
         b[i] = v
-        if v > 0:
-            on_board += v
-            occ |= np.int64(1) << i
-            if i > 6:
-                outside += v
-        elif v < 0:
-            left -= v
-            if v <= -2 and i >= 1:
-                blocks |= np.int64(1) << i
+        mine = max(v, np.int64(0))
+        on_board += mine
+        occ |= np.int64(v > 0) << i
+        outside += mine * np.int64(i > 6)
+        left += max(-v, np.int64(0))
+        blocks |= np.int64(v <= -2) << i
+    blocks &= ~np.int64(1)  # index 0 is the opponent's bar, not a point
     return occ, NUM_CHECKERS - on_board, outside, blocks, left
 
 
