@@ -895,7 +895,8 @@ class Agent:
         """Positions at the agent's ply, for their side on roll before it rolls.
 
         Args:
-            boards: ``(N, 26)`` int8, side on roll's view (finished games get
+            boards: ``(N, 26)`` int8 (one ``(26,)`` board is a batch of one),
+                side on roll's view (finished games get
                 the exact result).
 
         Returns:
