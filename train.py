@@ -110,7 +110,7 @@ class Args:
             raise ValueError(f"argument --lr: must be a positive number, got {self.lr}")
         if not 0.0 <= self.lam <= 1.0:
             raise ValueError(f"argument --lam: must be in [0, 1], got {self.lam}")
-        if self.workers > self.pool:
+        if self.workers > self.pool and not self.resume:  # on --resume: checked with the checkpoint's values
             raise ValueError(
                 f"argument --workers: at most --pool ({self.pool}): each worker plays at least one game slot, "
                 f"got {self.workers}"
@@ -178,6 +178,18 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
+ARCHITECTURE_FIELDS = frozenset({"encoder", "hidden", "activation", "race_net"})
+"""The network's shape: on --resume it comes from the checkpoint."""
+
+
+def _with_architecture(args: Args, config: NetworkConfig) -> Args:
+    """``args`` describing the checkpoint's network (so the saved hyperparameters say what was trained)."""
+    hidden = config.hidden[0] if len(config.hidden) == 1 else args.hidden
+    return dataclasses.replace(
+        args, encoder=config.encoder, hidden=hidden, activation=config.activation, race_net=config.race_net
+    )
+
+
 def _resumed_args(args: Args, saved: dict, given: set[str]) -> Args:
     """``args`` with the checkpoint's training settings (:data:`RESUMED_FIELDS`) for those not in ``given``."""
     restored = {
@@ -222,13 +234,33 @@ def main(args: Args, given: set[str] | None = None) -> None:
             return
         if given is not None:
             args = _resumed_args(args, ckpt.args, given)
+            ignored = sorted(ARCHITECTURE_FIELDS & given)
+            if ignored:
+                logging.info(
+                    "ignoring %s on --resume: the checkpoint's network is used",
+                    ", ".join(f"--{k.replace('_', '-')}" for k in ignored),
+                )
+            missing = [k for k in RESUMED_FIELDS if k not in ckpt.args and k not in given]
+            if missing:
+                logging.info(
+                    "not in the checkpoint, so the defaults: %s",
+                    ", ".join(f"--{k.replace('_', '-')} {getattr(args, k)}" for k in missing),
+                )
+        if args.workers > args.pool:
+            _fail(f"argument --workers: at most --pool ({args.pool}), got {args.workers}")
+        args = _with_architecture(args, ckpt.network.config)
         learner = Learner(ckpt.network, lr=args.lr)
-        if ckpt.optimizer_state is not None:
-            learner.load_optimizer_state(ckpt.optimizer_state, lr=args.lr)
         try:
+            if ckpt.optimizer_state is not None:
+                learner.load_optimizer_state(ckpt.optimizer_state, lr=args.lr)
             rng = rng_from_state(ckpt.rng_state) if ckpt.rng_state else np.random.default_rng(args.seed)
-        except ValueError as exc:
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
             _fail(f"cannot resume: {path}: {exc}")
+        for what, state in (("optimizer", ckpt.optimizer_state), ("RNG", ckpt.rng_state)):
+            if state is None:
+                logging.warning(
+                    "%s has no %s state: starting a fresh one (not an exact continuation)", path, what
+                )
         games_done, extra = ckpt.games_trained, ckpt.extra
     else:
         if path.exists() and not args.force:

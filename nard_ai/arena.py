@@ -170,7 +170,13 @@ class MatchResult:
         """A few lines for humans: ppg with its 95% CI, result rates, speed."""
         r = self.rates()
         return (
-            f"{name_a} vs {name_b}: {self.ppg:+.3f} ppg ± {self.ci95:.3f} (95% CI) over {self.games} games "
+            f"{name_a} vs {name_b}: {self.ppg:+.3f} ppg "
+            + (
+                f"± {self.ci95:.3f} (95% CI)"
+                if np.isfinite(self.ci95)
+                else "(no 95% CI from one duplicate pair)"
+            )
+            + f" over {self.games} games "
             f"({self.games // 2} duplicate pairs)\n"
             f"  {name_a}: wins {r['win']:.1%}  gammons {r['win_gammon']:.1%}  backgammons {r['win_backgammon']:.1%}\n"
             f"  {name_b}: wins {r['lose']:.1%}  gammons {r['lose_gammon']:.1%}  backgammons {r['lose_backgammon']:.1%}\n"

@@ -617,10 +617,13 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     except (KeyError, TypeError, RuntimeError, ValueError) as exc:
         raise ValueError(f"{path}: checkpoint does not match this code: {exc}") from exc
     network.eval()
+    games_trained = payload.get("games_trained", 0)
+    if isinstance(games_trained, bool) or not isinstance(games_trained, int) or games_trained < 0:
+        raise ValueError(f"{path}: checkpoint does not match this code: games_trained {games_trained!r}")
     try:
         return Checkpoint(
             network=network,
-            games_trained=int(payload.get("games_trained", 0)),
+            games_trained=games_trained,
             args=dict(payload.get("args") or {}),
             optimizer_state=payload.get("optimizer"),
             rng_state=payload.get("rng"),

@@ -162,7 +162,7 @@ def rng_from_state(state: dict) -> np.random.Generator:
             raise ValueError(f"unknown bit generator {name!r}")
         bit_generator = getattr(np.random, name)()
         bit_generator.state = saved
-    except (KeyError, TypeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # json.JSONDecodeError is a ValueError
         raise ValueError(f"not a saved RNG state ({type(exc).__name__}: {exc})") from exc
     return np.random.Generator(bit_generator)
 

@@ -239,10 +239,11 @@ def test_the_digest_covers_the_network_description_and_metadata(tmp_path):
     del payload["digest"]["metadata"]
     torch.save(payload, tmp_path / "older.pt")
     assert load_checkpoint(tmp_path / "older.pt").games_trained == 7
-    payload["games_trained"] = "abc"
-    torch.save(payload, tmp_path / "bad_count.pt")
-    with pytest.raises(ValueError, match="bad_count.pt: checkpoint does not match"):
-        load_checkpoint(tmp_path / "bad_count.pt")
+    for count in ("abc", -5, 1.9, True):
+        payload["games_trained"] = count
+        torch.save(payload, tmp_path / "bad_count.pt")
+        with pytest.raises(ValueError, match="bad_count.pt: checkpoint does not match"):
+            load_checkpoint(tmp_path / "bad_count.pt")
 
 
 def test_shipped_checkpoints_carry_the_full_digest():
@@ -333,6 +334,11 @@ def test_pubeval_scores_and_contact():
 def test_duplicate_dice_make_a_mirror_match_exactly_even():
     res = play_match(agent_from_spec("pubeval"), agent_from_spec("pubeval"), 40, seed=3)
     assert res.games == 40 and (res.points.reshape(-1, 2).sum(axis=1) == 0).all()
+
+
+def test_a_match_of_one_duplicate_pair_has_no_confidence_interval():
+    res = play_match(agent_from_spec("pubeval"), agent_from_spec("random", seed=1), 1, seed=3)
+    assert res.games == 2 and "no 95% CI from one duplicate pair" in res.summary()
 
 
 def test_pubeval_crushes_random():

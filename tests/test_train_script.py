@@ -74,7 +74,24 @@ def test_resume_ignores_the_architecture_flags(tmp_path):
     # td198 has no race unit: an error for a new network, ignored on resume (the checkpoint's network is used)
     r = _run(["--games", "16", "--checkpoint", str(ckpt), "--resume", "--encoder", "td198", *SMALL], tmp_path)
     assert r.returncode == 0, r.stderr
-    assert load_checkpoint(ckpt).network.config.encoder == "rich"
+    assert "ignoring --encoder, --hidden on --resume" in r.stderr
+    saved = load_checkpoint(ckpt)
+    assert (
+        saved.network.config.encoder == "rich"
+        and saved.args["encoder"] == "rich"
+        and saved.args["hidden"] == 8
+    )
+
+
+def test_resume_checks_workers_against_the_checkpoints_pool(tmp_path):
+    ckpt = tmp_path / "a.pt"
+    first = ["--pool", "4", "--workers", "1", "--checkpoint-every", "8"]
+    r = _run(["--games", "8", "--checkpoint", str(ckpt), *first, *SMALL], tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = _run(["--games", "16", "--checkpoint", str(ckpt), "--resume", "--pool", "1", *SMALL], tmp_path)
+    assert r.returncode == 0, r.stderr  # the checkpoint's one worker fits a pool of 1
+    r = _run(["--games", "24", "--checkpoint", str(ckpt), "--resume", "--workers", "3", *SMALL], tmp_path)
+    assert r.returncode == 2 and "argument --workers: at most --pool (1)" in r.stderr
 
 
 @pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
