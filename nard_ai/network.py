@@ -387,6 +387,14 @@ class Network(nn.Module):
         their version counters, such as a step of a fused torch optimizer)."""
         self.__dict__.pop("_embedding_cache", None)
 
+    def build_tables(self) -> None:
+        """Build the cached first-layer tables now rather than on first use (for example before several
+        threads evaluate with this network: they then only read them). No-op for other encoders."""
+        if self._embeddable:
+            for name in ("mlp", "race_mlp"):
+                if getattr(self, name) is not None:
+                    self._embedding(name)
+
     def _predict_boards_t(self, name: str, boards: np.ndarray) -> torch.Tensor:
         # softmax probabilities transposed, (6, N), of MLP `name` for boards (side on roll's view)
         mlp = getattr(self, name)

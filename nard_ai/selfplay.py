@@ -196,11 +196,12 @@ class _Shard:
         self.traj_boards = np.zeros((slots, self.length, BOARD_SIZE), dtype=np.int8)
         self.traj_y = np.zeros((slots, self.length, 6), dtype=np.float32)
         self.started = 0
+        self._start_board = starting_board()
         self._start(np.arange(slots))
         self._pending = None
 
     def _start(self, where: np.ndarray) -> None:
-        self.boards[where] = starting_board()
+        self.boards[where] = self._start_board
         _, self.dice[where] = opening_roll(len(where), self.rng)
         self.game_ply[where] = 0
         self.active[where] = True
@@ -435,21 +436,12 @@ def _search_copy(network: Network) -> Network:
     copy_ = copy.deepcopy(network)
     copy_.eval()
     copy_.weights_changed()
-    _prime(copy_)
+    copy_.build_tables()  # before the worker threads read them
     return copy_
 
 
 def _sync(search_net: Network, network: Network) -> None:
     with torch.no_grad():
         for target, source in zip(search_net.parameters(), network.parameters(), strict=True):
-            target.copy_(source)
-    search_net.weights_changed()
-    _prime(search_net)
-
-
-def _prime(network: Network) -> None:
-    # build the first-layer tables here, before the worker threads read them
-    if network._embeddable:
-        for name in ("mlp", "race_mlp"):
-            if getattr(network, name) is not None:
-                network._embedding(name)
+            target.copy_(source)  # bumps the version counters: the cached tables are rebuilt
+    search_net.build_tables()
