@@ -5,10 +5,11 @@ Prints, on a fixed seeded set of positions met in random play:
 * the batched legal-play generator's afterstates per second at batch sizes
   1, 256 and 4096 (through the public :func:`~nard_ai.movegen.legal_plays_batch`,
   sorted as the API returns them, and unsorted);
-* random full games per second: games in lockstep through the public
-  batched API (``legal_plays_batch`` + a uniform pick + :func:`~nard_ai.game.step`)
-  at batch sizes 1, 256 and 4096, and the fully compiled
-  :func:`~nard_ai.movegen.random_games`;
+* random full games per second at batch sizes 1, 256 and 4096: the fully
+  compiled :func:`~nard_ai.movegen.random_games` called for ``batch`` games
+  at a time (key ``random_games_per_s``), and games in lockstep through the
+  public batched API (``legal_plays_batch`` + a uniform pick +
+  :func:`~nard_ai.game.step`, key ``random_games_per_s_lockstep``);
 * GNU Backgammon's move generator (``gnubg_nn.moves``, when installed)
   on the same positions in the same run, and the ratio;
 * the time a fresh process takes to import ``nard_ai`` and finish its first
@@ -135,9 +136,16 @@ def lockstep_games_per_s(batch: int, n_games: int, seed: int, repeats: int) -> f
     return _median_rate(run, games, repeats)
 
 
-def compiled_games_per_s(n_games: int, seed: int, repeats: int) -> float:
-    """Random full games per second of the fully compiled :func:`random_games`."""
-    return _median_rate(lambda: random_games(n_games, np.random.default_rng(seed)), n_games, repeats)
+def compiled_games_per_s(batch: int, n_games: int, seed: int, repeats: int) -> float:
+    """Random full games per second of the fully compiled :func:`random_games`, called for ``batch`` games
+    at a time until at least ``n_games`` are played (each call with its own seeded generator)."""
+    calls = -(-n_games // batch)
+
+    def run() -> None:
+        for c in range(calls):
+            random_games(batch, np.random.default_rng([seed, c]))
+
+    return _median_rate(run, calls * batch, repeats)
 
 
 def gnubg_afterstates_per_s(boards: np.ndarray, dice: np.ndarray, repeats: int) -> float | None:
@@ -457,6 +465,7 @@ def _rules_benchmarks(positions: int, games: int, repeats: int, seed: int) -> di
         "afterstates_per_s": {},
         "afterstates_per_s_unsorted": {},
         "random_games_per_s": {},
+        "random_games_per_s_lockstep": {},
     }
     for batch in BATCH_SIZES:
         result["afterstates_per_s"][str(batch)] = afterstates_per_s(boards, dice, batch, repeats, sort=True)
@@ -464,9 +473,13 @@ def _rules_benchmarks(positions: int, games: int, repeats: int, seed: int) -> di
             boards, dice, batch, repeats, sort=False
         )
     for batch in BATCH_SIZES:
+        n = max(games // 4, 64) if batch == 1 else max(2 * games, 2 * batch)
+        result["random_games_per_s"][str(batch)] = compiled_games_per_s(batch, n, seed, repeats)
+    for batch in BATCH_SIZES:
         n = max(games // 8, 32) if batch == 1 else max(games, batch)
-        result["random_games_per_s"][str(batch)] = lockstep_games_per_s(batch, n, seed, max(1, repeats // 2))
-    result["random_games_per_s"]["compiled"] = compiled_games_per_s(games * 2, seed, repeats)
+        result["random_games_per_s_lockstep"][str(batch)] = lockstep_games_per_s(
+            batch, n, seed, max(1, repeats // 2)
+        )
     gnubg = gnubg_afterstates_per_s(boards, dice, max(1, repeats // 2))
     result["gnubg_afterstates_per_s"] = gnubg
     if gnubg:
@@ -482,7 +495,8 @@ def format_table(result: dict) -> str:
         lines.append(f"nard_ai rules-core benchmark (medians; threads={result['machine']['threads']})")
         gnubg = result.get("gnubg_afterstates_per_s")
         lines.append(
-            f"{'batch':>8} {'afterstates/s':>15} {'unsorted':>15} {'vs gnubg':>9} {'random games/s':>15}"
+            f"{'batch':>8} {'afterstates/s':>15} {'unsorted':>15} {'vs gnubg':>9}"
+            f" {'random games/s':>15} {'lockstep API':>13}"
         )
         for batch in BATCH_SIZES:
             k = str(batch)
@@ -491,8 +505,12 @@ def format_table(result: dict) -> str:
             ratio = f"{a / gnubg:8.1f}x" if gnubg else "     n/a"
             lines.append(
                 f"{batch:>8} {a:>15,.0f} {u:>15,.0f} {ratio:>9} {result['random_games_per_s'][k]:>15,.0f}"
+                f" {result['random_games_per_s_lockstep'][k]:>13,.0f}"
             )
-        lines.append(f"compiled random_games(): {result['random_games_per_s']['compiled']:,.0f} games/s")
+        lines.append(
+            "random games/s: random_games(batch) per call, fully compiled; lockstep API:"
+            " legal_plays_batch + a uniform pick + step"
+        )
         lines.append(
             "gnubg_nn.moves: "
             + (f"{gnubg:,.0f} afterstates/s" if gnubg else "not installed (pip install gnubg-nn)")
@@ -748,7 +766,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--positions", type=int, default=20_000, help="positions from random play (default 20000)"
     )
-    parser.add_argument("--games", type=int, default=2_000, help="random games per lockstep measurement")
+    parser.add_argument(
+        "--games", type=int, default=2_000, help="random games per lockstep measurement (twice that compiled)"
+    )
     parser.add_argument("--repeats", type=int, default=5, help="runs per figure; the median is reported")
     parser.add_argument("--seed", type=int, default=0, help="seed of the positions and games")
     parser.add_argument(

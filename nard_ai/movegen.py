@@ -26,6 +26,15 @@ does not allow yet), and the highest remaining source is played next:
   original position commutes with the first, so its afterstate was found by
   the first order and it is not searched again (standard rules only).
 
+Under standard rules the search is written out as nested loops, two for a
+non-double (:func:`_search_pair`) and four for a double
+(:func:`_search_quad`), whose state stays in registers; the Iranian rule
+takes the general search over a DFS stack (:func:`_search`). Both give the
+same leaves in the same order (tested). The three are compiled functions of
+their own, called once per position, not inlined into each kernel that
+enumerates: inlined copies took numba about three times as long to compile
+(115 s against 37 s for the module) for about 5% of speed.
+
 Every leaf (no further die playable, all dice used, or the mover's last
 checker borne off, RULES.md §3.6) is recorded once per distinct afterstate
 (its Zobrist hash picks a slot of an open-addressing table; equal boards are
@@ -50,7 +59,9 @@ Speed
 The kernels reuse per-thread buffers (:class:`Workspace`, output rows
 included) and run on views of them that numba does not reference count
 (:func:`_unowned`): numba's atomic reference counting of arrays passed
-around inside the search used to take half of the time.
+around inside the search used to take half of the time. A kernel that is
+not inlined re-wraps its array arguments the same way (it cannot know they
+have no owner: counting them took more than half of a non-double's time).
 
 :func:`random_games` keeps each game's board in the search buffer from turn
 to turn (swapped and summarised in one pass, no hash of the root: only hash
@@ -214,6 +225,13 @@ def _unowned(a):
     cost more than the search itself (measured: half the time). The kernels
     therefore work on views without an owner, of buffers that stay alive for
     the whole call (held by the Python caller).
+
+    A kernel that is not inlined into its caller (``_enumerate``, the three
+    searches, ``_play_random_game``, ``_sort_keep``) re-wraps its array
+    arguments with this first thing: numba cannot know that an argument has no owner, so
+    every use of it would go through the runtime's reference counting
+    (measured: 2.3x the time of a non-double's enumeration, 1.7x that of a
+    random game).
     """
     return numba.carray(_void_pointer(a.ctypes.data), a.shape, a.dtype)
 
@@ -259,6 +277,84 @@ def _thread_views(wsa, t):
 
 # Rows of the DFS stack (one column per depth).
 _NEXT_SRC, _NEXT_VAR, _MOVED, _SRC, _DST, _HIT, _TAG, _TAG_DST, _VIOL, _OCC, _CAND = range(11)
+
+
+@njit(cache=True, inline="always")
+def _apply(b, zob, src, dst, h, occ, off, outside):
+    """Move one checker ``src -> dst`` on ``b`` (dst <= 0: bear off); returns ``(h, occ, off, outside, hit)``."""
+    v = b[src]
+    h ^= zob[src, v + 15] ^ zob[src, v + 14]
+    b[src] = v - 1
+    if v == 1:
+        occ ^= np.int64(1) << src
+    hit = False
+    if dst >= 1:
+        v = b[dst]
+        if v == -1:
+            hit = True
+            h ^= zob[dst, 14] ^ zob[dst, 16]
+            b[dst] = 1
+            v = b[0]
+            h ^= zob[0, v + 15] ^ zob[0, v + 14]
+            b[0] = v - 1
+        else:
+            h ^= zob[dst, v + 15] ^ zob[dst, v + 16]
+            b[dst] = v + 1
+        occ |= np.int64(1) << dst
+    else:
+        off += 1
+    if src > 6 and dst <= 6:
+        outside -= 1
+    return h, occ, off, outside, hit
+
+
+@njit(cache=True, inline="always")
+def _undo(b, src, dst, hit):
+    """Take back :func:`_apply`'s change to ``b``."""
+    if dst >= 1:
+        if hit:
+            b[dst] = -1
+            b[0] += 1
+        else:
+            b[dst] -= 1
+    b[src] += 1
+
+
+@njit(cache=True, inline="always")
+def _record(h, bw, words, masks, table, tag, count, bit, respects):
+    """Record the board in ``bw`` (Zobrist hash ``h``), reached by a sequence of class bit ``bit``.
+
+    ``respects``: the sequence respects the Iranian rule (always true under
+    standard rules). The board is looked up by its hash's slot of ``table``
+    (open addressing; a slot belongs to this position when its high 32 bits
+    are ``tag``) and a compare of its four 64-bit words; a new board becomes
+    entry ``count``. Returns the new entry count.
+    """
+    w0 = bw[0]
+    w1 = bw[1]
+    w2 = bw[2]
+    w3 = bw[3]
+    slot = np.int64(h >> np.uint64(64 - _TABLE_BITS))
+    while True:
+        t = table[slot]
+        if (t & ~np.int64(0xFFFFFFFF)) != tag:
+            if count >= ENTRY_CAPACITY:
+                raise RuntimeError("legal-play enumeration overflowed its entry buffer")
+            table[slot] = tag | count
+            words[count, 0] = w0
+            words[count, 1] = w1
+            words[count, 2] = w2
+            words[count, 3] = w3
+            masks[count, 0] = bit
+            masks[count, 1] = bit if respects else np.uint8(0)
+            return count + 1
+        e = t & 0xFFFFFFFF
+        if words[e, 0] == w0 and words[e, 1] == w1 and words[e, 2] == w2 and words[e, 3] == w3:
+            masks[e, 0] |= bit
+            if respects:
+                masks[e, 1] |= bit
+            return count
+        slot = (slot + 1) & (_TABLE_SIZE - 1)
 
 
 @njit(cache=True, inline="always")
@@ -329,33 +425,9 @@ def _search(seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask, h, o
                             viol = True  # 000: the hitter may not leave its point
                         elif dst >= 1 and b[dst] > 0:
                             viol = True  # 002: not onto a point the mover holds
-                hit = False
                 hst[depth] = h
                 st[_OCC, depth] = occ
-                # The board and its Zobrist hash are updated here rather than in helpers that take
-                # the arrays (measured faster: no argument copies and reference counts per call).
-                v = b[src]
-                h ^= zob[src, v + 15] ^ zob[src, v + 14]
-                b[src] = v - 1
-                if v == 1:
-                    occ ^= np.int64(1) << src
-                if dst >= 1:
-                    v = b[dst]
-                    if v == -1:
-                        hit = True
-                        h ^= zob[dst, 14] ^ zob[dst, 16]
-                        b[dst] = 1
-                        v = b[0]
-                        h ^= zob[0, v + 15] ^ zob[0, v + 14]
-                        b[0] = v - 1
-                    else:
-                        h ^= zob[dst, v + 15] ^ zob[dst, v + 16]
-                        b[dst] = v + 1
-                    occ |= np.int64(1) << dst
-                else:
-                    off += 1
-                if src > 6 and dst <= 6:
-                    outside -= 1
+                h, occ, off, outside, hit = _apply(b, zob, src, dst, h, occ, off, outside)
                 tag_dst = 0
                 if rule != 0:
                     if use_tag == 1:
@@ -407,51 +479,16 @@ def _search(seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask, h, o
             else:
                 cls = 0
             classes |= 1 << cls
-            # Record the afterstate once (written out here for the same reason): find it by its
-            # hash's slot and a compare of its four words, else add it.
-            bit = np.uint8(1 << cls)
-            w0 = bw[0]
-            w1 = bw[1]
-            w2 = bw[2]
-            w3 = bw[3]
-            slot = np.int64(h >> np.uint64(64 - _TABLE_BITS))
-            while True:
-                t = table[slot]
-                if (t & ~np.int64(0xFFFFFFFF)) != tag:
-                    # A new afterstate.
-                    if count >= ENTRY_CAPACITY:
-                        raise RuntimeError("legal-play enumeration overflowed its entry buffer")
-                    table[slot] = tag | count
-                    words[count, 0] = w0
-                    words[count, 1] = w1
-                    words[count, 2] = w2
-                    words[count, 3] = w3
-                    masks[count, 0] = bit
-                    masks[count, 1] = bit if violations == 0 else np.uint8(0)
-                    count += 1
-                    break
-                e = t & 0xFFFFFFFF
-                if words[e, 0] == w0 and words[e, 1] == w1 and words[e, 2] == w2 and words[e, 3] == w3:
-                    masks[e, 0] |= bit
-                    if violations == 0:
-                        masks[e, 1] |= bit
-                    break
-                slot = (slot + 1) & (_TABLE_SIZE - 1)
+            count = _record(h, bw, words, masks, table, tag, count, np.uint8(1 << cls), violations == 0)
         if depth == 0:
             break
         # Undo the move that led here.
         depth -= 1
         src = st[_SRC, depth]
         dst = st[_DST, depth]
-        if dst >= 1:
-            if st[_HIT, depth]:
-                b[dst] = -1
-                b[0] += 1
-            else:
-                b[dst] -= 1
-        else:
+        _undo(b, src, dst, st[_HIT, depth] != 0)
+        if dst < 1:
             off -= 1
-        b[src] += 1
         h = hst[depth]
         occ = st[_OCC, depth]
         if src > 6 and dst <= 6:
@@ -468,7 +505,7 @@ def _search(seq, ndice, is_double, larger, rule, zob, ws, count, skip_mask, h, o
 
 @njit(cache=True, inline="always")
 def _board_summary(b, zob):
-    """``(hash, occ, off, outside, blocks)`` of board ``b``, as :func:`_search` takes them.
+    """``(hash, occ, off, outside, blocks)`` of board ``b``, as :func:`_search` takes them (no branches).
 
     ``hash``: the Zobrist hash; ``occ``: a bit per point the mover occupies
     (bit 25: the bar); ``off``: the mover's checkers borne off; ``outside``:
@@ -477,19 +514,18 @@ def _board_summary(b, zob):
     """
     h = np.uint64(0)
     blocks = np.int64(0)
-    on_board = 0
-    outside = 0
+    on_board = np.int64(0)  # not 0: a literal's type would make numba compile the callers twice
+    outside = np.int64(0)
     occ = np.int64(0)
     for i in range(BOARD_SIZE):
-        v = b[i]
+        v = np.int64(b[i])
         h ^= zob[i, v + 15]
-        if v > 0:
-            on_board += v
-            occ |= np.int64(1) << i
-            if i > 6:
-                outside += v
-        elif v <= -2 and i >= 1:
-            blocks |= np.int64(1) << i
+        mine = max(v, np.int64(0))
+        on_board += mine
+        occ |= np.int64(v > 0) << i
+        outside += mine * np.int64(i > 6)
+        blocks |= np.int64(v <= -2) << i
+    blocks &= ~np.int64(1)
     return h, occ, NUM_CHECKERS - on_board, outside, blocks
 
 
@@ -517,12 +553,140 @@ def _legal_sources(occ, blocks, die, outside):
 @njit(cache=True)
 def _enumerate(board, d1, d2, rule, zob, ws):
     """Enumerate one position; the legal plays are left as indices ``ws.keep[:n]``; returns ``n``."""
+    ws = _unowned_views(ws)
+    zob = _unowned(zob)
     b = ws[8]
     for i in range(BOARD_SIZE):
         b[i] = board[i]
     h, occ, off, outside, blocks = _board_summary(b, zob)
     count, union = _search_turn(d1, d2, rule, zob, ws, h, occ, off, outside, blocks)
     return _keep_best(ws[2], ws[5], count, union, rule)
+
+
+@njit(cache=True)
+def _search_pair(d1, d2, zob, ws, h, occ, off, outside, blocks):
+    """:func:`_search_turn` for a non-double under standard rules, as two nested loops.
+
+    Same leaves in the same order as the general search (:func:`_search`):
+    both orders of the dice, sources highest first, and in the second order
+    no second move from a source that had a legal first move in the first
+    (it commutes with that first move: its afterstate was found already).
+    Class bits as in the module docstring: 1 no move, 2 the smaller die
+    only, 4 the larger only, 8 both dice (or the last checker borne off).
+    The locals stay in registers (no DFS stack in memory), which is what
+    makes this faster than the general search. Returns ``(count, union)``.
+    """
+    ws = _unowned_views(ws)
+    zob = _unowned(zob)
+    _entries, words, masks, table, stamp_arr, _keep, _st, _tags, b, bw, _keys, _hst, _seq = ws
+    tag = stamp_arr[0] << 32
+    larger = max(d1, d2)
+    count = 0
+    union = 0
+    skip = np.int64(0)
+    for order in range(2):
+        da = d1 if order == 0 else d2
+        db = d2 if order == 0 else d1
+        one = 2 if da == larger else 1
+        cand1 = _legal_sources(occ, blocks, da, outside)
+        roots = cand1
+        if cand1 == 0:
+            union |= 1
+            count = _record(h, bw, words, masks, table, tag, count, np.uint8(1), True)
+        while cand1 != 0:
+            s1 = 63 - leading_zeros(cand1)
+            cand1 ^= np.int64(1) << s1
+            t1 = s1 - da
+            h1, occ1, off1, out1, hit1 = _apply(b, zob, s1, t1, h, occ, off, outside)
+            if off1 == NUM_CHECKERS:
+                union |= 8  # RULES.md §3.6: the last checker off uses every die
+                count = _record(h1, bw, words, masks, table, tag, count, np.uint8(8), True)
+            else:
+                cand2 = _legal_sources(occ1, blocks, db, out1)
+                skipped = (cand2 & skip) != 0
+                cand2 &= ~skip
+                if cand2 == 0 and not skipped:
+                    union |= 1 << one
+                    count = _record(h1, bw, words, masks, table, tag, count, np.uint8(1 << one), True)
+                if cand2 != 0:
+                    union |= 8
+                while cand2 != 0:
+                    s2 = 63 - leading_zeros(cand2)
+                    cand2 ^= np.int64(1) << s2
+                    t2 = s2 - db
+                    h2, _o, _f, _u, hit2 = _apply(b, zob, s2, t2, h1, occ1, off1, out1)
+                    count = _record(h2, bw, words, masks, table, tag, count, np.uint8(8), True)
+                    _undo(b, s2, t2, hit2)
+            _undo(b, s1, t1, hit1)
+        skip = roots
+    return count, union
+
+
+@njit(cache=True, inline="always")
+def _quad_node(k, h, occ, off, outside, below, d, blocks, bw, words, masks, table, tag, count, union):
+    """A node of :func:`_search_quad` after ``k`` moves (``k`` < 4), the last from point ``below``.
+
+    Records the board as a leaf when the sequence stops here (the mover's
+    last checker is off: class bit 16, RULES.md §3.6; or no move of ``d``
+    from ``below`` or lower: class bit ``1 << k``). Returns ``(count, union,
+    sources)``, ``sources`` a bit per point to move from next (0 at a leaf).
+    """
+    if off == NUM_CHECKERS:
+        return _record(h, bw, words, masks, table, tag, count, np.uint8(16), True), union | 16, np.int64(0)
+    sources = _legal_sources(occ, blocks, d, outside) & ((np.int64(2) << below) - 1)
+    if sources == 0:
+        bit = np.uint8(1 << k)
+        return _record(h, bw, words, masks, table, tag, count, bit, True), union | bit, sources
+    return count, union, sources
+
+
+@njit(cache=True)
+def _search_quad(d, zob, ws, h, occ, off, outside, blocks):
+    """:func:`_search_turn` for a double under standard rules, as four nested loops.
+
+    Same leaves in the same order as the general search (:func:`_search`):
+    the moves of a sequence in non-increasing order of source point, highest
+    first (module docstring: nothing is lost). Class bit ``1 << k`` for a
+    sequence of ``k`` moves; 16 also when the last checker is borne off
+    (RULES.md §3.6). Returns ``(count, union)``.
+    """
+    ws = _unowned_views(ws)
+    zob = _unowned(zob)
+    _entries, words, masks, table, stamp_arr, _keep, _st, _tags, b, bw, _keys, _hst, _seq = ws
+    tag = stamp_arr[0] << 32
+    count, union, c1 = _quad_node(0, h, occ, off, outside, BAR, d, blocks, bw, words, masks, table, tag, 0, 0)
+    while c1 != 0:
+        s1 = 63 - leading_zeros(c1)
+        c1 ^= np.int64(1) << s1
+        h1, occ1, off1, out1, hit1 = _apply(b, zob, s1, s1 - d, h, occ, off, outside)
+        count, union, c2 = _quad_node(
+            1, h1, occ1, off1, out1, s1, d, blocks, bw, words, masks, table, tag, count, union
+        )
+        while c2 != 0:
+            s2 = 63 - leading_zeros(c2)
+            c2 ^= np.int64(1) << s2
+            h2, occ2, off2, out2, hit2 = _apply(b, zob, s2, s2 - d, h1, occ1, off1, out1)
+            count, union, c3 = _quad_node(
+                2, h2, occ2, off2, out2, s2, d, blocks, bw, words, masks, table, tag, count, union
+            )
+            while c3 != 0:
+                s3 = 63 - leading_zeros(c3)
+                c3 ^= np.int64(1) << s3
+                h3, occ3, off3, out3, hit3 = _apply(b, zob, s3, s3 - d, h2, occ2, off2, out2)
+                count, union, c4 = _quad_node(
+                    3, h3, occ3, off3, out3, s3, d, blocks, bw, words, masks, table, tag, count, union
+                )
+                while c4 != 0:  # the fourth move: every die used
+                    s4 = 63 - leading_zeros(c4)
+                    c4 ^= np.int64(1) << s4
+                    h4, _o, _f, _u, hit4 = _apply(b, zob, s4, s4 - d, h3, occ3, off3, out3)
+                    count = _record(h4, bw, words, masks, table, tag, count, np.uint8(16), True)
+                    union |= 16
+                    _undo(b, s4, s4 - d, hit4)
+                _undo(b, s3, s3 - d, hit3)
+            _undo(b, s2, s2 - d, hit2)
+        _undo(b, s1, s1 - d, hit1)
+    return count, union
 
 
 @njit(cache=True, inline="always")
@@ -534,12 +698,32 @@ def _search_turn(d1, d2, rule, zob, ws, h, occ, off, outside, blocks):
     matter). Returns ``(count, union)``: the number of distinct afterstates
     recorded (``ws`` entries ``0..count-1``, in the order first reached) and a
     bit per class of sequence found.
+
+    Standard rules take the nested-loop searches (:func:`_search_pair`,
+    :func:`_search_quad`); the Iranian rule the general one
+    (:func:`_search_general`). All three record the same leaves in the same
+    order for standard rules (tested).
     """
-    _entries, _words, _masks, table, stamp_arr, _keep, _st, _tags, _b, _bw, _keys, _hst, seq = ws
-    stamp_arr[0] += 1
+    d1 = np.int64(d1)  # one signature for the searches, whatever the callers' dice type
+    d2 = np.int64(d2)
+    table, stamp_arr = ws[3], ws[4]
+    stamp_arr[0] += 1  # a new tag for the table's slots: no clearing per position
     if stamp_arr[0] >= 1 << 30:
         table[:] = 0
         stamp_arr[0] = 1
+    if rule == 0:
+        if d1 == d2:
+            return _search_quad(d1, zob, ws, h, occ, off, outside, blocks)
+        return _search_pair(d1, d2, zob, ws, h, occ, off, outside, blocks)
+    return _search_general(d1, d2, rule, zob, ws, h, occ, off, outside, blocks)
+
+
+@njit(cache=True)
+def _search_general(d1, d2, rule, zob, ws, h, occ, off, outside, blocks):
+    """:func:`_search_turn` by the general search (:func:`_search`), any rule, without a new table tag."""
+    ws = _unowned_views(ws)
+    zob = _unowned(zob)
+    seq = ws[12]
     is_double = d1 == d2
     larger = max(d1, d2)
     count = 0
@@ -634,6 +818,9 @@ def _sort_keep(words, keep, keys, n):
     An insertion sort on four 64-bit keys per row (:func:`_sort_word`), kept
     in ``keys[:n]`` alongside ``keep``.
     """
+    words = _unowned(words)
+    keep = _unowned(keep)
+    keys = _unowned(keys)
     for j in range(n):
         e = keep[j]
         k0 = _sort_word(words[e, 0])
@@ -1090,6 +1277,9 @@ def _play_random_game(g, plies, points, rng_state, rule, zob, ws):
     turn's pick is uniform over the distinct legal plays, taken in the order
     the search first reached them.
     """
+    ws = _unowned_views(ws)  # arguments: re-wrapped, else reference counted on every use (_unowned)
+    zob = _unowned(zob)
+    rng_state = _unowned(rng_state)
     entries, b = ws[0], ws[8]
     for i in range(BOARD_SIZE):
         b[i] = _START[i]
