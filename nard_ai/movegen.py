@@ -1136,12 +1136,30 @@ def _checked_batch(boards, dice, rules) -> tuple[np.ndarray, np.ndarray, Rules]:
         boards = validate_board(boards)
         if boards.ndim == 1:
             boards = boards[None]
-    dice = validate_dice(dice)
+    fast_dice = (
+        isinstance(dice, np.ndarray)
+        and dice.dtype == np.int8
+        and dice.ndim == 2
+        and dice.shape[1] == 2
+        and dice.flags.c_contiguous
+        and _dice_in_range(dice)
+    )
+    if not fast_dice:
+        dice = validate_dice(dice)
     if len(dice) != len(boards):
         raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
     if not fast:
         _check_not_over(boards)
     return boards, dice, rules
+
+
+@njit(cache=True)
+def _dice_in_range(dice):
+    """True if every die of the ``(N, 2)`` int8 array is 1..6 (what :func:`~nard_ai.board.validate_dice` checks)."""
+    for r in range(dice.shape[0]):
+        if dice[r, 0] < 1 or dice[r, 0] > 6 or dice[r, 1] < 1 or dice[r, 1] > 6:
+            return False
+    return True
 
 
 @njit(cache=True)

@@ -92,6 +92,26 @@ def test_fast_input_check_gives_the_same_errors_as_the_full_checks(index):
     assert str(fast.value) == str(full.value)
 
 
+def test_fast_dice_check_accepts_exactly_dice_1_to_6_with_the_full_checks_message():
+    """Every int8 value in either die of an int8 (N, 2) batch: the compiled check passes 1..6 only, and a bad
+    die gets validate_dice's message (the int64 copy of the same dice takes the full check)."""
+    boards = np.stack([starting_board()] * 3).astype(np.int8)
+    for value in range(-128, 128):
+        for column in (0, 1):
+            dice = np.array([[3, 1], [6, 6], [2, 5]], dtype=np.int8)
+            dice[1, column] = value
+            assert movegen._dice_in_range(dice) == (1 <= value <= 6)
+            if 1 <= value <= 6:
+                plays, owner = legal_plays_batch(boards, dice)
+                assert np.array_equal(plays, legal_plays_batch(boards, dice.astype(np.int64))[0])
+                continue
+            with pytest.raises(ValueError) as fast:
+                legal_plays_batch(boards, dice)
+            with pytest.raises(ValueError) as full:
+                legal_plays_batch(boards, dice.astype(np.int64))
+            assert str(fast.value) == str(full.value) == f"each die must be 1..6, got {value}"
+
+
 def test_fast_input_check_accepts_valid_boards_of_every_kind():
     """Random-play, bear-off and scattered positions all pass both checks."""
     boards = mixed_positions(np.random.default_rng(11), 400).astype(np.int8)
