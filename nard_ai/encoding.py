@@ -97,7 +97,7 @@ from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
 from .board import BAR, BOARD_SIZE, NUM_CHECKERS, NUM_POINTS, OPP_BAR
-from .movegen import _parallel_threads
+from .movegen import _parallel_threads, _unowned
 
 __all__ = [
     "Encoder",
@@ -245,6 +245,7 @@ def _shots(b, blots, sources_mask, open_mask):
     # Bit masks over board indices: sources_mask = the opponent's occupied points and bar (bit 0),
     # open_mask = points 1..24 it may land on (fewer than 2 of our checkers). A shift by d moves every
     # source d pips at once; masking with open_mask drops landings on our points and past 24.
+    b = _unowned(b)  # an argument: re-wrapped, else reference counted on every use (movegen._unowned)
     on_bar = -b[0] if b[0] < 0 else 0
     others = sources_mask & ~np.int64(1)
     hits = 0
@@ -309,6 +310,9 @@ def _side_features(b, table, out, row, base):
     # count: a loop without branches that LLVM vectorizes; the counts are then popcounts of masks.
     # `table` is ESCAPES_BY_POINT. Same integers, so the same float32 features, as gnubg's
     # formulation in the docstring (checked against the straightforward per-point loops in tests).
+    b = _unowned(b)  # arguments: re-wrapped, else reference counted on every use (movegen._unowned)
+    table = _unowned(table)
+    out = _unowned(out)
     pip = np.int64(0)
     back = np.int64(0)
     mine = np.int64(0)
