@@ -230,6 +230,10 @@ def validate_dice(dice: np.ndarray) -> np.ndarray:
         arr = np.asarray(dice)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"dice must be two integers 1..6, got {dice!r}") from exc
+    if not isinstance(dice, np.ndarray) and arr.dtype.kind in "iu":
+        # a bool among Python integers becomes 0/1 silently (True would play as a 1)
+        if any(isinstance(x, (bool, np.bool_)) for x in np.asarray(dice, dtype=object).ravel()):
+            raise ValueError(f"dice must be integers, got a bool in {dice!r}")
     if arr.shape[-1:] != (2,) or arr.ndim not in (1, 2):
         raise ValueError(f"dice must have shape (2,) or (N, 2), got {arr.shape}")
     if arr.dtype.kind not in "iu":

@@ -265,3 +265,16 @@ def test_every_roll_is_covered():
     """The 21 distinct rolls: 15 non-doubles and 6 doubles."""
     assert len(ALL_ROLLS) == 21 and len(set(ALL_ROLLS)) == 21
     assert sum(a == b for a, b in ALL_ROLLS) == 6
+
+
+@pytest.mark.parametrize(
+    "bad_dice", [(True, 1), [3, np.bool_(False)], [[3, 1], [True, 2]]], ids=["tuple", "list", "rows"]
+)
+def test_bools_among_integer_dice_raise_value_error(bad_dice):
+    """A bool is not a die (RULES.md 3: two integers 1..6): Python would turn True into a 1 and play it."""
+    with pytest.raises(ValueError, match="dice must be integers, got a bool"):
+        validate_dice(bad_dice)
+    movegen = import_movegen()
+    boards = np.stack([starting_board()] * np.asarray(bad_dice).reshape(-1, 2).shape[0])
+    with pytest.raises(ValueError, match="got a bool"):
+        movegen.legal_plays_batch(boards, bad_dice)
