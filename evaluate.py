@@ -1,4 +1,4 @@
-"""Matches, position analysis and error rates. Logic: nard_ai.arena, nard_ai.position_report, nard_ai.error_rate.
+"""Matches, position analysis and error rates. Logic: nard_ai.play.arena, nard_ai.reports.position, nard_ai.reports.error_rate.
 
 python evaluate.py                                   # shipped network vs pubeval, 2,000 games
 python evaluate.py --agent-a gnubg:0 --agent-b pubeval --games 2000
@@ -22,12 +22,13 @@ import nard_ai  # noqa: F401  (before torch: it sets OpenMP's wait policy that t
 import torch
 from tqdm import tqdm
 
-from nard_ai.arena import agent_from_spec, play_match
-from nard_ai.cli import parse_dataclass_args
-from nard_ai.cubeplay import play_matches, play_money_session
-from nard_ai.error_rate import run_error_rate, run_make_cases
-from nard_ai.met import MAX_AWAY, MET_NAME
-from nard_ai.position_report import run_positions
+from nard_ai.agents import agent_from_spec
+from nard_ai.cube.met import MAX_AWAY, MET_NAME
+from nard_ai.interfaces.cli import parse_dataclass_args
+from nard_ai.play.arena import play_match
+from nard_ai.play.sessions import play_matches, play_money_session
+from nard_ai.reports.error_rate import run_error_rate, run_make_cases
+from nard_ai.reports.position import run_positions
 
 
 @dataclass
@@ -43,7 +44,7 @@ class Args:
     """games to play (rounded up to even: each dice sequence is played twice with sides swapped);
     with --match-length, the number of matches"""
     cube: bool = False
-    """money play with the cube (agents double, take and pass: nard_ai.cubeplay), instead of cubeless"""
+    """money play with the cube (agents double, take and pass: nard_ai.play.sessions), instead of cubeless"""
     jacoby: bool = False
     """--cube: the Jacoby rule (gammons count only once the cube was turned)"""
     beavers: bool = False

@@ -1,4 +1,4 @@
-"""Train the TD(lambda) self-play network (TD-Gammon style). Logic: nard_ai.selfplay, nard_ai.learn.
+"""Train the TD(lambda) self-play network (TD-Gammon style). Logic: nard_ai.play.selfplay, nard_ai.model.learn.
 
 python train.py                                 # a new network, 200,000 games, into checkpoints/nard-rich__1.pt
 python train.py --resume --games 400000         # continue that network up to 400,000 games
@@ -27,14 +27,15 @@ import torch
 from torch.utils.tensorboard import SummaryWriter
 from tqdm import tqdm
 
-from nard_ai.arena import agent_from_spec, play_match
-from nard_ai.cli import given_fields, parse_dataclass_args
-from nard_ai.encoding import ENCODERS
-from nard_ai.evaluator import NetworkEvaluator
-from nard_ai.learn import Learner
-from nard_ai.network import Network, NetworkConfig, load_checkpoint, save_checkpoint
-from nard_ai.search import Agent
-from nard_ai.selfplay import RoundStats, play_round, rng_from_state, rng_state
+from nard_ai.agents import agent_from_spec
+from nard_ai.eval.evaluator import NetworkEvaluator
+from nard_ai.interfaces.cli import given_fields, parse_dataclass_args
+from nard_ai.model.encoding import ENCODERS
+from nard_ai.model.learn import Learner
+from nard_ai.model.network import Network, NetworkConfig, load_checkpoint, save_checkpoint
+from nard_ai.play.arena import play_match
+from nard_ai.play.selfplay import RoundStats, play_round, rng_from_state, rng_state
+from nard_ai.search.lookahead import Agent
 
 
 @dataclass
@@ -55,7 +56,7 @@ class Args:
     force: bool = False
     """start a new network even if --checkpoint exists (it is overwritten)"""
     encoder: str = "rich"
-    """input encoder (nard_ai.encoding: td198 = TD-Gammon's raw inputs, rich = td198 plus hand-made features);
+    """input encoder (nard_ai.model.encoding: td198 = TD-Gammon's raw inputs, rich = td198 plus hand-made features);
     ignored on --resume"""
     race_net: bool = True
     """a separate network for race positions (needs an encoder with a race unit, e.g. rich); ignored on --resume"""
@@ -75,7 +76,7 @@ class Args:
     """self-play games in flight at once (the batch of each network call is all their afterstates)"""
     workers: int = 2
     """self-play threads: the pool is split into this many shards, each played by its own thread while
-    another takes the gradient steps (nard_ai.selfplay, "Workers"); results depend on it (not on the machine)"""
+    another takes the gradient steps (nard_ai.play.selfplay, "Workers"); results depend on it (not on the machine)"""
     batch_size: int = 512
     """training samples (pre-roll states) per gradient step"""
     checkpoint_every: int = 5000

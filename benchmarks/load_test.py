@@ -102,7 +102,7 @@ def main() -> int:
     args = parser.parse_args()
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "nard_ai.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
+        [sys.executable, "-m", "nard_ai.interfaces.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

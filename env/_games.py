@@ -6,15 +6,15 @@ seeded alike play the same games.
 
 Every game draws its randomness from its own ``np.random.Generator``, in a
 fixed per-game order that does not depend on the other games: the opening
-roll (:func:`nard_ai.game.new_games`), then per turn the random opponent's
+roll (:func:`nard_ai.core.game.new_games`), then per turn the random opponent's
 choice (``integers(M)``, if any) followed by the next roll
-(:func:`nard_ai.game.roll_dice`, only when the game goes on).
+(:func:`nard_ai.core.game.roll_dice`, only when the game goes on).
 
 A turn starts with the dice rolled; its legal plays are found for all games
-at a turn start in one :func:`nard_ai.movegen.legal_plays_batch` call. Then,
+at a turn start in one :func:`nard_ai.core.movegen.legal_plays_batch` call. Then,
 per game: no legal move passes the turn at once; the agent's turns wait for an
 action; the opponent's are played on the spot. Chosen plays are applied for
-all those games in one :func:`nard_ai.game.step` call, and the loop repeats
+all those games in one :func:`nard_ai.core.game.step` call, and the loop repeats
 for the games now at a new turn start.
 
 With the cube (``cube=True``, RULES.md §8), a turn other than a game's first
@@ -37,18 +37,18 @@ from dataclasses import fields
 
 import numpy as np
 
-from nard_ai.board import BAR, BOARD_SIZE, pip_count, swap_sides, validate_board, validate_dice
-from nard_ai.checker_moves import (
+from nard_ai.core.board import BAR, BOARD_SIZE, pip_count, swap_sides, validate_board, validate_dice
+from nard_ai.core.checker_moves import (
     MAX_DICE,
     checker_action_parts,
     checker_mask,
     play_checker_move,
     play_targets,
 )
+from nard_ai.core.game import CENTERED, GameState, new_games, roll_dice, step
+from nard_ai.core.movegen import legal_plays_batch
+from nard_ai.core.rules import Rules
 from nard_ai.cube import MAX_CUBE
-from nard_ai.game import CENTERED, GameState, new_games, roll_dice, step
-from nard_ai.movegen import legal_plays_batch
-from nard_ai.rules import Rules
 
 from .spaces import (
     ACTION_MODES,
@@ -108,7 +108,7 @@ def check_arguments(
             f"opponent must be 'random', 'self' or a callable (obs, info) -> action, got {opponent!r}"
         )
     if not isinstance(rules, Rules):
-        raise ValueError(f"rules must be a nard_ai.rules.Rules, got {type(rules).__name__}")
+        raise ValueError(f"rules must be a nard_ai.core.rules.Rules, got {type(rules).__name__}")
     if not 1 <= int(max_plays) <= MAX_PLAYS:
         raise ValueError(f"max_plays must be 1..{MAX_PLAYS}, got {max_plays}")
     if illegal_action not in ("lose", "raise"):
@@ -164,7 +164,7 @@ class Games:
     """``N`` backgammon games stepped together (see the module docstring).
 
     Attributes:
-        state: the :class:`nard_ai.game.GameState` (``boards`` are turn-start
+        state: the :class:`nard_ai.core.game.GameState` (``boards`` are turn-start
             boards of the side on roll; finished games keep the last mover's board).
         rngs: one generator per game; the env sets them before resetting.
         current: ``(N, 26)`` int8 board of the side on roll as it stands now
@@ -235,7 +235,7 @@ class Games:
                 view of the side on roll (a running game: both sides have
                 checkers left). With the cube and no ``dice``, the first turn
                 starts before the roll: a cube phase, then dice drawn with
-                :func:`nard_ai.game.roll_dice` (doubles possible).
+                :func:`nard_ai.core.game.roll_dice` (doubles possible).
             dice: optional roll ``(2,)`` for the first turn instead of the opening roll.
             player: optional side on roll (0 or 1) instead of the opening roll's starter.
             cube_value: optional cube value (``cube=True`` only).
@@ -301,7 +301,9 @@ class Games:
         actions = np.asarray(actions)
         if actions.dtype.kind not in "iu":
             # a wrong type is the caller's bug, not a move: never silently truncated or forfeited
-            raise ValueError(f"actions must be integers, got {actions.dtype} ({actions.reshape(-1)[:4].tolist()!r})")
+            raise ValueError(
+                f"actions must be integers, got {actions.dtype} ({actions.reshape(-1)[:4].tolist()!r})"
+            )
         actions = actions.reshape(-1)
         if (self.phase[idx] != _WAITING).any():
             raise RuntimeError("step() called on a finished game; call reset() first")

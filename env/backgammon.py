@@ -7,7 +7,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from nard_ai.rules import Rules
+from nard_ai.core.rules import Rules
 
 from ._games import RESET_OPTIONS, Games, Opponent, check_render_mode
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
@@ -20,15 +20,15 @@ class BackgammonEnv(gym.Env):
     Money-game backgammon by the rules of ``RULES.md`` (sections 1-7; the
     Iranian no-hit-and-continue variant through ``rules``), without the
     doubling cube by default or with it (section 8) when ``cube=True``. The rules come from :mod:`nard_ai`: legal plays from
-    :func:`nard_ai.movegen.legal_plays_batch`, game stepping from
-    :mod:`nard_ai.game`. A game starts with the opening roll (RULES.md §2), so
+    :func:`nard_ai.core.movegen.legal_plays_batch`, game stepping from
+    :mod:`nard_ai.core.game`. A game starts with the opening roll (RULES.md §2), so
     the opponent may move first. A turn with no legal move passes by itself:
     the agent is only asked to act when it has at least one move.
 
     ## Action Space
     ``action_mode="play"`` (default): ``Discrete(max_plays)``, an index into the
     turn's legal plays, given as distinct afterstates sorted lexicographically
-    (the order of :func:`nard_ai.movegen.legal_plays`). ``info["action_mask"]``
+    (the order of :func:`nard_ai.core.movegen.legal_plays`). ``info["action_mask"]``
     marks the first ``M`` indices, ``M`` the number of legal plays.
     ``max_plays`` defaults to :data:`env.spaces.MAX_PLAYS` (3060, a proven
     bound; the most seen is 1492); a smaller value shrinks the space and
@@ -40,7 +40,7 @@ class BackgammonEnv(gym.Env):
     bar) and ``die`` 1..6 (the checker lands on ``source - die``, or is borne
     off). The mask already enforces the whole-turn rules (use both dice, the
     larger die, bar first, ...): a move is allowed only if it starts a sequence
-    that ends in one of the turn's legal plays (:mod:`nard_ai.checker_moves`).
+    that ends in one of the turn's legal plays (:mod:`nard_ai.core.checker_moves`).
     The turn passes when no such move remains.
 
     With ``cube=True`` four cube actions follow the move actions in the same
@@ -65,12 +65,12 @@ class BackgammonEnv(gym.Env):
     ## Observation Space
     ``Box(0, high, (210,), float32)`` in play mode, ``(216,)`` in checker mode,
     from the view of the side to act (layout in :mod:`env.spaces`): units
-    0-197 TD-Gammon's 198 inputs (:data:`nard_ai.encoding.TD198`, ``td198``
+    0-197 TD-Gammon's 198 inputs (:data:`nard_ai.model.encoding.TD198`, ``td198``
     v1) of the board as it stands; 198-203 the larger die one-hot; 204-209 the
     smaller die one-hot; in checker mode 210-215 the unplayed dice, count per
     face / 4. ``info`` holds ``action_mask`` (int8), ``player`` (the side the
     observation is for), ``dice`` (larger first), ``board`` (``(26,)`` int8,
-    :mod:`nard_ai.board` layout, that side's view), ``illegal_action``, and in
+    :mod:`nard_ai.core.board` layout, that side's view), ``illegal_action``, and in
     checker mode ``dice_left`` (``(4,)`` int8, 0-padded).
 
     With ``cube=True`` six units follow (``(216,)`` in play mode, ``(222,)``
@@ -114,7 +114,7 @@ class BackgammonEnv(gym.Env):
     * ``cube``: play with the doubling cube (default ``False``: cubeless, as
       before; spaces and info unchanged).
     * ``jacoby``: the Jacoby rule (needs ``cube=True``).
-    * ``rules``: :class:`nard_ai.rules.Rules` (standard by default).
+    * ``rules``: :class:`nard_ai.core.rules.Rules` (standard by default).
     * ``max_plays``: size of the play-mode action space (above).
     * ``illegal_action``: ``"lose"`` or ``"raise"`` (above).
     * ``render_mode``: ``None`` or ``"ansi"`` (a text board).
@@ -126,7 +126,7 @@ class BackgammonEnv(gym.Env):
     from the opening roll. With ``cube=True`` also ``cube_value`` and
     ``cube_owner`` (-1 centred, 0 or 1); and a ``board`` given without
     ``dice`` starts before the roll: the side on roll's cube phase comes
-    first, then a roll drawn by :func:`nard_ai.game.roll_dice`.
+    first, then a roll drawn by :func:`nard_ai.core.game.roll_dice`.
 
     ## Version History
     * v0: initial version (``td198`` v1 observations).

@@ -7,7 +7,7 @@ for: the side to act, or at the end of a game the side the reward is for)
 ==================  ==========================================================
 units               meaning
 ==================  ==========================================================
-``0 .. 197``        :data:`nard_ai.encoding.TD198` (``td198`` v1): TD-Gammon's
+``0 .. 197``        :data:`nard_ai.model.encoding.TD198` (``td198`` v1): TD-Gammon's
                     198 inputs of the board (in checker mode the board as it
                     stands after the checkers moved so far this turn)
 ``198 .. 203``      the turn's roll, larger die: one-hot, unit ``198 + d - 1``
@@ -49,7 +49,7 @@ afterstate is fixed by which checkers take which dice: a double's (up to)
 four dice over 15 checkers, one checker taking any number of them, give at
 most ``C(15 + 4 - 1, 4) = 3060`` plays (the bound GNU Backgammon's
 ``MAX_MOVES`` uses); a non-double's two dice give at most ``15 * 15``. So ``MAX_PLAYS = 3060`` is never exceeded. The
-largest count observed (:func:`nard_ai.movegen.count_plays_batch`, all 21
+largest count observed (:func:`nard_ai.core.movegen.count_plays_batch`, all 21
 rolls, standard rules; the Iranian variant only removes plays) was 1309 over
 193,069 positions met in 2,000 random games and 1492 over 20,000 arbitrary
 scattered positions, both with 1-1; the 1492 position is
@@ -61,8 +61,8 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from nard_ai.checker_moves import NUM_CHECKER_ACTIONS
-from nard_ai.encoding import TD198
+from nard_ai.core.checker_moves import NUM_CHECKER_ACTIONS
+from nard_ai.model.encoding import TD198
 
 #: Proven upper bound on the number of distinct legal plays of one position (module docstring).
 MAX_PLAYS = 3060

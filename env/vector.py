@@ -9,7 +9,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from nard_ai.rules import Rules
+from nard_ai.core.rules import Rules
 
 from ._games import RESET_OPTIONS, Games, Opponent, check_render_mode
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
@@ -23,8 +23,8 @@ class BackgammonVectorEnv(VectorEnv):
     leading ``num_envs`` axis; infos follow Gymnasium's vector convention
     (``infos[key]`` an array over games, ``infos["_" + key]`` a bool mask).
     All games at a turn start get their legal plays from one
-    :func:`nard_ai.movegen.legal_plays_batch` call and their chosen plays
-    applied in one :func:`nard_ai.game.step` call.
+    :func:`nard_ai.core.movegen.legal_plays_batch` call and their chosen plays
+    applied in one :func:`nard_ai.core.game.step` call.
 
     Seeding matches ``num_envs`` single envs (and Gymnasium's ``SyncVectorEnv``):
     ``reset(seed=s)`` gives game ``i`` its own generator seeded ``s + i``;

@@ -1,10 +1,11 @@
 """nard_ai: a vectorized backgammon (takhte nard) rules engine and learner.
 
 The rules core is pure functions over ``int8`` board arrays (layout in
-:mod:`nard_ai.board`), compiled with numba and batched on a leading axis.
+:mod:`nard_ai.core.board`), compiled with numba and batched on a leading axis.
 """
 
-from .board import (
+from nard_ai import _moved
+from nard_ai.core.board import (
     BAR,
     BOARD_SIZE,
     LAYOUT_VERSION,
@@ -18,9 +19,10 @@ from .board import (
     swap_sides,
     validate_board,
 )
-from .movegen import count_plays_batch, legal_plays, legal_plays_batch, random_games
-from .rollout import rollout, rollout_plays  # eager: the submodule of the same name would shadow a lazy one
-from .rules import Rules
+from nard_ai.core.movegen import count_plays_batch, legal_plays, legal_plays_batch, random_games
+from nard_ai.core.rules import Rules
+
+_moved.install()  # the old flat module paths, as deprecated aliases
 
 __all__ = [
     "BAR",
@@ -76,8 +78,8 @@ __all__ = [
 # stays light: agents need torch, and the other modules cost about 50 ms of import
 # time that a process asking only for legal plays does not need (issue 2's cold start).
 _LAZY = {
-    "CubeState": "cube",
-    "cube_decision": "cube",
+    "CubeState": "cube.decision",
+    "cube_decision": "cube.decision",
     "MatchState": "formats",
     "board_from_position_id": "formats",
     "from_match_id": "formats",
@@ -90,16 +92,18 @@ _LAZY = {
     "render_board": "formats",
     "to_tanboard": "formats",
     "to_xgid": "formats",
-    "GameState": "game",
-    "new_games": "game",
-    "opening_roll": "game",
-    "roll_dice": "game",
-    "step": "game",
-    "match_equity": "met",
-    "load_agent": "arena",
-    "pubeval_agent": "arena",
-    "random_agent": "arena",
+    "GameState": "core.game",
+    "new_games": "core.game",
+    "opening_roll": "core.game",
+    "roll_dice": "core.game",
+    "step": "core.game",
+    "match_equity": "cube.met",
+    "load_agent": "agents",
+    "pubeval_agent": "agents",
+    "random_agent": "agents",
     # search: 0/1/2-ply move choice and position values, gnubg-style move filters
+    "rollout": "play.rollout",  # a function: the module is nard_ai.play.rollout
+    "rollout_plays": "play.rollout",
     "Agent": "search",
     "MoveFilter": "search",
     "MoveFilters": "search",
@@ -112,7 +116,7 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        value = getattr(importlib.import_module(f"nard_ai.{_LAZY[name]}"), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'nard_ai' has no attribute {name!r}")

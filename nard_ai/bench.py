@@ -3,19 +3,19 @@
 Prints, on a fixed seeded set of positions met in random play:
 
 * the batched legal-play generator's afterstates per second at batch sizes
-  1, 256 and 4096 (through the public :func:`~nard_ai.movegen.legal_plays_batch`,
+  1, 256 and 4096 (through the public :func:`~nard_ai.core.movegen.legal_plays_batch`,
   sorted as the API returns them, and unsorted);
 * random full games per second at batch sizes 1, 256 and 4096: the fully
-  compiled :func:`~nard_ai.movegen.random_games` called for ``batch`` games
+  compiled :func:`~nard_ai.core.movegen.random_games` called for ``batch`` games
   at a time (key ``random_games_per_s``), and games in lockstep through the
   public batched API (``legal_plays_batch`` + a uniform pick +
-  :func:`~nard_ai.game.step`, key ``random_games_per_s_lockstep``);
+  :func:`~nard_ai.core.game.step`, key ``random_games_per_s_lockstep``);
 * GNU Backgammon's move generator (``gnubg_nn.moves``, when installed)
   on the same positions in the same run, and the ratio;
 * the time a fresh process takes to import ``nard_ai`` and finish its first
   ``legal_plays`` call (numba's on-disk cache makes this a load, not a compile);
 * search speed: milliseconds per move of the shipped network
-  (:func:`nard_ai.arena.load_agent`) choosing a play at 1-ply and 2-ply
+  (:func:`nard_ai.agents.load_agent`) choosing a play at 1-ply and 2-ply
   (gnubg's ``normal`` move filters), next to GNU Backgammon's
   ``gnubg.findbestmove`` at the same ply with the same filters (cubeless,
   gnubg's pruning nets on, as in its predefined settings), on the same
@@ -52,9 +52,9 @@ import time
 import numba
 import numpy as np
 
-from .board import starting_board, swap_sides
-from .game import new_games, step
-from .movegen import legal_plays_batch, random_games
+from nard_ai.core.board import starting_board, swap_sides
+from nard_ai.core.game import new_games, step
+from nard_ai.core.movegen import legal_plays_batch, random_games
 
 BATCH_SIZES = (1, 256, 4096)
 SEARCH_PLIES = (1, 2)
@@ -177,7 +177,7 @@ def search_positions(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.n
 
     Returns ``(boards (n, 26) int8, dice (n, 2) int8)``.
     """
-    from .evaluator import has_contact
+    from nard_ai.eval.evaluator import has_contact
 
     boards, _ = random_play_positions(40 * n, rng)
     boards = boards[has_contact(boards)]
@@ -191,7 +191,7 @@ def search_candidates(evaluator, boards: np.ndarray, dice: np.ndarray) -> list[i
 
     0 where it leaves a single play (that play is chosen without lookahead).
     """
-    from .search import NORMAL, filter_plays, rank_plays
+    from nard_ai.search.lookahead import NORMAL, filter_plays, rank_plays
 
     out = []
     for b, d in zip(boards, dice, strict=True):
@@ -216,7 +216,7 @@ def search_ms_per_move(agent, boards: np.ndarray, dice: np.ndarray, repeats: int
 
 def cube_ms_per_position(agent, boards: np.ndarray) -> list[float]:
     """Milliseconds :func:`nard_ai.cube.cube_decision` takes for each position (money, cube centred) at the agent's ply."""
-    from .cube import cube_decision
+    from nard_ai.cube import cube_decision
 
     out = []
     for b in boards:
@@ -319,7 +319,7 @@ def run_search_benchmark(positions: int = 50, repeats: int = 3, seed: int = 0) -
     """
     import torch
 
-    from .arena import load_agent
+    from nard_ai.agents import load_agent
 
     boards, dice = search_positions(positions, np.random.default_rng([seed, 1]))
     agents = {str(ply): load_agent(ply=ply) for ply in SEARCH_PLIES}
@@ -582,7 +582,7 @@ SELFPLAY_WORKERS = 2
 
 
 def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5000) -> dict:
-    """Self-play training speed: :func:`nard_ai.selfplay.play_round` with ``train.py``'s defaults.
+    """Self-play training speed: :func:`nard_ai.play.selfplay.play_round` with ``train.py``'s defaults.
 
     0-ply move choice and TD(lambda) updates (pool, workers, batch size and
     lambda of :class:`train.Args`, Adam at a small learning rate), on a copy of
@@ -602,9 +602,9 @@ def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5
 
     import torch
 
-    from .learn import Learner
-    from .network import default_checkpoint_path, load_checkpoint
-    from .selfplay import play_round
+    from nard_ai.model.learn import Learner
+    from nard_ai.model.network import default_checkpoint_path, load_checkpoint
+    from nard_ai.play.selfplay import play_round
 
     shipped = load_checkpoint(default_checkpoint_path()).network
     runs = {
@@ -645,7 +645,7 @@ ROLLOUT_GAMES = 1296  # a full stratification of the first two rolls
 
 
 def _rollout_positions() -> dict[str, np.ndarray]:
-    from .board import pos
+    from nard_ai.core.board import pos
 
     return {
         "opening": starting_board(),
@@ -663,7 +663,7 @@ def run_rollout_benchmark(
     ply1_games: int = 36,
     checkpoint: str | None = None,
 ) -> dict:
-    """Rollouts of the shipped network (:func:`nard_ai.rollout.rollout`): games/s and the CI they buy.
+    """Rollouts of the shipped network (:func:`nard_ai.play.rollout.rollout`): games/s and the CI they buy.
 
     For each position of :func:`_rollout_positions`, 0-ply rollouts without
     variance reduction (``games`` games) and with it (``vr_games`` games)
@@ -684,8 +684,8 @@ def run_rollout_benchmark(
     """
     import torch
 
-    from .arena import load_agent
-    from .rollout import rollout
+    from nard_ai.agents import load_agent
+    from nard_ai.play.rollout import rollout
 
     agent = load_agent(checkpoint)
     rollout(starting_board(), 36, agent=agent, variance_reduction=True)  # load every kernel first

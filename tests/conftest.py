@@ -1,6 +1,6 @@
 """Shared helpers for the rules-core tests: random positions, gnubg conversion, hypothesis strategies.
 
-Every board here uses the layout of :mod:`nard_ai.board` (``(26,)`` int8,
+Every board here uses the layout of :mod:`nard_ai.core.board` (``(26,)`` int8,
 the mover's view). Randomness always comes from an explicit
 ``np.random.Generator`` (STYLE.md rule 5); nothing is seeded at import.
 
@@ -44,8 +44,8 @@ if _REPO_ROOT not in sys.path:
 
 import reference  # noqa: E402
 
-from nard_ai.board import BAR, NUM_CHECKERS, starting_board, swap_sides  # noqa: E402
-from nard_ai.rules import Rules  # noqa: E402
+from nard_ai.core.board import BAR, NUM_CHECKERS, starting_board, swap_sides  # noqa: E402
+from nard_ai.core.rules import Rules  # noqa: E402
 
 STANDARD = Rules()
 
@@ -59,8 +59,8 @@ ALL_ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b
 
 
 def import_movegen():
-    """``nard_ai.movegen``, or skip the test with a clear message while it does not exist."""
-    return pytest.importorskip("nard_ai.movegen", reason="nard_ai/movegen.py is not written yet")
+    """``nard_ai.core.movegen``, or skip the test with a clear message while it does not exist."""
+    return pytest.importorskip("nard_ai.core.movegen", reason="nard_ai/movegen.py is not written yet")
 
 
 @pytest.fixture(params=["reference", "movegen"])
@@ -68,7 +68,7 @@ def generate(request):
     """``generate(board, dice, rules=Rules()) -> (M, 26) int8`` for each implementation.
 
     ``reference`` is :func:`reference.legal_plays`; ``movegen`` is
-    ``nard_ai.movegen.legal_plays`` (skipped while the module is missing).
+    ``nard_ai.core.movegen.legal_plays`` (skipped while the module is missing).
     """
     if request.param == "reference":
         return reference.legal_plays
@@ -407,13 +407,13 @@ def random_board(rng: np.random.Generator) -> np.ndarray:
 
 @contextlib.contextmanager
 def cli_server(args: list[str], port_pattern: str, timeout: float = 240.0):
-    """Run ``python -m nard_ai.cli ARGS`` and yield the port it logs on stderr (``port_pattern``'s group 1).
+    """Run ``python -m nard_ai.interfaces.cli ARGS`` and yield the port it logs on stderr (``port_pattern``'s group 1).
 
     The process is terminated on exit. Fails the test with what it logged when no port shows in time.
     """
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "nard_ai.cli", *args], stderr=subprocess.PIPE, text=True, env=env
+        [sys.executable, "-m", "nard_ai.interfaces.cli", *args], stderr=subprocess.PIPE, text=True, env=env
     )
     try:
         port, deadline, seen = None, time.monotonic() + timeout, []
@@ -433,8 +433,8 @@ def cli_server(args: list[str], port_pattern: str, timeout: float = 240.0):
 
 
 def run_cli(argv, capsys) -> tuple[int, str, str]:
-    """``nard_ai.cli.main(argv)`` -> (exit status, stdout, stderr); argparse's exits become statuses."""
-    from nard_ai import cli
+    """``nard_ai.interfaces.cli.main(argv)`` -> (exit status, stdout, stderr); argparse's exits become statuses."""
+    from nard_ai.interfaces import cli
 
     try:
         status = cli.main(argv)

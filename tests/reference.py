@@ -1,9 +1,9 @@
 """A slow, obviously correct reference for the legal plays of RULES.md sections 3-5 and 7.
 
-This module is written independently of ``nard_ai.movegen`` and only for the
+This module is written independently of ``nard_ai.core.movegen`` and only for the
 tests: it favours clarity over speed. It never imports the generator it checks.
 
-Positions use the layout of :mod:`nard_ai.board` (mover's view, index 1..24 =
+Positions use the layout of :mod:`nard_ai.core.board` (mover's view, index 1..24 =
 the mover's points, positive = mover checkers, 25 = the mover's bar, 0 = the
 opponent's bar stored negative), held here as plain ``tuple`` s of 26 ints so
 they can be hashed and cached.
@@ -30,7 +30,7 @@ How the legal plays are found (:func:`legal_play_set`):
 Public API:
 
 * :func:`legal_plays` ``(board, dice, rules=Rules()) -> (M, 26) int8``, rows
-  sorted lexicographically (the contract of ``nard_ai.movegen.legal_plays``).
+  sorted lexicographically (the contract of ``nard_ai.core.movegen.legal_plays``).
 * :func:`legal_play_set` ``(board_tuple, die1, die2, form=None) ->
   frozenset[tuple]``, cached; ``form`` is ``None``, ``"000"`` or ``"002"``.
 * :func:`single_die_moves` ``(board_tuple, die) -> tuple[Step, ...]``: every
@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nard_ai.rules import Rules
+from nard_ai.core.rules import Rules
 
 BAR = 25  # the mover's bar
 OPP_BAR = 0  # the opponent's bar, stored negative
@@ -281,7 +281,7 @@ def dice_used(board: Board, die1: int, die2: int) -> tuple[int, ...]:
 
 
 def legal_plays(board, dice, rules: Rules = STANDARD) -> np.ndarray:
-    """The reference for ``nard_ai.movegen.legal_plays``.
+    """The reference for ``nard_ai.core.movegen.legal_plays``.
 
     Args:
         board: ``(26,)`` board (mover's view).

@@ -1,4 +1,4 @@
-"""Match analysis (:mod:`nard_ai.analysis`): units, skill marks, which decisions count, error rates.
+"""Match analysis (:mod:`nard_ai.reports.analysis`): units, skill marks, which decisions count, error rates.
 
 Most tests use a fake agent with hand-set probabilities, so every expected
 loss is worked out by hand from the cube model's formulas (Janowski's
@@ -18,7 +18,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nard_ai.analysis import (
+from nard_ai.core.board import starting_board
+from nard_ai.core.movegen import legal_plays
+from nard_ai.cube import CENTRED, ON_ROLL, OPPONENT, CubeState
+from nard_ai.cube.met import match_equity_after
+from nard_ai.formats.mat import ActionKind, read_mat
+from nard_ai.formats.match_id import MatchState
+from nard_ai.model.network import default_checkpoint_path
+from nard_ai.reports.analysis import (
     GNUBG_LEGACY_SKILL,
     GNUBG_SKILL,
     Decision,
@@ -35,14 +42,7 @@ from nard_ai.analysis import (
     read_position,
     score_plays,
 )
-from nard_ai.board import starting_board
-from nard_ai.cube import CENTRED, ON_ROLL, OPPONENT, CubeState
-from nard_ai.formats.mat import ActionKind, read_mat
-from nard_ai.formats.match_id import MatchState
-from nard_ai.met import match_equity_after
-from nard_ai.movegen import legal_plays
-from nard_ai.network import default_checkpoint_path
-from nard_ai.search import RankedPlays
+from nard_ai.search.lookahead import RankedPlays
 
 START_ID = "4HPwATDgc/ABMA"
 REPO_MAT = "tests/data/match_3pt.mat"
@@ -445,7 +445,7 @@ def test_a_loss_that_rounds_to_zero_prints_0_000_not_minus_0_000():
 
 @pytest.mark.skipif(not default_checkpoint_path().is_file(), reason="the shipped checkpoint is missing")
 def test_sample_match_decisions_follow_the_rules():
-    from nard_ai.arena import load_agent
+    from nard_ai.agents import load_agent
 
     with open(REPO_MAT) as f:
         match = read_mat(f.read())
@@ -490,7 +490,7 @@ def test_sample_match_counts_the_same_decisions_as_gnubg():
     availability, not from the evaluator, so they must agree exactly (gnubg 1.07.001, 0-ply:
     alice 32 moves, 29 unforced, 4 cube decisions; bob 30, 27, 6).
     """
-    from nard_ai.arena import load_agent
+    from nard_ai.agents import load_agent
 
     commands = (
         "set analysis chequerplay evaluation plies 0\n"

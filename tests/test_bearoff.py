@@ -1,4 +1,4 @@
-"""The one-sided bear-off database and its two-sided probabilities (nard_ai.bearoff).
+"""The one-sided bear-off database and its two-sided probabilities (nard_ai.eval.bearoff).
 
 Reference values: hand-worked bear-offs (each test says how the rolls were
 counted), exact arithmetic for 15 checkers on the 1-point, an independent
@@ -21,8 +21,10 @@ import numpy as np
 import pytest
 from conftest import ALL_ROLLS, to_gnubg
 
-from nard_ai import bearoff
-from nard_ai.bearoff import (
+from nard_ai.core.board import pos, starting_board
+from nard_ai.core.movegen import legal_plays_batch
+from nard_ai.eval import bearoff
+from nard_ai.eval.bearoff import (
     MAX_ROLLS,
     NUM_POSITIONS,
     BearoffDatabase,
@@ -31,8 +33,6 @@ from nard_ai.bearoff import (
     load_or_build,
     position_index,
 )
-from nard_ai.board import pos, starting_board
-from nard_ai.movegen import legal_plays_batch
 
 
 @pytest.fixture(scope="session")
@@ -446,7 +446,7 @@ def test_a_corrupt_cache_file_is_rebuilt(tmp_path, db, counted_build, damage, ca
             race=race,
             gammon=db.gammon,
         )
-    with caplog.at_level(logging.WARNING, logger="nard_ai.bearoff"):
+    with caplog.at_level(logging.WARNING, logger="nard_ai.eval.bearoff"):
         rebuilt = load_or_build(path)
     assert counted_build == [1]
     assert "ignoring" in caplog.text
@@ -466,7 +466,7 @@ def test_a_cache_file_of_another_version_is_rebuilt(tmp_path, db, counted_build)
 def test_an_unwritable_cache_still_gives_the_database(tmp_path, db, counted_build, caplog):
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache folder should be")
-    with caplog.at_level(logging.WARNING, logger="nard_ai.bearoff"):
+    with caplog.at_level(logging.WARNING, logger="nard_ai.eval.bearoff"):
         got = load_or_build(blocker / "bearoff-v1.npz")
     assert got is db and counted_build == [1]
     assert "could not save" in caplog.text

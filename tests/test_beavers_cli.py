@@ -6,13 +6,13 @@ Sources:
   8th field after the position is the Jacoby field, ``0`` neither rule,
   ``1`` Jacoby, ``2`` beavers, ``3`` both (bit 0 Jacoby, bit 1 beavers).
 * gnubg 1.07's 0-ply cube analysis of the opening position with ``set
-  beavers 1`` (run through :func:`nard_ai.gnubg_agent.gnubg_cube_analysis`):
+  beavers 1`` (run through :func:`nard_ai.gnubg.agent.gnubg_cube_analysis`):
   "No double, beaver (23.8%)", D/T -0.190, ND +0.093: doubling the opening
   leaves the doubler below zero, so the taker beavers. Without beavers gnubg
   says "No double, take" for the same numbers.
-* :mod:`nard_ai.cube`: with beavers (money) an opponent facing ``DT < 0``
+* :mod:`nard_ai.cube.decision`: with beavers (money) an opponent facing ``DT < 0``
   beavers, and the decision counts ``2 * DT``.
-* RULES.md 8 and :func:`nard_ai.rollout.rollout`: cubeful rollouts are not
+* RULES.md 8 and :func:`nard_ai.play.rollout.rollout`: cubeful rollouts are not
   luck-adjusted.
 """
 
@@ -26,14 +26,15 @@ from pathlib import Path
 import pytest
 from conftest import load_evaluate_script, run_cli
 
-from nard_ai import cli
-from nard_ai.board import starting_board
+from nard_ai.core.board import starting_board
 from nard_ai.cube import CubeState
+from nard_ai.cube.state import cube_state_from_match
 from nard_ai.formats.match_id import MatchState, from_match_id, match_id
-from nard_ai.formats.position import cube_state_from_match, parse_position
+from nard_ai.formats.position import parse_position
 from nard_ai.formats.xgid import from_xgid, to_xgid
-from nard_ai.gnubg_agent import gnubg_available
-from nard_ai.network import default_checkpoint_path
+from nard_ai.gnubg.agent import gnubg_available
+from nard_ai.interfaces import cli
+from nard_ai.model.network import default_checkpoint_path
 
 REPO = Path(__file__).resolve().parents[1]
 START = "-b----E-C---eE---c-e----B-"
@@ -106,7 +107,7 @@ def test_a_match_id_does_not_hold_beavers():
 @needs_network
 def test_nard_cube_shows_no_double_beaver_at_the_opening_with_beavers(capsys):
     """gnubg 0-ply, beavers on: "No double, beaver" (D/T -0.190 < 0); ours has D/T < 0 there too."""
-    from nard_ai.arena import load_agent
+    from nard_ai.agents import load_agent
     from nard_ai.cube import cube_decision
 
     d = cube_decision(starting_board(), CubeState(beavers=True), agent=load_agent(ply=0))
@@ -140,7 +141,7 @@ def test_nard_cube_beavers_only_when_the_field_has_bit_1(field, beaver, capsys):
 @needs_network
 def test_the_beaver_answer_is_worded_as_gnubg_words_it(capsys):
     """gnubg's own analysis of the same XGID with beavers, at 0-ply: the words before its take point."""
-    from nard_ai.gnubg_agent import gnubg_cube_analysis
+    from nard_ai.gnubg.agent import gnubg_cube_analysis
 
     board, state = from_xgid(start_xgid(2))
     (theirs,) = gnubg_cube_analysis([(board, cube_state_from_match(state))], 0)

@@ -1,4 +1,4 @@
-"""The ``nard`` command line (:mod:`nard_ai.cli`) and the interactive game (:mod:`nard_ai.play`).
+"""The ``nard`` command line (:mod:`nard_ai.interfaces.cli`) and the interactive game (:mod:`nard_ai.interfaces.terminal`).
 
 Commands run in-process through ``main([...])`` (stdout/stderr from capsys);
 two bad inputs also run as real subprocesses. Expected values come from the
@@ -22,18 +22,18 @@ import numpy as np
 import pytest
 from conftest import run_cli
 
-from nard_ai import cli
-from nard_ai.analysis import count_records
-from nard_ai.board import game_result, pos, starting_board, swap_sides
+from nard_ai.core.board import game_result, pos, starting_board, swap_sides
+from nard_ai.core.movegen import legal_plays
 from nard_ai.cube import CubeState
 from nard_ai.formats.mat import read_mat
 from nard_ai.formats.match_id import MatchState, Resignation, gnubg_id
 from nard_ai.formats.notation import play_notation
 from nard_ai.formats.position_id import board_from_position_id, position_id
 from nard_ai.formats.xgid import from_xgid, to_xgid
-from nard_ai.movegen import legal_plays
-from nard_ai.network import default_checkpoint_path
-from nard_ai.play import ENGINE, HUMAN, play_session
+from nard_ai.interfaces import cli
+from nard_ai.interfaces.terminal import ENGINE, HUMAN, play_session
+from nard_ai.model.network import default_checkpoint_path
+from nard_ai.reports.analysis import count_records
 from tests.test_analysis import GammonChaser
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,7 +61,7 @@ def json_of(argv, capsys) -> dict:
 
 
 def _agent(ply: int = 0):
-    from nard_ai.arena import load_agent
+    from nard_ai.agents import load_agent
 
     try:
         return load_agent(ply=ply)
@@ -173,7 +173,7 @@ def test_corrupt_and_binary_match_files_are_one_line_errors(tmp_path, capsys):
 def _subprocess(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run(
-        [sys.executable, "-m", "nard_ai.cli", *argv],
+        [sys.executable, "-m", "nard_ai.interfaces.cli", *argv],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -315,7 +315,7 @@ def test_hint_at_a_match_score_ranks_by_mwc(capsys):
 
 def test_hint_orders_differently_for_money_and_at_dmp(capsys, monkeypatch):
     """GammonChaser: its gammonish play leads for money, its safer play at 4-4 of 5 (the old code ranked both as money)."""
-    monkeypatch.setattr("nard_ai.arena.load_agent", lambda checkpoint=None, ply=0: GammonChaser())
+    monkeypatch.setattr("nard_ai.agents.load_agent", lambda checkpoint=None, ply=0: GammonChaser())
     board, _ = from_xgid(cli.DMP_XGID)
     plays = legal_plays(board, (6, 4))
     gammonish, safe = (play_notation(board, plays[k], (6, 4)) for k in (0, 1))
@@ -699,8 +699,8 @@ def test_play_session_start_cube_counts_for_the_points():
 
 
 def test_hint_at_the_roll_or_double_prompt_gives_the_cube_advice():
-    from nard_ai.analysis import cube_action_text
     from nard_ai.cube import cube_decision
+    from nard_ai.reports.analysis import cube_action_text
 
     script = Script(["hint", "quit"])
     play_session(

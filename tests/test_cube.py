@@ -1,4 +1,4 @@
-"""Match equity (nard_ai.met), cubeful equity and cube decisions (nard_ai.cube).
+"""Match equity (nard_ai.cube.met), cubeful equity and cube decisions (nard_ai.cube.decision).
 
 Rules quoted from ../shared/RULES.md §8. Published values and their sources
 are named in each test. Probability vectors are gnubg's five numbers for the
@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import nard_ai as na
-from nard_ai.board import pos
+from nard_ai.core.board import pos
 from nard_ai.cube import (
     ACTIONS,
     CENTRED,
@@ -27,7 +27,6 @@ from nard_ai.cube import (
     OPPONENT,
     CubeEfficiency,
     CubeState,
-    _classify,
     cube_decision,
     cube_decision_from_probs,
     cube_efficiency,
@@ -35,7 +34,8 @@ from nard_ai.cube import (
     gammon_values,
     highest_cube_value,
 )
-from nard_ai.met import MAX_AWAY, match_equity, match_equity_after, met_tables
+from nard_ai.cube.decision import _classify
+from nard_ai.cube.met import MAX_AWAY, match_equity, match_equity_after, met_tables
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -525,7 +525,7 @@ def test_cube_decision_takes_its_probabilities_from_the_agent_it_is_given():
 def test_the_shipped_network_does_not_double_the_opening_position():
     """The opening position is no double for any sensible evaluator (gnubg: ND +0.09 money)."""
     pytest.importorskip("torch")
-    from nard_ai.network import default_checkpoint_path
+    from nard_ai.model.network import default_checkpoint_path
 
     if not default_checkpoint_path().is_file():
         pytest.skip("no shipped checkpoint")
@@ -709,7 +709,7 @@ def test_the_last_roll_has_a_dead_cube():
     its two-sided bear-off database: AQAAhAAAAAAAAA (p = 23/36) ND +0.278, D/T +0.556;
     AQAAKAAAAAAAAA (p = 25/36) ND +0.389, D/T +0.778; AQAAiAAAAAAAAA (p = 19/36) D/T +0.111."""
     from nard_ai import board_from_position_id, rollout
-    from nard_ai.bearoff import opponent_finishes_next_roll
+    from nard_ai.eval.bearoff import opponent_finishes_next_roll
 
     for pid, p in (("AQAAhAAAAAAAAA", 23 / 36), ("AQAAKAAAAAAAAA", 25 / 36), ("AQAAiAAAAAAAAA", 19 / 36)):
         board = board_from_position_id(pid)

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import nard_ai as na
-from nard_ai.arena import agent_from_spec
+from nard_ai.agents import agent_from_spec
 from nard_ai.cube import (
     CENTRED,
     ON_ROLL,
@@ -31,7 +31,7 @@ from nard_ai.cube import (
     gammon_values,
     highest_cube_value,
 )
-from nard_ai.met import MAX_AWAY, match_equity, match_equity_after, met_tables
+from nard_ai.cube.met import MAX_AWAY, match_equity, match_equity_after, met_tables
 
 BOARD = na.starting_board()
 P = np.array([0.72, 0.20, 0.01, 0.10, 0.005])  # gnubg order, side on roll
@@ -127,7 +127,7 @@ def test_cube_decision_refuses_an_agent_without_evaluate(agent):
 
 @pytest.mark.parametrize("spec", ["pubeval", "random"])
 def test_cube_decision_refuses_agents_without_real_probabilities(spec):
-    """pubeval and the random agent rank plays by ``score_plays`` (as nard_ai.error_rate refuses a referee)."""
+    """pubeval and the random agent rank plays by ``score_plays`` (as nard_ai.reports.error_rate refuses a referee)."""
     with pytest.raises(ValueError, match="has no real probabilities"):
         cube_decision(BOARD, agent=agent_from_spec(spec))
 
@@ -399,9 +399,9 @@ def test_match_equity_after_takes_numpy_integers_with_the_same_values():
 
 
 def test_the_ply_bound_is_the_searchs():
-    """cube.py keeps its own copy of nard_ai.search.MAX_PLY (search is not imported there)."""
-    from nard_ai.cube import _MAX_PLY
-    from nard_ai.search import MAX_PLY
+    """cube.py keeps its own copy of nard_ai.search.lookahead.MAX_PLY (search is not imported there)."""
+    from nard_ai.cube.decision import _MAX_PLY
+    from nard_ai.search.lookahead import MAX_PLY
 
     assert _MAX_PLY == MAX_PLY == 2
 

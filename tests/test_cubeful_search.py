@@ -1,6 +1,6 @@
-"""Cube decisions at 1 and 2 ply carry cubeful values through the search (nard_ai.cubeful_search).
+"""Cube decisions at 1 and 2 ply carry cubeful values through the search (nard_ai.cube.lookahead).
 
-The expected values are worked by hand from nard_ai.cube's 0-ply model
+The expected values are worked by hand from nard_ai.cube.decision's 0-ply model
 (``cubeful_equity``, itself tested against gnubg's formulas) one level up, as
 gnubg's ``EvaluatePositionCubeful`` does: after each of the 21 rolls the
 opponent is on roll and acts on the cube optimally, ``max(ND, min(DT, DP))``.
@@ -13,7 +13,7 @@ import pytest
 
 import nard_ai as na
 from nard_ai.cube import CubeState, cube_decision, cubeful_equity
-from nard_ai.search import Agent
+from nard_ai.search.lookahead import Agent
 
 # any consistent numbers (as float32, what an evaluator returns); no board is a race below
 P = np.array([0.62, 0.18, 0.01, 0.09, 0.005], dtype=np.float32).astype(np.float64)
@@ -40,7 +40,7 @@ def _optimal(probs, cube, x):
     dp = (
         float(cube.value)
         if cube.is_money
-        else na.cube._mwc(cube.away, cube.opp_away, cube.value, cube.crawford)
+        else na.cube.mwc_at_score(cube.away, cube.opp_away, cube.value, cube.crawford)
     )
     return max(nd, min(dt, dp))
 
@@ -85,7 +85,7 @@ def test_the_last_roll_is_exact_at_every_ply():
 
 
 def test_the_reported_probabilities_are_the_agents_own():
-    from nard_ai.arena import load_agent
+    from nard_ai.agents import load_agent
 
     board = na.board_from_position_id("bDeDISBsO8jIAA")
     for ply in (1, 2):
@@ -99,7 +99,8 @@ def test_gnubg_2_ply_no_redouble_take():
     """bDeDISBsO8jIAA:UQmgACAAEAAE (money, X owns a 2-cube): gnubg 1.07 at 2-ply says "No redouble,
     take" with ND +0.719 (from its cubeful lookahead); putting Janowski's formula on our 2-ply
     cubeless probabilities instead said redouble (ND +0.686). The lookahead agrees with gnubg."""
-    from nard_ai.formats.position import cube_state_from_match, parse_position
+    from nard_ai.cube.state import cube_state_from_match
+    from nard_ai.formats.position import parse_position
 
     board, state = parse_position("bDeDISBsO8jIAA:UQmgACAAEAAE")
     d = cube_decision(board, cube_state_from_match(state), ply=2)

@@ -1,7 +1,7 @@
-"""Games with the doubling cube between agents: money sessions and matches (nard_ai.cubeplay).
+"""Games with the doubling cube between agents: money sessions and matches (nard_ai.play.sessions).
 
 Rules quoted from ../shared/RULES.md §8. Cube decisions come from
-nard_ai.cube's model (Janowski's cubeful equity, cube efficiency 0.68 in
+nard_ai.cube.decision's model (Janowski's cubeful equity, cube efficiency 0.68 in
 contact); the hand-worked numbers below are that model's, checked against
 :func:`nard_ai.cube.cube_decision_from_probs`. With no gammons and
 ``x = 0.68`` the taker's take point is 21.4% (Janowski 1993,
@@ -16,9 +16,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nard_ai.arena import dice_chunk, load_agent, play_match, pubeval_agent, random_agent
+from nard_ai.agents import load_agent, pubeval_agent, random_agent
 from nard_ai.cube import MAX_CUBE, CubeState, cube_decision_from_probs
-from nard_ai.cubeplay import (
+from nard_ai.model.network import cubeless_equity
+from nard_ai.play.arena import dice_chunk, play_match
+from nard_ai.play.sessions import (
     MODEL_POLICY,
     PASSIVE_POLICY,
     CubePolicy,
@@ -28,7 +30,6 @@ from nard_ai.cubeplay import (
     play_matches,
     play_money_session,
 )
-from nard_ai.network import cubeless_equity
 
 
 def probs(win, win_gammon=0.0, win_backgammon=0.0, lose_gammon=0.0, lose_backgammon=0.0) -> np.ndarray:
@@ -96,7 +97,7 @@ def test_ninety_percent_without_gammons_doubles_and_the_opponent_passes_at_the_f
 def test_a_pass_loses_the_current_cube_value_after_an_earlier_take():
     """A believes the roller wins 74%, B 85%: A's pass costs 1 or B's pass costs 2, exactly.
 
-    Hand-worked with nard_ai.cube (money, x = 0.68, no gammons):
+    Hand-worked with nard_ai.cube.decision (money, x = 0.68, no gammons):
     * A on roll, centred, 74%: no double 0.698 < double/take 0.783 -> double.
       B, believing the doubler has 85% (its own 15% < 21.4%), passes: A +1.
     * B on roll, centred, 85%: past the 80% cash point -> double. A, believing
@@ -132,7 +133,7 @@ def test_a_pass_loses_the_current_cube_value_after_an_earlier_take():
 def test_a_beaver_redoubles_at_once_and_keeps_the_cube():
     """A (74%) doubles; B believes A has only 40%: its take is worth more than nothing, so it beavers.
 
-    nard_ai.cube: at 40% for the doubler, double/take = -0.808 < 0, so the
+    nard_ai.cube.decision: at 40% for the doubler, double/take = -0.808 < 0, so the
     doubled side beavers (money, beavers on). The cube goes to 4, owned by B;
     B (believing the roller has 40%) never redoubles and A has no access, so
     every game is played out for 4 × the result (RULES.md §8). Without beavers
@@ -172,7 +173,7 @@ def test_a_threshold_policy_doubles_and_takes_on_its_own_numbers():
 
 
 def test_a_session_where_nobody_doubles_is_the_cubeless_arena_match():
-    """Pubeval and the random player get the passive policy; the dice are nard_ai.arena's."""
+    """Pubeval and the random player get the passive policy; the dice are nard_ai.play.arena's."""
     assert default_cube_policy(pubeval_agent()) == PASSIVE_POLICY
     assert default_cube_policy(random_agent(0)) == PASSIVE_POLICY
     cubeless = play_match(pubeval_agent(), random_agent(11), 60, seed=11, batch=16)
@@ -274,7 +275,7 @@ def test_no_double_in_the_crawford_game_and_the_trailer_doubles_after_it():
     RULES.md §8: "in the first game after either player first reaches one
     point short of the match length, nobody may double". After it, the
     trailer may double (the leader never does: winning a 1-cube already wins
-    it the match, nard_ai.cube's ``can_double``); at double match point
+    it the match, nard_ai.cube.decision's ``can_double``); at double match point
     (both 1-away) no cube turns.
     """
     agent = FixedBeliefAgent(probs(0.9))

@@ -1,6 +1,6 @@
-"""The first layer as an embedding lookup (nard_ai.embedding) equals the plain layer ``W x + b``.
+"""The first layer as an embedding lookup (nard_ai.model.embedding) equals the plain layer ``W x + b``.
 
-The reference is torch's ``Linear`` on the encoder's rows (nard_ai.encoding); the
+The reference is torch's ``Linear`` on the encoder's rows (nard_ai.model.encoding); the
 lookup only reorders the float32 sums, so they agree to rounding (about 1e-6 of
 the pre-activations' size here).
 """
@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from nard_ai.board import pos, starting_board, swap_sides_unchecked
-from nard_ai.embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
-from nard_ai.encoding import encode_rich, encode_td198
-from nard_ai.movegen import legal_plays_batch
+from nard_ai.core.board import pos, starting_board, swap_sides_unchecked
+from nard_ai.core.movegen import legal_plays_batch
+from nard_ai.model.embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
+from nard_ai.model.encoding import encode_rich, encode_td198
 
 
 def _boards() -> np.ndarray:
@@ -73,7 +73,7 @@ def test_dense_columns_reject_other_encoders():
 
 def test_the_network_rebuilds_its_tables_after_a_training_step():
     """After an optimizer step the embedding path must see the new weights, not a stale table."""
-    from nard_ai.network import Network, NetworkConfig
+    from nard_ai.model.network import Network, NetworkConfig
 
     net = Network(NetworkConfig(encoder="rich", hidden=(16,), race_net=True))
     boards = _boards()[:200]
@@ -93,8 +93,8 @@ def test_the_tables_follow_a_fused_adam_step():
     """torch's fused Adam updates weights in place without bumping their version counter (torch 2.13):
     the learner's steps must still reach the embedding path (a stale table made a resumed training run
     differ from an uninterrupted one)."""
-    from nard_ai.learn import Learner
-    from nard_ai.network import Network, NetworkConfig
+    from nard_ai.model.learn import Learner
+    from nard_ai.model.network import Network, NetworkConfig
 
     net = Network(NetworkConfig(encoder="rich", hidden=(16,), race_net=True))
     learner = Learner(net, lr=0.1)

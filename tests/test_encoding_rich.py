@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from nard_ai import legal_plays, pos, starting_board, swap_sides
-from nard_ai.encoding import ESCAPES, RICH, TD198, encode_rich, encode_td198, get_encoder
-from nard_ai.evaluator import has_contact
-from nard_ai.network import Network, NetworkConfig, load_checkpoint, save_checkpoint
+from nard_ai.eval.evaluator import has_contact
+from nard_ai.model.encoding import ESCAPES, RICH, TD198, encode_rich, encode_td198, get_encoder
+from nard_ai.model.network import Network, NetworkConfig, load_checkpoint, save_checkpoint
 from tests.conftest import mixed_positions
 
 MINE, THEIRS = slice(198, 209), slice(209, 220)
@@ -153,7 +153,7 @@ def test_race_net_checkpoint_round_trip(tmp_path):
 def _side_reference(b: np.ndarray) -> list[float]:
     """The 11 features of the side with positive counts, point by point as the module docstring
     defines them (the shot count's rolls come from ``encoding._shots`` given masks built here)."""
-    from nard_ai.encoding import _shots
+    from nard_ai.model.encoding import _shots
 
     b = [int(v) for v in b]
     mine = [p for p in range(1, 26) if b[p] > 0]

@@ -1,6 +1,6 @@
-"""The Gymnasium environment (``env/``) and the checker-mode move restriction (``nard_ai.checker_moves``).
+"""The Gymnasium environment (``env/``) and the checker-mode move restriction (``nard_ai.core.checker_moves``).
 
-Boards are in the layout of :mod:`nard_ai.board` (the mover's view); ``pos``
+Boards are in the layout of :mod:`nard_ai.core.board` (the mover's view); ``pos``
 takes each side's checkers in its own numbering. In the ASCII boards below
 ``X`` is the side on roll (moving from 24 down to 1) and ``O`` the opponent,
 as in :mod:`nard_ai.formats.ascii`.
@@ -30,8 +30,8 @@ from env.spaces import (
     ROLL_HIGH_UNITS,
     ROLL_LOW_UNITS,
 )
-from nard_ai.board import pos, swap_sides
-from nard_ai.checker_moves import (
+from nard_ai.core.board import pos, swap_sides
+from nard_ai.core.checker_moves import (
     NUM_CHECKER_ACTIONS,
     allowed_moves,
     checker_action,
@@ -41,9 +41,9 @@ from nard_ai.checker_moves import (
     play_checker_move,
     play_targets,
 )
-from nard_ai.encoding import TD198
-from nard_ai.movegen import count_plays_batch, legal_plays
-from nard_ai.rules import Rules
+from nard_ai.core.movegen import count_plays_batch, legal_plays
+from nard_ai.core.rules import Rules
+from nard_ai.model.encoding import TD198
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 MODES = ("play", "checker")
@@ -476,4 +476,4 @@ def imported_modules(path: pathlib.Path) -> set[str]:
 def test_the_library_never_imports_env_and_checker_moves_has_no_gymnasium():
     for path in (REPO / "nard_ai").rglob("*.py"):
         assert "env" not in imported_modules(path), path
-    assert imported_modules(REPO / "nard_ai" / "checker_moves.py") <= {"__future__", "numpy"}
+    assert imported_modules(REPO / "nard_ai" / "core" / "checker_moves.py") <= {"__future__", "numpy", "nard_ai"}

@@ -6,7 +6,7 @@ opponent either takes — the game value doubles and the taker now owns the
 cube, and only they may redouble — or passes and loses the current value at
 once." "The final score is result points (1/2/3) × cube value."
 
-Boards are in the layout of :mod:`nard_ai.board` (the mover's view); ``pos``
+Boards are in the layout of :mod:`nard_ai.core.board` (the mover's view); ``pos``
 takes each side's checkers in its own numbering.
 """
 
@@ -30,9 +30,9 @@ from env.spaces import (
     ROLL_HIGH_UNITS,
     ROLL_LOW_UNITS,
 )
-from nard_ai.board import pos, starting_board, swap_sides
-from nard_ai.checker_moves import NUM_CHECKER_ACTIONS
-from nard_ai.movegen import legal_plays
+from nard_ai.core.board import pos, starting_board, swap_sides
+from nard_ai.core.checker_moves import NUM_CHECKER_ACTIONS
+from nard_ai.core.movegen import legal_plays
 
 MODES = ("play", "checker")
 ROLL, DOUBLE, TAKE, PASS = MAX_PLAYS, MAX_PLAYS + 1, MAX_PLAYS + 2, MAX_PLAYS + 3  # play mode

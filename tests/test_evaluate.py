@@ -1,4 +1,4 @@
-"""evaluate.py's position analysis (nard_ai.position_report) and error rates (nard_ai.error_rate).
+"""evaluate.py's position analysis (nard_ai.reports.position) and error rates (nard_ai.reports.error_rate).
 
 Reference values: gnubg's own 0-ply cube analysis of the sample positions
 (quoted in ``tests/data/positions.txt``), exact arithmetic for the last roll
@@ -21,14 +21,14 @@ import pytest
 from conftest import load_evaluate_script
 
 import nard_ai as na
-from nard_ai.arena import agent_from_spec
-from nard_ai.board import pos
-from nard_ai.cli import parse_dataclass_args
+from nard_ai.agents import agent_from_spec
+from nard_ai.core.board import pos
 from nard_ai.cube import CENTRED, OPPONENT, CubeState
-from nard_ai.error_rate import error_rate, format_cases, parse_case, read_cases, sample_cases
-from nard_ai.gnubg_agent import gnubg_available
-from nard_ai.network import default_checkpoint_path
-from nard_ai.position_report import (
+from nard_ai.gnubg.agent import gnubg_available
+from nard_ai.interfaces.cli import parse_dataclass_args
+from nard_ai.model.network import default_checkpoint_path
+from nard_ai.reports.error_rate import error_rate, format_cases, parse_case, read_cases, sample_cases
+from nard_ai.reports.position import (
     analysis_agent,
     cube_state_from_match,
     parse_position,

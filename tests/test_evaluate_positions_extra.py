@@ -5,11 +5,11 @@ Sources: the UTF-8 byte order mark is ``EF BB BF`` (Unicode 15, section 23.8),
 which Windows editors write at the start of a file; gnubg 1.07's 0-ply
 analysis of ``bDeDISBsO8jIAA:cAkAAAAAAAAE`` (quoted in
 ``tests/data/positions.txt``): Double, take, ND +0.661, D/T +0.727, D/P
-+1, so not doubling costs 0.066 and passing 0.273; :mod:`nard_ai.cube`'s
++1, so not doubling costs 0.066 and passing 0.273; :mod:`nard_ai.cube.decision`'s
 Janowski model with efficiency ``x = 0``, where the cubeful equity of a
 centred cube is the cubeless equity ``2w - 1 + wg + wb - lg - lb`` and the
 double/take equity twice that (a dead cube); the Kazaross-XG2 match equity
-table covers matches of 1..25 points (:data:`nard_ai.met.MAX_AWAY`).
+table covers matches of 1..25 points (:data:`nard_ai.cube.met.MAX_AWAY`).
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ import numpy as np
 import pytest
 from conftest import load_evaluate_script
 
-from nard_ai.cli import format_cube, parse_dataclass_args
 from nard_ai.cube import CubeState, cube_decision_from_probs, cube_efficiency
-from nard_ai.gnubg_agent import gnubg_available
-from nard_ai.network import default_checkpoint_path
-from nard_ai.position_report import (
+from nard_ai.gnubg.agent import gnubg_available
+from nard_ai.interfaces.cli import format_cube, parse_dataclass_args
+from nard_ai.model.network import default_checkpoint_path
+from nard_ai.reports.position import (
     _consistent,
     cube_errors_text,
     cubeful_ci_bound,
@@ -214,9 +214,9 @@ def test_the_interval_covers_the_true_cubeful_equity_at_least_95_percent_of_the_
 
 @needs_network
 def test_the_rollout_cube_line_gives_its_interval(tmp_path):
-    from nard_ai.arena import load_agent
-    from nard_ai.board import starting_board
-    from nard_ai.rollout import rollout
+    from nard_ai.agents import load_agent
+    from nard_ai.core.board import starting_board
+    from nard_ai.play.rollout import rollout
 
     path = tmp_path / "start.txt"
     path.write_text(START_ID + "\n")

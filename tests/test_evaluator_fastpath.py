@@ -15,11 +15,11 @@ import numpy as np
 import torch
 
 from nard_ai import legal_plays_batch, starting_board
-from nard_ai.bearoff import bearoff_probs, is_bearoff
-from nard_ai.board import pos, swap_sides_unchecked
-from nard_ai.encoding import contact_first_order, encode_rich, race_flags
-from nard_ai.evaluator import NetworkEvaluator, has_contact, sanity_check
-from nard_ai.network import (
+from nard_ai.core.board import pos, swap_sides_unchecked
+from nard_ai.eval.bearoff import bearoff_probs, is_bearoff
+from nard_ai.eval.evaluator import NetworkEvaluator, has_contact, sanity_check
+from nard_ai.model.encoding import contact_first_order, encode_rich, race_flags
+from nard_ai.model.network import (
     Network,
     NetworkConfig,
     default_checkpoint_path,

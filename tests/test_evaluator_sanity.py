@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from nard_ai import board_from_position_id, pos, starting_board
-from nard_ai.arena import load_agent
-from nard_ai.evaluator import sanity_check
+from nard_ai.agents import load_agent
+from nard_ai.eval.evaluator import sanity_check
 
 ALL = np.array([[0.9, 0.8, 0.7, 0.6, 0.5]], dtype=np.float32)  # deliberately impossible numbers
 

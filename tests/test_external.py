@@ -1,4 +1,4 @@
-"""gnubg's external-player protocol (nard_ai.external): FIBS board lines, replies, and a real gnubg game."""
+"""gnubg's external-player protocol (nard_ai.interfaces.external): FIBS board lines, replies, and a real gnubg game."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nard_ai.arena import load_agent
-from nard_ai.board import starting_board
-from nard_ai.external import (
+from nard_ai.agents import load_agent
+from nard_ai.core.board import starting_board
+from nard_ai.core.movegen import legal_plays
+from nard_ai.interfaces.external import (
     ExternalPlayer,
     checker_moves,
     format_gnubg_move,
     make_server,
     parse_fibs_board,
 )
-from nard_ai.movegen import legal_plays
 from tests.conftest import cli_server
 from tests.test_analysis import GammonChaser
 

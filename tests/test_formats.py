@@ -1,6 +1,6 @@
 """Tests of the interchange and display formats: two-row boards, Position IDs, ASCII boards, notation.
 
-Every board is the layout of :mod:`nard_ai.board` (``(26,)`` int8, the
+Every board is the layout of :mod:`nard_ai.core.board` (``(26,)`` int8, the
 mover's view). Hand-built positions use ``pos(me=..., opp=...)`` with each
 side in its own numbering. The gnubg cross-checks use the ``gnubg_nn``
 package (gnubg's own code) and are skipped where it is not installed.
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import random_board
 
-from nard_ai.board import pos, starting_board, swap_sides
+from nard_ai.core.board import pos, starting_board, swap_sides
 from nard_ai.formats import (
     board_from_position_id,
     from_tanboard,

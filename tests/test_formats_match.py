@@ -1,6 +1,6 @@
 """Tests of the match-level formats: gnubg Match IDs, XGIDs, reading written plays, ``.mat`` records.
 
-Every board is the layout of :mod:`nard_ai.board` (``(26,)`` int8, the
+Every board is the layout of :mod:`nard_ai.core.board` (``(26,)`` int8, the
 mover's view). Boards built by hand use ``pos(me=..., opp=...)``, each side
 in its own numbering. Known vectors come from the formats' own
 documentation (the gnubg manual's Match ID example, the XGID of the starting
@@ -23,7 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nard_ai
-from nard_ai.board import game_result, pos, starting_board, swap_sides
+from nard_ai.core.board import game_result, pos, starting_board, swap_sides
+from nard_ai.core.game import CENTERED
+from nard_ai.core.movegen import legal_plays
+from nard_ai.core.rules import Rules
 from nard_ai.formats import (
     ActionKind,
     GameState,
@@ -47,9 +50,6 @@ from nard_ai.formats import (
 )
 from nard_ai.formats.mat import decode_mat
 from nard_ai.formats.match_id import MAX_MATCH_LENGTH
-from nard_ai.game import CENTERED
-from nard_ai.movegen import legal_plays
-from nard_ai.rules import Rules
 
 DATA = Path(__file__).parent / "data"
 START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"

@@ -1,4 +1,4 @@
-"""Batched game stepping (nard_ai.game) and the compiled random-games kernel.
+"""Batched game stepping (nard_ai.core.game) and the compiled random-games kernel.
 
 Rules quoted from ../shared/RULES.md: §2 (opening roll), §6 (scoring), §8
 (points = result × cube value).
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import nard_ai as na
-from nard_ai.board import pos
-from nard_ai.game import CENTERED, new_games, opening_roll, step
+from nard_ai.core.board import pos
+from nard_ai.core.game import CENTERED, new_games, opening_roll, step
 
 
 def _play_random(state, rng):

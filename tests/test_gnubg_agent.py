@@ -1,4 +1,4 @@
-"""The ``gnubg:PLY`` agent and gnubg's cube analysis (nard_ai.gnubg_agent).
+"""The ``gnubg:PLY`` agent and gnubg's cube analysis (nard_ai.gnubg.agent).
 
 Reference values come from GNU Backgammon itself, called directly in the
 test (``gnubg.evaluate``, ``gnubg.findbestmove``, ``gnubg_nn.probabilities``,
@@ -17,19 +17,20 @@ import pytest
 from conftest import ALL_ROLLS, random_play_positions
 
 import nard_ai as na
-from nard_ai.arena import agent_from_spec, play_match
-from nard_ai.board import game_result, pos, swap_sides
+from nard_ai.agents import agent_from_spec
+from nard_ai.core.board import game_result, pos, swap_sides
+from nard_ai.core.rules import Rules
 from nard_ai.cube import CubeState
 from nard_ai.formats import parse_gnubg_id
-from nard_ai.gnubg_agent import (
+from nard_ai.gnubg.agent import (
     GnubgAgent,
     gnubg_agent_from_spec,
     gnubg_available,
     gnubg_cube_analysis,
     gnubg_id_for_cube,
 )
-from nard_ai.network import cubeless_equity, invert_probs
-from nard_ai.rules import Rules
+from nard_ai.model.network import cubeless_equity, invert_probs
+from nard_ai.play.arena import play_match
 
 needs_gnubg = pytest.mark.skipif(
     not gnubg_available(), reason="the optional gnubg package is not installed (pip install gnubg)"

@@ -1,6 +1,6 @@
 """Tests of the learning half: encoding, network and checkpoints, evaluators, search, TD(lambda), arena, scripts.
 
-Boards follow :mod:`nard_ai.board` (``(26,)`` int8, side on roll's view).
+Boards follow :mod:`nard_ai.core.board` (``(26,)`` int8, side on roll's view).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 import torch
 
-from nard_ai.arena import agent_from_spec, play_match
-from nard_ai.board import BAR, LAYOUT_VERSION, pos, starting_board, swap_sides
-from nard_ai.encoding import TD198, get_encoder
-from nard_ai.evaluator import Evaluator, NetworkEvaluator, PubevalEvaluator, RandomEvaluator, has_contact
-from nard_ai.learn import Learner, lambda_returns, td_loss
-from nard_ai.movegen import legal_plays
-from nard_ai.network import (
+from nard_ai.agents import agent_from_spec
+from nard_ai.core.board import BAR, LAYOUT_VERSION, pos, starting_board, swap_sides
+from nard_ai.core.movegen import legal_plays
+from nard_ai.eval.evaluator import Evaluator, NetworkEvaluator, PubevalEvaluator, RandomEvaluator, has_contact
+from nard_ai.model.encoding import TD198, get_encoder
+from nard_ai.model.learn import Learner, lambda_returns, td_loss
+from nard_ai.model.network import (
     Network,
     NetworkConfig,
     _digest,
@@ -35,7 +35,8 @@ from nard_ai.network import (
     result_probs,
     save_checkpoint,
 )
-from nard_ai.search import Agent, afterstate_probs, choose_plays, rank_plays, select_plays
+from nard_ai.play.arena import play_match
+from nard_ai.search.lookahead import Agent, afterstate_probs, choose_plays, rank_plays, select_plays
 
 REPO = Path(__file__).resolve().parent.parent
 START_ID = "4HPwATDgc/ABMA"
@@ -65,7 +66,7 @@ def random_boards(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def td198_reference(board: np.ndarray) -> np.ndarray:
-    """Obviously correct td198 v1 (layout in :mod:`nard_ai.encoding`)."""
+    """Obviously correct td198 v1 (layout in :mod:`nard_ai.model.encoding`)."""
     x = np.zeros(198, dtype=np.float32)
 
     def units(n: int) -> list[float]:
@@ -292,7 +293,7 @@ class PipEvaluator:
     """A fake evaluator: the side on roll's win probability rises with its pip lead."""
 
     def evaluate(self, boards):
-        from nard_ai.board import pip_count
+        from nard_ai.core.board import pip_count
 
         pips = pip_count(boards).astype(np.float64)
         p = np.zeros((len(boards), 5), dtype=np.float32)
@@ -407,7 +408,7 @@ def test_train_script_smoke_resume_is_exact_and_evaluate_runs(tmp_path):
 
 @pytest.mark.skipif(not default_checkpoint_path().is_file(), reason="the shipped checkpoint is missing")
 def test_nard_hint_ranks_the_opening_3_1_with_the_shipped_network(tmp_path):
-    r = run(["-m", "nard_ai.cli", "hint", START_ID, "--dice", "3", "1"], tmp_path)
+    r = run(["-m", "nard_ai.interfaces.cli", "hint", START_ID, "--dice", "3", "1"], tmp_path)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     first = next(line for line in lines if line.strip().startswith("1 "))
@@ -419,7 +420,7 @@ def test_nard_hint_ranks_the_opening_3_1_with_the_shipped_network(tmp_path):
     "argv", [["hint", "not-an-id", "--dice", "3", "1"], ["hint", START_ID, "--dice", "3", "7"]]
 )
 def test_nard_hint_rejects_bad_input_without_a_traceback(tmp_path, argv):
-    r = run(["-m", "nard_ai.cli", *argv], tmp_path)
+    r = run(["-m", "nard_ai.interfaces.cli", *argv], tmp_path)
     assert r.returncode == 2
     assert "Traceback" not in r.stderr and "error" in r.stderr
 
@@ -551,23 +552,23 @@ def test_script_argument_checks(tmp_path, script, argv):
 
 
 def test_nard_hint_rejects_negative_top(tmp_path):
-    r = run(["-m", "nard_ai.cli", "hint", START_ID, "--dice", "3", "1", "--top", "-2"], tmp_path)
+    r = run(["-m", "nard_ai.interfaces.cli", "hint", START_ID, "--dice", "3", "1", "--top", "-2"], tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "--top" in r.stderr
 
 
 def test_cli_uses_the_ascii_board_without_a_shim():
     import inspect
 
-    import nard_ai.cli as cli
+    import nard_ai.interfaces.cli as cli
 
     source = inspect.getsource(cli)
     assert "SHIM" not in source and "_render_board" not in source
-    assert "from .formats.ascii import render_board" in source
+    assert "from nard_ai.formats.ascii import render_board" in source
 
 
 def test_one_ply_self_play_trains_on_lookahead_targets_deterministically():
     """``ply=1`` self-play finishes its games, is seeded, and learns from other targets than 0-ply."""
-    from nard_ai.selfplay import play_round
+    from nard_ai.play.selfplay import play_round
 
     def run(ply: int) -> tuple[Learner, object]:
         learner = Learner(small_network(5), lr=1e-2)

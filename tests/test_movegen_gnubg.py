@@ -1,4 +1,4 @@
-"""``nard_ai.movegen`` and the reference against GNU Backgammon's move generator.
+"""``nard_ai.core.movegen`` and the reference against GNU Backgammon's move generator.
 
 gnubg (through the ``gnubg_nn`` package) writes a position as two rows of 25
 counts, each in its own player's numbering, column 24 = that player's bar;
@@ -33,7 +33,7 @@ from conftest import (
     to_gnubg,
 )
 
-from nard_ai.board import pos, starting_board
+from nard_ai.core.board import pos, starting_board
 
 gnubg_nn = pytest.importorskip(
     "gnubg_nn", reason="gnubg_nn (GNU Backgammon's engine, pip install gnubg-nn) is not installed"

@@ -1,4 +1,4 @@
-"""``nard_ai.movegen`` against the slow reference (``tests/reference.py``).
+"""``nard_ai.core.movegen`` against the slow reference (``tests/reference.py``).
 
 * Standard rules: 10,000 random positions (random play, bear-off-heavy,
   scattered) x all 21 rolls = 210,000 turns, every afterstate set compared.
@@ -32,7 +32,7 @@ from conftest import (
     random_home_hit_positions,
 )
 
-from nard_ai.rules import Rules
+from nard_ai.core.rules import Rules
 
 N_STANDARD = 10_000
 N_IRANIAN_HOME_HITS = 1_500

@@ -1,4 +1,4 @@
-"""The fast paths of ``nard_ai.movegen``: reused buffers, the compiled input check, the sort, the tables.
+"""The fast paths of ``nard_ai.core.movegen``: reused buffers, the compiled input check, the sort, the tables.
 
 The generator's afterstate *sets* are checked against the slow reference in
 ``test_movegen_reference.py``; here the paths added for speed are checked
@@ -6,7 +6,7 @@ against plain definitions:
 
 * the Zobrist keys are splitmix64's outputs (Steele, Lea & Flood 2014; the
   published first output for seed 0 is 0xE220A8397B1DCDAF);
-* the compiled input check accepts exactly what :func:`nard_ai.board.validate_board`
+* the compiled input check accepts exactly what :func:`nard_ai.core.board.validate_board`
   accepts (and no finished game), with the same error messages;
 * the output buffers are reused across calls but every result is a new
   array, whatever the batch size and however many plays a batch has;
@@ -24,10 +24,10 @@ import numpy as np
 import pytest
 from conftest import mixed_positions
 
-from nard_ai import movegen
-from nard_ai.board import pos, starting_board, validate_board
-from nard_ai.movegen import legal_plays, legal_plays_batch, random_games
-from nard_ai.rules import Rules
+from nard_ai.core import movegen
+from nard_ai.core.board import pos, starting_board, validate_board
+from nard_ai.core.movegen import legal_plays, legal_plays_batch, random_games
+from nard_ai.core.rules import Rules
 
 MASK64 = (1 << 64) - 1
 
@@ -355,7 +355,7 @@ def test_input_errors_keep_their_order_boards_dice_lengths_then_finished_games()
 def _compare_searches(boards, dice, zob, ws):
     """For each position: 1 if the standard-rule search and the general search (rule 0) record the same
     afterstates in the same order with the same class masks and classes, else 0."""
-    ws = movegen._unowned_views(ws)
+    ws = movegen.unowned_views(ws)
     entries, masks, stamp, b = ws[0], ws[2], ws[4], ws[8]
     same = np.zeros(boards.shape[0], dtype=np.int8)
     first = np.empty((movegen.ENTRY_CAPACITY, 26), dtype=np.int8)

@@ -6,7 +6,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-import nard_ai.network as network
+import nard_ai.model.network as network
 
 REPO = Path(__file__).resolve().parent.parent
 

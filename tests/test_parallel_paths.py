@@ -2,8 +2,8 @@
 
 The per-board kernels (encoding, the first layer as a lookup, the outcome
 conversion) switch to numba's threads only above a batch size
-(:data:`nard_ai.encoding.PARALLEL_MIN_BOARDS`,
-:data:`nard_ai.evaluator.PARALLEL_MIN_PROBS`). Each board's numbers depend on
+(:data:`nard_ai.model.encoding.PARALLEL_MIN_BOARDS`,
+:data:`nard_ai.eval.evaluator.PARALLEL_MIN_PROBS`). Each board's numbers depend on
 that board alone, so a batch above the thresholds must equal the same boards
 evaluated in chunks below them, exactly (same float32 operations per row).
 """
@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from nard_ai import legal_plays_batch, starting_board
-from nard_ai.board import swap_sides_unchecked
-from nard_ai.encoding import PARALLEL_MIN_BOARDS, encode_rich
-from nard_ai.evaluator import PARALLEL_MIN_PROBS, NetworkEvaluator
-from nard_ai.network import default_checkpoint_path, load_checkpoint
+from nard_ai.core.board import swap_sides_unchecked
+from nard_ai.eval.evaluator import PARALLEL_MIN_PROBS, NetworkEvaluator
+from nard_ai.model.encoding import PARALLEL_MIN_BOARDS, encode_rich
+from nard_ai.model.network import default_checkpoint_path, load_checkpoint
 
 pytestmark = pytest.mark.skipif(numba.get_num_threads() < 2, reason="needs two numba threads")
 

@@ -1,7 +1,7 @@
 """Property tests (hypothesis) of the rules core: invariants every legal play must keep.
 
 Generation properties run on both implementations through the ``generate``
-fixture (the reference, and ``nard_ai.movegen`` when it exists). Boards come
+fixture (the reference, and ``nard_ai.core.movegen`` when it exists). Boards come
 from :func:`conftest.boards` (any valid board, random play, bear-off-heavy).
 """
 
@@ -14,8 +14,15 @@ from conftest import ALL_ROLLS, boards, dice, finished_boards, import_movegen, p
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nard_ai.board import game_result, pip_count, starting_board, swap_sides, validate_board, validate_dice
-from nard_ai.rules import Rules
+from nard_ai.core.board import (
+    game_result,
+    pip_count,
+    starting_board,
+    swap_sides,
+    validate_board,
+    validate_dice,
+)
+from nard_ai.core.rules import Rules
 
 # The ``generate`` fixture only hands back a pure function, so reusing it across examples is safe.
 PROPERTY_SETTINGS = settings(

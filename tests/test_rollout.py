@@ -1,4 +1,4 @@
-"""Monte Carlo rollouts (nard_ai.rollout): stratified dice, luck adjustment, truncation, cube, CIs.
+"""Monte Carlo rollouts (nard_ai.play.rollout): stratified dice, luck adjustment, truncation, cube, CIs.
 
 Positions use ``pos(me=..., opp=...)``, each side in its own numbering
 (RULES.md §1); the side ``me`` is on roll and has not rolled yet.
@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 
 import nard_ai as na
-from nard_ai.arena import pubeval_agent
-from nard_ai.board import pip_count, pos
+from nard_ai.agents import pubeval_agent
+from nard_ai.core.board import pip_count, pos
 from nard_ai.cube import CubeState, cube_decision_from_probs
-from nard_ai.met import match_equity_after
-from nard_ai.network import default_checkpoint_path, invert_probs
-from nard_ai.rollout import ROLL_WEIGHTS, ROLLS_21, ROLLS_36, rollout, rollout_dice
-from nard_ai.search import Agent, position_probs
+from nard_ai.cube.met import match_equity_after
+from nard_ai.model.network import default_checkpoint_path, invert_probs
+from nard_ai.play.rollout import ROLL_WEIGHTS, ROLLS_21, ROLLS_36, rollout, rollout_dice
+from nard_ai.search.lookahead import Agent, position_probs
 
 #: The side on roll has one checker on its 6-point, the opponent one on its 1-point:
 #:
@@ -254,8 +254,8 @@ def test_cube_play_takes_each_games_cube_decision():
     to the taker, double/pass ends the game for the cube's value, no double and too good play on."""
     from nard_ai.bench import random_play_positions
     from nard_ai.cube import DEFAULT_EFFICIENCY, cube_efficiency
-    from nard_ai.network import exclusive_to_gnubg
-    from nard_ai.rollout import _Cubes
+    from nard_ai.model.network import exclusive_to_gnubg
+    from nard_ai.play.rollout import _Cubes
 
     rng = np.random.default_rng(7)
     boards, _ = random_play_positions(600, rng)
@@ -423,7 +423,7 @@ def test_rollout_cube_actions_match_cube_decision(beavers):
     double/pass; a take doubles the cube (a beaver would quadruple it, but the model never offers a
     double the taker should beaver: 2 x DT < 0 <= ND for such positions)."""
     from nard_ai.cube import DEFAULT_EFFICIENCY, cube_efficiency
-    from nard_ai.rollout import _Cubes
+    from nard_ai.play.rollout import _Cubes
 
     rng = np.random.default_rng(7)
     n = 400
@@ -459,8 +459,8 @@ def test_rollout_plays_agrees_with_the_2_ply_ranking_on_clear_cut_openings():
     clear-cut positions. Opening 3-1 (8/5 6/5) and 4-2 (8/4 6/4), where the 2-ply search puts the
     best play 0.08-0.18 ahead of the next, come out best in a 648-game rollout of the 0-ply
     network's top three plays (every candidate meets the same dice)."""
-    from nard_ai.arena import load_agent
-    from nard_ai.rollout import rollout_plays
+    from nard_ai.agents import load_agent
+    from nard_ai.play.rollout import rollout_plays
 
     two_ply = load_agent(ply=2)
     for dice in ((3, 1), (4, 2)):
@@ -476,7 +476,7 @@ def test_rollout_plays_reports_each_play_from_the_movers_side():
     """A candidate's result is the rollout of the position after the play (opponent on roll) with
     the same seed, turned over: equity negated, win and loss columns exchanged; cubeful money
     values negated; a play that bears off the last checker gets its exact result (RULES.md §6)."""
-    from nard_ai.rollout import rollout_plays
+    from nard_ai.play.rollout import rollout_plays
 
     agent = Agent(PipEvaluator())
     board = pos(me={1: 1, 4: 1}, opp={1: 2, 2: 1})
@@ -498,7 +498,7 @@ def test_rollout_plays_reports_each_play_from_the_movers_side():
 
 
 def test_rollout_plays_rejects_bad_arguments():
-    from nard_ai.rollout import rollout_plays
+    from nard_ai.play.rollout import rollout_plays
 
     agent = Agent(PipEvaluator())
     with pytest.raises(ValueError, match="candidates"):
@@ -554,7 +554,7 @@ def test_root_actions_check_a_cube_decision_by_rollout():
 
 
 def test_rollout_caps_the_number_of_games_and_rollout_plays_takes_no_root_action():
-    from nard_ai.rollout import MAX_GAMES, rollout_plays
+    from nard_ai.play.rollout import MAX_GAMES, rollout_plays
 
     agent = Agent(LastRollEvaluator())
     with pytest.raises(ValueError, match="games must be an integer 1..100,000,000"):

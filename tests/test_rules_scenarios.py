@@ -8,7 +8,7 @@ writes the opponent's checkers on the mover's point numbers.
 
 Move-generation tests run twice, through the ``generate`` fixture: once on
 the slow reference (``tests/reference.py``) and once on
-``nard_ai.movegen.legal_plays`` (skipped while that module is missing).
+``nard_ai.core.movegen.legal_plays`` (skipped while that module is missing).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import pytest
 from conftest import ALL_ROLLS, play_set, theirs
 from reference import apply_moves, as_tuple
 
-from nard_ai.board import game_result, pip_count, pos, starting_board, swap_sides
-from nard_ai.rules import Rules
+from nard_ai.core.board import game_result, pip_count, pos, starting_board, swap_sides
+from nard_ai.core.rules import Rules
 
 STANDARD = Rules()
 IRANIAN_000 = Rules.iranian("000")
@@ -90,9 +90,9 @@ def test_opening_roll_is_never_a_double_and_plays_both_numbers(generate):
         for board in plays(generate, start, (a, b)):
             assert mover_pips(board) == 167 - a - b
 
-    # The game layer's opening roll, when it exists (nard_ai.game.opening_roll(n, rng)).
+    # The game layer's opening roll, when it exists (nard_ai.core.game.opening_roll(n, rng)).
     try:
-        from nard_ai.game import opening_roll
+        from nard_ai.core.game import opening_roll
     except ImportError:
         return
     starter, rolled = opening_roll(30_000, np.random.default_rng(0))

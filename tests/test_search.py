@@ -1,4 +1,4 @@
-"""0-, 1- and 2-ply search (nard_ai.search): position values, move filters, move choice, batching.
+"""0-, 1- and 2-ply search (nard_ai.search.lookahead): position values, move filters, move choice, batching.
 
 Positions use ``pos(me=..., opp=...)``, each side in its own numbering
 (RULES.md §1); the side ``me`` is on roll. The lookahead is checked against
@@ -16,10 +16,10 @@ import numpy as np
 import pytest
 
 import nard_ai as na
-import nard_ai.search as search
-from nard_ai.board import game_result, pip_count, pos, swap_sides
-from nard_ai.evaluator import PubevalEvaluator, RandomEvaluator
-from nard_ai.search import (
+import nard_ai.search.lookahead as search
+from nard_ai.core.board import game_result, pip_count, pos, swap_sides
+from nard_ai.eval.evaluator import PubevalEvaluator, RandomEvaluator
+from nard_ai.search.lookahead import (
     DEFAULT_FILTERS,
     HUGE,
     LARGE,
@@ -485,8 +485,8 @@ def test_the_21_rolls_and_their_weights():
 def test_the_shipped_network_searches_at_every_ply():
     """The opening 6-1: 13/7 8/7 (making the 7-point) is the standard play at every depth."""
     pytest.importorskip("torch")
-    from nard_ai.arena import load_agent
-    from nard_ai.network import default_checkpoint_path
+    from nard_ai.agents import load_agent
+    from nard_ai.model.network import default_checkpoint_path
 
     if not default_checkpoint_path().is_file():
         pytest.skip("no shipped checkpoint")
@@ -507,7 +507,7 @@ def test_the_search_benchmark_uses_distinct_contact_positions_in_gnubgs_board_fo
     from conftest import to_gnubg
 
     from nard_ai.bench import _gnubg_rows, search_positions
-    from nard_ai.evaluator import has_contact
+    from nard_ai.eval.evaluator import has_contact
 
     boards, dice = search_positions(20, np.random.default_rng(7))
     assert boards.shape == (20, 26) and dice.shape == (20, 2)

@@ -1,4 +1,4 @@
-"""Self-play with worker threads (nard_ai.selfplay, "Workers") and the per-thread kernels behind it."""
+"""Self-play with worker threads (nard_ai.play.selfplay, "Workers") and the per-thread kernels behind it."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from nard_ai import movegen, selfplay
 from nard_ai.bench import SELFPLAY_POOL, SELFPLAY_WORKERS, random_play_positions
-from nard_ai.learn import Learner
-from nard_ai.movegen import _parallel_threads, legal_plays_batch, serial_kernels
-from nard_ai.network import Network, NetworkConfig
-from nard_ai.selfplay import play_round
+from nard_ai.core import movegen
+from nard_ai.core.movegen import legal_plays_batch, parallel_threads, serial_kernels
+from nard_ai.model.learn import Learner
+from nard_ai.model.network import Network, NetworkConfig
+from nard_ai.play import selfplay
+from nard_ai.play.selfplay import play_round
 from tests.conftest import load_script
 
 
@@ -114,7 +115,7 @@ def test_serial_kernels_let_threads_generate_plays_side_by_side():
 
     def work(k: int) -> None:
         with serial_kernels():
-            inside.append(_parallel_threads())
+            inside.append(parallel_threads())
             for _ in range(20):
                 plays, owner = legal_plays_batch(*batches[k])
                 if not (np.array_equal(plays, expected[k][0]) and np.array_equal(owner, expected[k][1])):
@@ -129,8 +130,8 @@ def test_serial_kernels_let_threads_generate_plays_side_by_side():
     assert inside == [1, 1]
     with serial_kernels():
         with serial_kernels():
-            assert _parallel_threads() == 1
-        assert _parallel_threads() == 1
+            assert parallel_threads() == 1
+        assert parallel_threads() == 1
     assert not getattr(movegen._LOCAL, "serial", False)
 
 

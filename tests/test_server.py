@@ -1,4 +1,4 @@
-"""The HTTP backend (nard_ai.server) through FastAPI's TestClient: ok paths, 4xx paths, the schema."""
+"""The HTTP backend (nard_ai.interfaces.http) through FastAPI's TestClient: ok paths, 4xx paths, the schema."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-from nard_ai.board import starting_board, swap_sides
+from nard_ai.core.board import starting_board, swap_sides
+from nard_ai.core.movegen import legal_plays
 from nard_ai.formats.notation import play_notation
 from nard_ai.formats.position_id import board_from_position_id
 from nard_ai.formats.xgid import from_xgid
-from nard_ai.movegen import legal_plays
-from nard_ai.server import bind_socket, create_app
+from nard_ai.interfaces.http import bind_socket, create_app
 from tests.conftest import cli_server
 from tests.test_analysis import GammonChaser
 
@@ -108,7 +108,7 @@ def test_eval_returns_probabilities_equity_and_cube_advice(client):
 def test_cube_decision_of_the_opening_is_no_double(client):
     r = client.get("/cube", params={"id": START_GNUBG_ID})
     if r.status_code == 501:
-        pytest.skip("nard_ai.cube not available")
+        pytest.skip("nard_ai.cube.decision not available")
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["action"] == "no_double" and not body["double"] and body["accept"]
@@ -118,7 +118,7 @@ def test_cube_decision_of_the_opening_is_no_double(client):
 def test_cube_in_match_play_reports_mwc(client):
     r = client.post("/cube", json={"id": START_ID, "match_length": 7, "score": [2, 4]})
     if r.status_code == 501:
-        pytest.skip("nard_ai.cube not available")
+        pytest.skip("nard_ai.cube.decision not available")
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["match_length"] == 7 and body["score"] == [2, 4]
@@ -163,7 +163,7 @@ def test_bad_requests_get_400_with_a_message(client, method, path, payload, need
     else:
         r = client.post(path, json=payload)
     if path == "/cube" and r.status_code == 501:
-        pytest.skip("nard_ai.cube not available")
+        pytest.skip("nard_ai.cube.decision not available")
     assert r.status_code == 400, r.text
     assert needle in r.json()["detail"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from nard_ai.network import load_checkpoint
+from nard_ai.model.network import load_checkpoint
 
 REPO = Path(__file__).resolve().parent.parent
 SMALL = ["--hidden", "8", "--batch-size", "32", "--eval-every", "0", "--no-progress", "--seed", "3"]

@@ -1,7 +1,7 @@
 """Interchange and display formats: gnubg's two-row boards, Position IDs, Match IDs, XGIDs,
 ASCII boards, move notation (both ways) and Jellyfish ``.mat`` match records.
 
-Every function takes and returns boards in the layout of :mod:`nard_ai.board`
+Every function takes and returns boards in the layout of :mod:`nard_ai.core.board`
 (``(26,)`` int8, the mover's view); the mover is gnubg's player on roll
 (``MatchState.player_on_roll`` when a match state goes with the board).
 """

@@ -32,7 +32,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from nard_ai.board import BAR, NUM_CHECKERS, OPP_BAR, checkers_off, pip_count, validate_board, validate_dice
+from nard_ai.core.board import (
+    BAR,
+    NUM_CHECKERS,
+    OPP_BAR,
+    checkers_off,
+    pip_count,
+    validate_board,
+    validate_dice,
+)
 from nard_ai.formats.position_id import position_id
 
 MOVER_SYMBOL = "X"

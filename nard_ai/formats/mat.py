@@ -79,12 +79,12 @@ from enum import StrEnum
 
 import numpy as np
 
-from nard_ai.board import game_result, starting_board, swap_sides, validate_board
+from nard_ai.core.board import game_result, starting_board, swap_sides, validate_board
+from nard_ai.core.game import CENTERED
+from nard_ai.core.movegen import legal_plays
+from nard_ai.core.rules import Rules
 from nard_ai.formats.match_id import MAX_MATCH_LENGTH, GameState, MatchState
 from nard_ai.formats.notation import STANDARD_RULES, parse_play, play_notation
-from nard_ai.game import CENTERED
-from nard_ai.movegen import legal_plays
-from nard_ai.rules import Rules
 
 _LEFT_WIDTH = 27  # gnubg: "%3d) %-27s " puts the right column at character 33
 _RIGHT_WIN_INDENT = 34  # gnubg writes player 1's "Wins" at character 34

@@ -70,9 +70,9 @@ from enum import IntEnum
 
 import numpy as np
 
+from nard_ai.core.game import CENTERED
 from nard_ai.formats.base64key import decode_base64, encode_base64
 from nard_ai.formats.position_id import board_from_position_id, position_id
-from nard_ai.game import CENTERED
 
 MATCH_ID_LENGTH = 12
 KEY_BYTES = 9

@@ -39,9 +39,9 @@ from functools import cache
 
 import numpy as np
 
-from nard_ai.board import BAR, NUM_POINTS, validate_board, validate_dice
-from nard_ai.movegen import legal_plays
-from nard_ai.rules import Rules
+from nard_ai.core.board import BAR, NUM_POINTS, validate_board, validate_dice
+from nard_ai.core.movegen import legal_plays
+from nard_ai.core.rules import Rules
 
 EMPTY_PLAY = "-"
 OFF = 0  # destination "point" of a checker borne off
@@ -97,7 +97,7 @@ def _mover_above(board: Board) -> list[int]:
     return above[: BAR + 1]
 
 
-def _sequences(board: Board, target: Board, dice: tuple[int, ...]) -> set[tuple[Move, ...]]:
+def move_sequences(board: Board, target: Board, dice: tuple[int, ...]) -> set[tuple[Move, ...]]:
     """The multisets of moves (sorted tuples) of single-die sequences from ``board`` to ``target``.
 
     ``dice`` is the multiset of dice still available; a sequence may stop
@@ -241,7 +241,7 @@ def play_notation(board: np.ndarray, afterstate: np.ndarray, dice: tuple[int, in
     all_dice = (d1,) * 4 if d1 == d2 else (d1, d2)
     if start == target:
         return EMPTY_PLAY
-    move_sets = _sequences(start, target, all_dice)
+    move_sets = move_sequences(start, target, all_dice)
     if not move_sets:
         raise ValueError(f"no sequence of moves with dice {d1}-{d2} turns the board into the afterstate")
     # The blots hit: points where the opponent had a checker and has none after.

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nard_ai.board import NUM_CHECKERS, validate_board
+from nard_ai.core.board import NUM_CHECKERS, validate_board
 from nard_ai.formats.base64key import decode_base64, encode_base64
 from nard_ai.formats.tanboard import from_tanboard, to_tanboard
 

@@ -16,7 +16,7 @@ opponent. Point ``p`` of one row is the same physical point as ``25 - p`` of
 the other, so at most one of ``tan[0, p - 1]`` and ``tan[1, 24 - p]`` may be
 non-zero.
 
-The nard_ai board (see :mod:`nard_ai.board`) is the mover's view, so the
+The nard_ai board (see :mod:`nard_ai.core.board`) is the mover's view, so the
 conversion is a relabelling, never a change of perspective:
 
 * ``tan[1, i] = max(board[i + 1], 0)`` for ``i`` in ``0..23``; ``tan[1, 24] = board[25]``;
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nard_ai.board import BAR, BOARD_DTYPE, BOARD_SIZE, NUM_CHECKERS, OPP_BAR, validate_board
+from nard_ai.core.board import BAR, BOARD_DTYPE, BOARD_SIZE, NUM_CHECKERS, OPP_BAR, validate_board
 
 MOVER_ROW = 1  # gnubg: row 1 is the player on roll
 OPPONENT_ROW = 0
@@ -40,7 +40,7 @@ def to_tanboard(board: np.ndarray) -> np.ndarray:
 
     Args:
         board: ``(26,)`` or ``(N, 26)`` integer board(s), mover's view (the
-            layout of :mod:`nard_ai.board`).
+            layout of :mod:`nard_ai.core.board`).
 
     Returns:
         ``(2, 25)`` or ``(N, 2, 25)`` int64 array of non-negative counts.
@@ -49,7 +49,7 @@ def to_tanboard(board: np.ndarray) -> np.ndarray:
         that player's point ``i + 1``, column 24 = that player's bar.
 
     Raises:
-        ValueError: if the board is invalid (see :func:`nard_ai.board.validate_board`).
+        ValueError: if the board is invalid (see :func:`nard_ai.core.board.validate_board`).
     """
     arr = validate_board(board).astype(np.int64)
     points = arr[..., 1:BAR]  # mover's points 1..24

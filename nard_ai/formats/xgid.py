@@ -60,7 +60,7 @@ board that goes with the XGID is seen from the player on roll (the doubler
 while ``D`` is pending), exactly as :mod:`nard_ai.formats.match_id` pairs a
 board with a :class:`MatchState`: with X on roll it is the position string
 read as signed counts; with O on roll it is that board turned with
-:func:`nard_ai.board.swap_sides`.
+:func:`nard_ai.core.board.swap_sides`.
 
 What an XGID cannot hold (and :func:`to_xgid` refuses): a resignation on
 offer, a game state other than "playing", and turn/dice combinations other
@@ -72,7 +72,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nard_ai.board import BOARD_SIZE, NUM_CHECKERS, swap_sides, validate_board
+from nard_ai.core.board import BOARD_SIZE, NUM_CHECKERS, swap_sides, validate_board
+from nard_ai.core.game import CENTERED
 from nard_ai.formats.match_id import (
     MAX_CUBE_LOG2,
     MAX_FIELD,
@@ -81,7 +82,6 @@ from nard_ai.formats.match_id import (
     MatchState,
     Resignation,
 )
-from nard_ai.game import CENTERED
 
 XGID_PREFIX = "XGID="
 POSITION_LENGTH = 26

@@ -1,0 +1,63 @@
+"""Agents by spec: the top of the library's agent stack (network, pubeval, random, gnubg).
+
+=====================  ======================================================
+spec                   agent
+=====================  ======================================================
+``PATH[:PLY]``         a checkpoint (:func:`nard_ai.model.network.load_checkpoint`)
+                       searched at ``PLY`` (gnubg numbering, default 0)
+``default[:PLY]``      the shipped checkpoint (``checkpoints/nard-rich.pt``)
+``pubeval``            Tesauro's pubeval (:class:`~nard_ai.eval.evaluator.PubevalEvaluator`)
+``random``             a uniformly random legal play
+``gnubg[:PLY]``        GNU Backgammon at ``PLY`` 0..2 (:mod:`nard_ai.gnubg.agent`;
+                       needs the optional ``gnubg`` package)
+=====================  ======================================================
+
+:func:`load_agent`, :func:`pubeval_agent` and :func:`random_agent` live in
+:mod:`nard_ai.search.loading` (the cube and play layers use the shipped
+network as their default agent) and are re-exported here.
+"""
+
+from __future__ import annotations
+
+from nard_ai.core.rules import Rules
+from nard_ai.search.loading import load_agent, pubeval_agent, random_agent
+from nard_ai.search.lookahead import STANDARD_RULES, Agent
+
+__all__ = ["agent_from_spec", "load_agent", "pubeval_agent", "random_agent"]
+
+
+def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> Agent:
+    """Build an agent from a spec (table in the module docstring).
+
+    Args:
+        spec: ``"pubeval"``, ``"random"``, ``"gnubg[:PLY]"``, ``"default[:PLY]"`` or ``"PATH[:PLY]"``.
+        seed: seed of the random agent.
+        rules: rule settings for move generation.
+
+    Raises:
+        ValueError: on a bad ply or a bad checkpoint file.
+        FileNotFoundError: if a checkpoint path does not exist.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(
+            f"an agent spec must be pubeval, random, gnubg[:PLY], default[:PLY] or PATH[:PLY], got {spec!r}"
+        )
+    if spec == "pubeval":
+        return pubeval_agent(rules)
+    if spec == "random":
+        return random_agent(seed, rules)
+    if spec == "gnubg" or spec.startswith("gnubg:"):
+        from nard_ai.gnubg.agent import gnubg_agent_from_spec  # optional dependency, imported on use
+
+        return gnubg_agent_from_spec(spec, rules)
+    path, ply = spec, 0
+    head, sep, tail = spec.rpartition(":")
+    if sep and head in ("pubeval", "random"):
+        raise ValueError(f"agent spec {spec!r}: {head} has no lookahead (no ply); use {head!r}")
+    if sep and head == "default" and not tail.lstrip("+-").isdigit():
+        raise ValueError(f"agent spec {spec!r}: the ply must be 0, 1 or 2, got {tail!r}")
+    if sep and tail.lstrip("+-").isdigit():
+        path, ply = head, int(tail)
+        if not 0 <= ply <= 2:
+            raise ValueError(f"agent spec {spec!r}: the ply must be 0, 1 or 2, got {ply}")
+    return load_agent(None if path == "default" else path, ply=ply, rules=rules)

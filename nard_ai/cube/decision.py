@@ -1,0 +1,332 @@
+"""Cube decisions from cubeless probabilities: no double, double/take, double/pass, too good, beaver.
+
+Decisions (gnubg's ``FindBestCubeDecision``)
+--------------------------------------------
+With ``ND`` (no double), ``DT`` (double, take), ``DP`` (double, pass) for the
+side on roll and ``R = min(DT, DP)`` the opponent's best answer:
+
+===========================  ========================  ===================
+condition                    action                    equity
+===========================  ========================  ===================
+``R >= ND`` and ``DT < DP``  ``"double_take"``         ``DT``
+``R >= ND`` and ``DT >= DP`` ``"double_pass"``         ``DP``
+``DP >= ND > DT``            ``"no_double"``           ``ND``
+``ND > R``, ``ND > DP``      ``"too_good_take"`` or    ``ND``
+                             ``"too_good_pass"``
+===========================  ========================  ===================
+
+"Too good" needs a chance to win a gammon; without one it reads "double_pass"
+(or "no_double"). With beavers (money), an opponent who would take with
+``DT < 0`` beavers instead, which doubles the stake again: the decision then
+uses ``2 * DT`` and :attr:`CubeDecision.beaver` says so.
+
+Search depth: :func:`cube_decision` takes the cubeless probabilities from an
+agent's ``evaluate`` (which searches at the agent's ply) and applies the model
+to them. gnubg's n-ply cube analysis instead recurses cubefully through the
+rolls. At 0-ply, given gnubg's probabilities and the same cube efficiencies,
+the two agree (``tests/test_cube.py`` compares them when gnubg is installed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nard_ai.cube.equity import (
+    DEFAULT_EFFICIENCY,
+    _cubeless_equity,
+    _Match,
+    _match_dead,
+    _outcome_ratios,
+    as_probs,
+    match_cubeful,
+    money_cubeful,
+    mwc_at_score,
+    mwc_to_equity,
+)
+from nard_ai.cube.state import CubeState, _is_int, _is_real, check_cube
+
+__all__ = ["CubeDecision", "cube_decision_from_probs", "cube_action", "check_ply", "check_efficiency"]
+
+
+# --------------------------------------------------------------------------- decisions
+
+_MAX_PLY = 2  # nard_ai.search.lookahead.MAX_PLY (not imported: search pulls in the evaluators)
+
+
+def check_ply(ply) -> int:
+    if not _is_int(ply) or not 0 <= ply <= _MAX_PLY:
+        raise ValueError(f"ply must be an integer 0..{_MAX_PLY} (gnubg numbering), got {ply!r}")
+    return int(ply)
+
+
+def check_efficiency(efficiency) -> float:
+    """A fixed efficiency ``x``: a real number (or 0-d numeric array) within ``[0, 1]``."""
+    scalar = isinstance(efficiency, np.ndarray) and efficiency.ndim == 0 and efficiency.dtype.kind in "iuf"
+    if not (_is_real(efficiency) or scalar):
+        raise ValueError(
+            f"cube efficiency must be a number in [0, 1] or a CubeEfficiency, got {efficiency!r}"
+        )
+    x = float(efficiency)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"cube efficiency must be within [0, 1], got {x}")
+    return x
+
+
+def _check_agent(agent) -> None:
+    if not callable(getattr(agent, "evaluate", None)):
+        raise ValueError(
+            "agent needs evaluate(boards) -> (probs (N, 5), equity (N,)), as a nard_ai.search.lookahead.Agent "
+            f"(build one with nard_ai.agents.agent_from_spec); got {agent!r}"
+        )
+    # As nard_ai.reports.error_rate refuses a referee and nard_ai.search.lookahead refuses lookahead: an
+    # evaluator that ranks plays by its own score (score_plays: pubeval, the random
+    # evaluator) has no probabilities to value a cube with.
+    for part in (agent, getattr(agent, "evaluator", None)):
+        if getattr(part, "score_plays", None) is not None:
+            name = getattr(agent, "name", "") or type(part).__name__
+            raise ValueError(
+                f"{name} has no real probabilities (it ranks plays by its own score, score_plays), "
+                "so it cannot make cube decisions; use a network (default[:PLY], PATH[:PLY]) or gnubg[:PLY]"
+            )
+
+
+@dataclass(frozen=True, eq=False)
+class CubeDecision:
+    """A cube decision for the side on roll, before it rolls.
+
+    Equities are in the side on roll's units: money play, points per game per
+    unit of the current cube (double/pass = +1); match play, the normalised
+    money equity of the match-winning chances at the current cube
+    (double/pass = +1 too), with the MWC themselves in the ``*mwc_at_score`` fields.
+
+    Attributes:
+        action: one of :data:`ACTIONS`; ``"no_double"`` when the side on roll
+            cannot double (see :attr:`cube_available`).
+        no_double: cubeful equity if the side on roll does not double.
+        double_take: cubeful equity if it doubles and the opponent takes
+            (before any beaver).
+        double_pass: equity if it doubles and the opponent passes (+1).
+        probs: ``(5,)`` float64 cubeless probabilities used (gnubg order, side on roll).
+        cubeless_equity: money: cubeless equity; match: the cubeless MWC as equity.
+        take_point: the opponent's minimum winning chances to take a double
+            here, with this position's gammon rates and cube efficiency; NaN
+            when the side on roll cannot double.
+        efficiency: the cube efficiency ``x`` used.
+        cube: the cube state.
+        cube_available: the side on roll may usefully double (:attr:`CubeState.can_double`);
+            when false, ``double_take``/``double_pass`` are NaN.
+        beaver: money with beavers: a doubled opponent should beaver
+            (``double_take < 0``); decisions then use ``2 * double_take``.
+        no_double_mwc, double_take_mwc, double_pass_mwc: match play: the
+            same three as MWC; ``None`` for money play.
+        ply: the search depth of the probabilities (gnubg numbering), if known.
+    """
+
+    action: str
+    no_double: float
+    double_take: float
+    double_pass: float
+    probs: np.ndarray
+    cubeless_equity: float
+    take_point: float
+    efficiency: float
+    cube: CubeState
+    cube_available: bool
+    beaver: bool = False
+    no_double_mwc: float | None = None
+    double_take_mwc: float | None = None
+    double_pass_mwc: float | None = None
+    ply: int | None = None
+
+    @property
+    def _answer(self) -> float:
+        dt = 2.0 * self.double_take if self.beaver else self.double_take
+        return min(dt, self.double_pass)
+
+    @property
+    def optimal(self) -> float:
+        """Equity with the right cube action on both sides."""
+        if not self.cube_available:
+            return self.no_double
+        return max(self.no_double, self._answer)
+
+    @property
+    def equities(self) -> dict[str, float]:
+        """The three columns a gnubg or XG user expects: no double, double/take, double/pass."""
+        return {"no_double": self.no_double, "double_take": self.double_take, "double_pass": self.double_pass}
+
+    @property
+    def errors(self) -> dict[str, float]:
+        """How wrong each alternative is, in equity (>= 0; 0 for the right choice).
+
+        ``"no_double"`` / ``"double"``: what the side on roll gives up by not
+        doubling / by doubling (the opponent answering right);
+        ``"take"`` / ``"pass"``: what the opponent gives up by taking /
+        passing a double (a beaver counts as the take when :attr:`beaver`).
+        Only ``{"no_double": 0.0}`` when the side on roll cannot double.
+        """
+        if not self.cube_available:
+            return {"no_double": 0.0}
+        dt = 2.0 * self.double_take if self.beaver else self.double_take
+        answer = min(dt, self.double_pass)
+        best = max(self.no_double, answer)
+        return {
+            "no_double": best - self.no_double,
+            "double": best - answer,
+            "take": dt - answer,
+            "pass": self.double_pass - answer,
+        }
+
+    @property
+    def errors_mwc(self) -> dict[str, float] | None:
+        """:attr:`errors` in match-winning chances (match play; ``None`` for money)."""
+        if self.cube.is_money:
+            return None
+        scale = self._mwc_per_equity()
+        return {k: v * scale for k, v in self.errors.items()}
+
+    def _mwc_per_equity(self) -> float:
+        c = self.cube
+        win = mwc_at_score(c.away, c.opp_away, c.value, c.crawford)
+        lose = mwc_at_score(c.away, c.opp_away, -c.value, c.crawford)
+        return (win - lose) / 2.0
+
+
+def _classify(
+    no_double: float, answer: float, double_take: float, double_pass: float, can_gammon: bool
+) -> str:
+    if answer >= no_double:
+        return "double_take" if double_take < double_pass else "double_pass"
+    if double_pass >= no_double:
+        return "no_double"
+    response = "take" if double_take < double_pass else "pass"
+    if not can_gammon:
+        # gnubg: never "too good" without a gammon to play for
+        return "double_pass" if response == "pass" else "no_double"
+    return f"too_good_{response}"
+
+
+def cube_action(nd: float, dt: float, dp: float, cube: CubeState, can_gammon: bool) -> tuple[str, bool]:
+    """``(action, beaver)`` from the three cubeful equities of the side on roll (current cube units).
+
+    Money with beavers: a taker whose take is worth more than nothing to it
+    (``dt < 0`` for the doubler) beavers, so the double is worth ``2 dt``.
+    """
+    if not cube.can_double:
+        return "no_double", False
+    beaver = bool(cube.is_money and cube.beavers and dt < 0.0)
+    taken = 2.0 * dt if beaver else dt
+    return _classify(nd, min(taken, dp), taken, dp, can_gammon), beaver
+
+
+def _scaled_probs(p: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Probabilities with winning chances ``w`` and the same gammon shares as ``p`` (shape ``w.shape + (5,)``)."""
+    (g0, b0), (g1, b1) = _outcome_ratios(p)
+    w = np.asarray(w, dtype=np.float64)
+    return np.stack([w, w * (g0 + b0), w * b0, (1.0 - w) * (g1 + b1), (1.0 - w) * b1], axis=-1)
+
+
+def _take_point(p: np.ndarray, cube: CubeState, x: float) -> float:
+    """The opponent's winning chances where double/take = double/pass, gammon shares held fixed."""
+    doubled = cube.doubled()
+    if cube.is_money:
+        pass_value = 1.0
+
+        def take_value(w):
+            return 2.0 * money_cubeful(_scaled_probs(p, w), doubled, x)
+    else:
+        pass_value = mwc_at_score(cube.away, cube.opp_away, cube.value, cube.crawford)
+
+        def take_value(w):
+            return match_cubeful(_scaled_probs(p, w), doubled, x)
+
+    # take_value rises with the doubler's winning chances and is piecewise linear in
+    # them: bracket the root on ever finer vector grids, then interpolate linearly.
+    lo_w, hi_w = 0.0, 1.0
+    for _ in range(3):
+        grid = np.linspace(lo_w, hi_w, 201)
+        values = take_value(grid) - pass_value
+        if values[-1] <= 0.0:
+            return 1.0 - hi_w if hi_w < 1.0 else 0.0  # at 1.0: the opponent never passes
+        if values[0] >= 0.0:
+            return 1.0 - lo_w if lo_w > 0.0 else 1.0  # at 0.0: the opponent always passes
+        hi = int(np.argmax(values > 0.0))
+        lo_w, hi_w, lo_v, hi_v = grid[hi - 1], grid[hi], values[hi - 1], values[hi]
+    root = lo_w + (hi_w - lo_w) * (-lo_v) / (hi_v - lo_v)
+    return float(1.0 - root)
+
+
+def cube_decision_from_probs(
+    probs,
+    cube: CubeState = CubeState(),
+    efficiency: float = DEFAULT_EFFICIENCY.contact,
+    ply: int | None = None,
+) -> CubeDecision:
+    """Cube decision from cubeless probabilities (the model of the module docstring).
+
+    Args:
+        probs: ``(5,)`` gnubg-order cubeless probabilities for the side on roll.
+        cube: the cube and match state.
+        efficiency: cube efficiency ``x`` (:func:`cube_efficiency` of the board),
+            a real number in ``[0, 1]``.
+        ply: the search depth of the probabilities, ``None`` or an integer
+            0..2; recorded in the result.
+
+    Returns:
+        A :class:`CubeDecision`.
+
+    Raises:
+        ValueError: on probabilities of the wrong shape or inconsistent, a
+            ``cube`` that is not a :class:`CubeState`, an efficiency that is
+            not a number (a bool or string is not) or is outside ``[0, 1]``,
+            or a ``ply`` that is neither ``None`` nor an integer 0..2.
+    """
+    p = as_probs(probs)
+    if p.shape != (5,):
+        raise ValueError(
+            f"cube_decision_from_probs takes one position's (5,) probabilities, got shape {p.shape}"
+        )
+    check_cube(cube)
+    x = check_efficiency(efficiency)
+    if ply is not None:
+        ply = check_ply(ply)
+    nan = float("nan")
+    available = cube.can_double
+    if cube.is_money:
+        nd = float(money_cubeful(p, cube, x))
+        cubeless = float(_cubeless_equity(p))
+        dt, dp = (float(2.0 * money_cubeful(p, cube.doubled(), x)), 1.0) if available else (nan, nan)
+        mwcs = (None, None, None)
+    else:
+        nd_mwc = float(match_cubeful(p, cube, x))
+        cubeless = float(mwc_to_equity(_match_dead(p, _Match(cube, _outcome_ratios(p)), cube.value), cube))
+        if available:
+            dt_mwc = float(match_cubeful(p, cube.doubled(), x))
+            dp_mwc = mwc_at_score(cube.away, cube.opp_away, cube.value, cube.crawford)
+        else:
+            dt_mwc = dp_mwc = nan
+        mwcs = (nd_mwc, dt_mwc, dp_mwc)
+        nd, dt, dp = (float(mwc_to_equity(v, cube)) for v in mwcs)
+        if available:
+            dp = 1.0  # exactly, by construction of the conversion
+    action, beaver = cube_action(nd, dt, dp, cube, bool(p[1] > 0.0))
+    take_point = _take_point(p, cube, x) if available else nan
+    return CubeDecision(
+        action=action,
+        no_double=nd,
+        double_take=dt,
+        double_pass=dp,
+        probs=p,
+        cubeless_equity=cubeless,
+        take_point=take_point,
+        efficiency=x,
+        cube=cube,
+        cube_available=available,
+        beaver=beaver,
+        no_double_mwc=mwcs[0],
+        double_take_mwc=mwcs[1],
+        double_pass_mwc=mwcs[2],
+        ply=ply,
+    )

@@ -1,0 +1,700 @@
+"""The HTTP JSON opponent backend (FastAPI): transport only, the engine does the work.
+
+Endpoints (the OpenAPI schema is served at ``/openapi.json``, docs at ``/docs``):
+
+=================  =========================================================
+endpoint           what
+=================  =========================================================
+``GET /move``      every legal play of a position and roll, best first, with
+                   probabilities and cubeless equity (wildbg's ``/move``)
+``POST /move``     the same, the request as a JSON body
+``GET /eval``      probabilities and cubeless equity of a position, side on
+                   roll, before it rolls (wildbg's ``/eval``), with the cube
+                   advice when :mod:`nard_ai.cube.decision` is available
+``POST /eval``     the same, JSON body
+``GET /cube``      the cube decision (no double / double-take / double-pass
+                   equities, take point) for money or match play
+``POST /cube``     the same, JSON body
+``GET /health``    liveness and the settings the server runs with
+=================  =========================================================
+
+Positions
+---------
+A position is given either as **wildbg's pip parameters** ``p0``..``p25`` (the
+layout of :mod:`nard_ai.core.board`, seen from the side on roll: ``p1``..``p24``
+the mover's points, positive = the mover's checkers, negative = the
+opponent's; ``p25`` the mover's bar, ``>= 0``; ``p0`` the opponent's bar,
+``<= 0``; missing = 0), or as ``id``: a gnubg Position ID
+(``4HPwATDgc/ABMA``), a combined ``PositionID:MatchID``, or an XGID
+(``XGID=...``). With a Match ID or an XGID the board is seen from its player
+on roll, and its dice, cube and score are used where the request gives none.
+
+Give the position one way only: ``id`` together with ``p0``..``p25`` (or
+with ``board`` in a JSON body) is refused. Dice are ``die1`` and ``die2``
+(1..6) in a query, ``"dice": [3, 1]`` in a JSON body. ``ply`` is the search
+depth in gnubg's numbering (default: the server's ``--ply``). An unknown or
+repeated query parameter, or an unknown field of a JSON body, is refused
+(``400``) with its name, so a misspelt parameter is never silently ignored.
+
+Money or match: ``/move`` ranks the plays by cubeless equity, unless the ID
+(a Match ID or an XGID) holds a match length; then by the plays' cubeless
+match-winning chance at its score (:func:`nard_ai.reports.analysis.score_plays`:
+each outcome valued by the Kazaross-XG2 table, so gammons count only as
+much as they matter at that score), with each play's ``mwc`` given and
+``ranked_by`` saying which order it is.
+
+Responses (all probabilities for the **side on roll** of the request's
+position; for ``/move`` the side making the play): ``probabilities`` in
+wildbg's/gnubg's five cumulative numbers ``win``, ``winG``, ``winBg``,
+``loseG``, ``loseBg``; ``equity`` the cubeless equity in points per game.
+Each play of ``/move`` is given as wildbg's ``play`` (a list of single
+checker moves ``{"from": 24, "to": 18}``, 25 = bar, 0 = off) and as gnubg's
+notation (``"24/18 13/11*"``).
+
+Errors: a malformed request (bad ID, dice, pips, a finished game, an
+unsupported ply, unknown or repeated parameters, an unknown body field) gets
+``400`` with ``{"detail": "..."}`` naming the field (documented as the
+``400`` response of each endpoint in the OpenAPI schema); a request failing
+the schema otherwise (a non-integer die) gets FastAPI's ``422``. The server
+never dies on input: any other exception is answered ``500`` and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exception_handlers import request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from nard_ai import cube as _cube
+from nard_ai.core.board import BAR, BOARD_SIZE, OPP_BAR, game_result, validate_board, validate_dice
+from nard_ai.cube.state import cube_state_from_match
+from nard_ai.formats.match_id import MatchState
+from nard_ai.formats.notation import play_notation
+from nard_ai.formats.position import parse_position
+from nard_ai.formats.position_id import position_id
+from nard_ai.interfaces.external import checker_moves
+from nard_ai.reports.analysis import score_plays
+
+__all__ = ["create_app", "bind_socket", "serve", "parse_position", "cube_state_from_match", "checker_moves"]
+
+log = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------- parsing (no HTTP here)
+
+
+# --------------------------------------------------------------------------- schema
+
+
+class Probabilities(BaseModel):
+    """gnubg's five cumulative probabilities for one side (wildbg's names)."""
+
+    win: float = Field(description="win a single game, gammon or backgammon")
+    winG: float = Field(description="win a gammon or backgammon")
+    winBg: float = Field(description="win a backgammon")
+    loseG: float = Field(description="lose a gammon or backgammon")
+    loseBg: float = Field(description="lose a backgammon")
+
+
+class CheckerMove(BaseModel):
+    """One checker moved by one die, mover's numbering."""
+
+    model_config = {"populate_by_name": True}
+    from_: int = Field(alias="from", serialization_alias="from", description="1..24, 25 = bar")
+    to: int = Field(description="1..24, 0 = off")
+
+
+class MoveInfo(BaseModel):
+    play: list[CheckerMove] = Field(description="0-4 single checker moves; empty when no move is possible")
+    notation: str = Field(description="gnubg's notation, e.g. '24/18 13/11*'; '-' for no move")
+    probabilities: Probabilities
+    equity: float = Field(description="cubeless equity after the play, mover's view, points per game")
+    mwc: float | None = Field(
+        default=None,
+        description="match play: the mover's cubeless match-winning chance at the score after the play "
+        "(Kazaross-XG2); null in money play",
+    )
+    position_id: str = Field(description="gnubg Position ID of the position after the play, opponent on roll")
+
+
+class MoveResponse(BaseModel):
+    moves: list[MoveInfo] = Field(
+        description="every legal play, best first; exactly one when no move is possible"
+    )
+    ranked_by: str = Field(
+        default="cubeless equity",
+        description="'cubeless equity' (money) or 'cubeless MWC at the score' (an ID with a match length)",
+    )
+    dice: tuple[int, int]
+    ply: int
+    position_id: str
+
+
+class ErrorResponse(BaseModel):
+    """A refused request."""
+
+    detail: str = Field(description="what is wrong, naming the parameter or field")
+
+
+class CubeAdvice(BaseModel):
+    """wildbg's cube summary."""
+
+    double: bool = Field(description="the side on roll should double")
+    accept: bool = Field(description="the opponent should take a double")
+
+
+class EvalResponse(BaseModel):
+    probabilities: Probabilities
+    equity: float = Field(description="cubeless equity, side on roll, before rolling")
+    cube: CubeAdvice | None = Field(
+        default=None, description="cube advice (money, cube centred, unless given)"
+    )
+    ply: int
+    position_id: str
+
+
+class CubeResponse(BaseModel):
+    action: str = Field(description="no_double, double_take, double_pass, too_good_take or too_good_pass")
+    double: bool
+    accept: bool
+    no_double: float
+    double_take: float | None
+    double_pass: float | None
+    optimal: float
+    cubeless_equity: float
+    take_point: float | None
+    probabilities: Probabilities
+    cube_value: int
+    cube_owner: str
+    match_length: int
+    score: tuple[int, int]
+    mwc: dict[str, float | None] | None = Field(
+        default=None, description="match play: the three equities as MWC"
+    )
+    ply: int
+    position_id: str
+
+
+class PositionBody(BaseModel):
+    """A position by ID, or by the 26 counts of :mod:`nard_ai.core.board` (``board``); unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = Field(default=None, description="Position ID, PositionID:MatchID, or XGID")
+    board: list[int] | None = Field(default=None, description="26 counts: [p0, p1, ..., p25]")
+    ply: int | None = None
+
+
+class MoveBody(PositionBody):
+    dice: tuple[int, int] | None = Field(default=None, description="the roll; default: the dice in the ID")
+
+
+class CubeBody(PositionBody):
+    cube_value: int | None = None
+    cube_owner: str | None = Field(default=None, description="centred, on_roll or opponent")
+    match_length: int | None = None
+    score: tuple[int, int] | None = Field(default=None, description="(side on roll, opponent)")
+    crawford: bool | None = None
+    jacoby: bool | None = None
+
+
+# --------------------------------------------------------------------------- request decoding
+
+
+def _pip_query(
+    p0: int = 0, p1: int = 0, p2: int = 0, p3: int = 0, p4: int = 0, p5: int = 0, p6: int = 0,
+    p7: int = 0, p8: int = 0, p9: int = 0, p10: int = 0, p11: int = 0, p12: int = 0, p13: int = 0,
+    p14: int = 0, p15: int = 0, p16: int = 0, p17: int = 0, p18: int = 0, p19: int = 0, p20: int = 0,
+    p21: int = 0, p22: int = 0, p23: int = 0, p24: int = 0, p25: int = 0,
+) -> list[int]:  # fmt: skip
+    """wildbg's pip parameters: p0 = opponent's bar (<= 0), p1..p24 points, p25 = mover's bar."""
+    return [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19,
+            p20, p21, p22, p23, p24, p25]  # fmt: skip
+
+
+Pips = Annotated[list[int], Depends(_pip_query)]
+IdQuery = Annotated[
+    str | None, Query(description="Position ID, PositionID:MatchID or XGID (instead of p0..p25)")
+]
+PlyQuery = Annotated[int | None, Query(ge=0, description="search depth, gnubg numbering")]
+
+
+def _not_json(value: Any) -> bool:
+    """A value strict JSON cannot hold (NaN, +-Infinity), anywhere inside ``value``."""
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return any(_not_json(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_not_json(v) for v in value)
+    return False
+
+
+def _bad(message: str) -> HTTPException:
+    # a 100 kB bad id should not come back whole in the message
+    if len(message) > 500:
+        message = message[:500] + f"... ({len(message)} characters)"
+    return HTTPException(status_code=400, detail=message)
+
+
+_PIP_NAMES = frozenset(f"p{i}" for i in range(BOARD_SIZE))
+_PIP_NAME = re.compile(r"p\d+")
+_QUERY_HINTS = {
+    "dice": "give the roll as die1 and die2",
+    "board": "give the position as id or p0..p25",
+    "score": "give score_on_roll and score_opponent",
+}
+
+
+def _check_query(request: Request, allowed: frozenset[str]) -> bool:
+    """Refuse unknown and repeated query parameters; returns whether any of p0..p25 was given.
+
+    Raises:
+        HTTPException: 400 naming the parameters, or when both ``id`` and pips are given.
+    """
+    names = [name for name, _ in request.query_params.multi_items()]
+    unknown = sorted({n for n in names if n not in allowed}, key=names.index)
+    if unknown:
+        hints = [_QUERY_HINTS[n] for n in unknown if n in _QUERY_HINTS]
+        if any(_PIP_NAME.fullmatch(n) for n in unknown):
+            hints.append("points are p0..p25")
+        expected = ", ".join(sorted(n for n in allowed if n not in _PIP_NAMES))
+        raise _bad(
+            f"unknown query parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
+            + (f" ({'; '.join(hints)})" if hints else "")
+            + f"; this endpoint takes {expected} and p0..p25"
+        )
+    repeated = sorted({n for n in names if names.count(n) > 1}, key=names.index)
+    if repeated:
+        raise _bad(
+            f"query parameter{'s' if len(repeated) > 1 else ''} {', '.join(repeated)} given more than once"
+        )
+    pips_given = any(n in _PIP_NAMES for n in names)
+    if pips_given and "id" in names:
+        raise _bad("give the position one way: id=... or p0..p25, not both")
+    return pips_given
+
+
+def _decode(
+    position: str | None, pips: list[int] | None, pips_given: bool = True, pips_name: str = "board"
+) -> tuple[np.ndarray, MatchState | None]:
+    """The board and match state of a request: ``id``, or the 26 counts (``pips_given``: they were sent)."""
+    if position is not None and pips is not None and pips_given:
+        raise _bad(f"give the position one way: id or {pips_name}, not both")
+    if position:
+        try:
+            return parse_position(position)
+        except ValueError as exc:
+            raise _bad(f"id: {exc}") from None
+    if pips is not None and len(pips) != BOARD_SIZE:
+        raise _bad(f"board: {BOARD_SIZE} counts [p0..p25] needed, got a list of length {len(pips)}")
+    if pips is None or not any(pips):
+        raise _bad("give a position: id=<Position ID, PositionID:MatchID or XGID> or p0..p25")
+    if any(not -15 <= c <= 15 for c in pips):
+        raise _bad("board: each count must be within -15..15")
+    try:
+        board = validate_board(np.asarray(pips, dtype=np.int8))
+    except ValueError as exc:
+        raise _bad(f"board: {exc}") from None
+    if board[BAR] < 0 or board[OPP_BAR] > 0:
+        raise _bad("board: p25 (the mover's bar) must be >= 0 and p0 (the opponent's bar) <= 0")
+    return board, None
+
+
+def _live(board: np.ndarray) -> None:
+    if game_result(board) != 0 or not (board > 0).any() or not (board < 0).any():
+        raise _bad("the game in that position is already over")
+
+
+def _dice(
+    die1: int | None, die2: int | None, state: MatchState | None, names: tuple[str, str] = ("die1", "die2")
+) -> tuple[int, int]:
+    if die1 is None and die2 is None and state is not None and state.dice != (0, 0):
+        die1, die2 = state.dice
+    if die1 is None or die2 is None:
+        raise _bad(f"dice: give {names[0]} and {names[1]} (1..6), or an ID whose dice are rolled")
+    for name, die in zip(names, (die1, die2), strict=True):
+        if not 1 <= die <= 6:  # before numpy: a 30-digit die is no int64
+            raise _bad(f"{name} must be 1..6, got {die}")
+    try:
+        d = validate_dice(np.asarray([die1, die2]))[0]
+    except ValueError as exc:
+        raise _bad(f"dice: {exc}") from None
+    return int(d[0]), int(d[1])
+
+
+def _probs_view(p: np.ndarray) -> Probabilities:
+    p = [float(v) for v in p]
+    return Probabilities(win=p[0], winG=p[1], winBg=p[2], loseG=p[3], loseBg=p[4])
+
+
+def _nan_to_none(v: float | None) -> float | None:
+    return None if v is None or not np.isfinite(v) else float(v)
+
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {
+        "model": ErrorResponse,
+        "description": "a malformed request: a bad ID, dice, pips or ply, a finished game, the position "
+        "given twice, an unknown or repeated parameter or an unknown body field; the detail names it",
+    }
+}
+_MOVE_QUERY = _PIP_NAMES | {"id", "die1", "die2", "ply"}
+_EVAL_QUERY = _PIP_NAMES | {"id", "ply"}
+_CUBE_QUERY = _PIP_NAMES | {
+    "id", "ply", "cube_value", "cube_owner", "match_length", "score_on_roll", "score_opponent",
+    "crawford", "jacoby",
+}  # fmt: skip
+_BODY_HINTS = {
+    "die1": 'the roll is "dice": [die1, die2]',
+    "die2": 'the roll is "dice": [die1, die2]',
+    "position": 'the position is "id" or "board"',
+    "pips": 'the position is "id" or "board"',
+    "score_on_roll": 'the score is "score": [side on roll, opponent]',
+    "score_opponent": 'the score is "score": [side on roll, opponent]',
+}
+_BODY_MODELS = {"/move": "MoveBody", "/eval": "PositionBody", "/cube": "CubeBody"}
+
+
+def _extra_fields_message(request: Request, errors: list[dict[str, Any]]) -> str:
+    """``unknown field(s) ...`` of a JSON body, with the field meant and the fields the endpoint takes."""
+    names = [str(e["loc"][-1]) for e in errors if e.get("loc")]
+    hints = list(dict.fromkeys(_BODY_HINTS[n] for n in names if n in _BODY_HINTS))
+    if any(_PIP_NAME.fullmatch(n) for n in names):
+        hints.append('the position is "id" or "board": [p0, ..., p25]')
+    model = {"MoveBody": MoveBody, "PositionBody": PositionBody, "CubeBody": CubeBody}[
+        _BODY_MODELS.get(request.url.path, "PositionBody")
+    ]
+    expected = ", ".join(model.model_fields)
+    return (
+        f"unknown field{'s' if len(names) > 1 else ''} {', '.join(names)}"
+        + (f" ({'; '.join(hints)})" if hints else "")
+        + f"; the body takes {expected}"
+    )
+
+
+# --------------------------------------------------------------------------- the app
+
+
+def create_app(
+    checkpoint: str | Path | None = None,
+    ply: int = 0,
+    agent_factory: Callable[[int], Any] | None = None,
+) -> FastAPI:
+    """The FastAPI application.
+
+    Args:
+        checkpoint: network checkpoint (default: the shipped one).
+        ply: default search depth of requests that give none.
+        agent_factory: ``ply -> agent`` (a :class:`nard_ai.search.lookahead.Agent`);
+            default :func:`nard_ai.agents.load_agent` with ``checkpoint``.
+            Agents are built on first use and cached per ply.
+
+    Raises:
+        ValueError, FileNotFoundError: if the default-ply agent cannot be built.
+    """
+    if agent_factory is None:
+        from nard_ai.agents import load_agent
+
+        def agent_factory(p: int):
+            return load_agent(checkpoint, ply=p)
+
+    agents: dict[int, Any] = {}
+    build_lock = threading.Lock()
+    eval_lock = threading.Lock()  # one search at a time: evaluators are not promised thread-safe
+
+    def agent_for(p: int | None):
+        p = ply if p is None else int(p)
+        if p < 0:
+            raise _bad(f"ply: must be >= 0, got {p}")
+        with build_lock:
+            if p not in agents:
+                try:
+                    agents[p] = agent_factory(p)
+                except ValueError as exc:
+                    raise _bad(f"ply: {exc}") from None
+            return agents[p]
+
+    agents[ply] = agent_factory(ply)  # fail at start-up (ValueError), not on the first request
+
+    app = FastAPI(
+        title="nard_ai",
+        version="0.1.0",
+        description=(__doc__ or "").split("\n\n")[0]
+        + " Positions as wildbg's p0..p25 or as gnubg/XG IDs; see each endpoint.",
+    )
+
+    @app.exception_handler(RequestValidationError)
+    async def _schema_error(request: Request, exc: RequestValidationError):
+        # an unknown body field is a 400 naming it and the expected fields; other schema errors stay 422
+        errors = exc.errors()
+        extra = [e for e in errors if e.get("type") == "extra_forbidden"]
+        if extra and len(extra) == len(errors):
+            return JSONResponse(status_code=400, content={"detail": _extra_fields_message(request, extra)})
+        if any(_not_json(e.get("input")) for e in errors):
+            # NaN, Infinity or 1e400 in a JSON body: FastAPI's 422 would echo the value and fail to encode it
+            fields = ", ".join(".".join(str(x) for x in e.get("loc", ())[1:]) or "body" for e in errors)
+            return JSONResponse(
+                status_code=400, content={"detail": f"{fields}: not a finite number in range (NaN/Infinity?)"}
+            )
+        return await request_validation_exception_handler(request, exc)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception):  # the server never dies on input
+        log.exception("unexpected error on %s", request.url)
+        return JSONResponse(
+            status_code=500, content={"detail": f"internal error: {type(exc).__name__}: {exc}"}
+        )
+
+    # -- shared handlers (sync: FastAPI runs them in its thread pool)
+
+    def do_move(board, state, dice, req_ply) -> MoveResponse:
+        _live(board)
+        try:
+            cube_state = cube_state_from_match(state)  # money for a bare Position ID or pips
+        except ValueError as exc:
+            raise _bad(f"id: the match state cannot be used: {exc}") from None
+        agent = agent_for(req_ply)
+        with eval_lock:
+            ranked = agent.rank_plays(board, dice)
+        scored = score_plays(ranked, cube_state)  # by MWC at the score in match play
+        moves = []
+        for i in range(len(scored)):
+            after = scored.afterstates[i]
+            moves.append(
+                MoveInfo(
+                    play=[CheckerMove(**{"from": s, "to": d}) for s, d in checker_moves(board, after, dice)],
+                    notation=play_notation(board, after, dice),
+                    probabilities=_probs_view(scored.probs[i]),
+                    equity=float(scored.equity[i]),
+                    mwc=None if scored.mwc is None else float(scored.mwc[i]),
+                    position_id=position_id(_swap(after)),
+                )
+            )
+        return MoveResponse(
+            moves=moves, ranked_by=scored.ranked_by, dice=dice, ply=agent.ply, position_id=position_id(board)
+        )
+
+    def do_eval(board, state, req_ply) -> EvalResponse:
+        _live(board)
+        agent = agent_for(req_ply)
+        with eval_lock:
+            probs, equity = agent.evaluate(board[None])
+        advice = None
+        if _cube is not None:
+            try:
+                decision = _cube.cube_decision_from_probs(
+                    probs[0], cube_state_from_match(state), _cube.cube_efficiency(board), ply=agent.ply
+                )
+                advice = _advice(decision)
+            except ValueError as exc:
+                raise _bad(f"cube: {exc}") from None
+        return EvalResponse(
+            probabilities=_probs_view(probs[0]),
+            equity=float(equity[0]),
+            cube=advice,
+            ply=agent.ply,
+            position_id=position_id(board),
+        )
+
+    def do_cube(board, state, req_ply, overrides) -> CubeResponse:
+        _live(board)
+        try:
+            cube_state = cube_state_from_match(state, **overrides)
+        except ValueError as exc:
+            raise _bad(f"cube: {exc}") from None
+        agent = agent_for(req_ply)
+        with eval_lock:
+            try:
+                d = _cube.cube_decision(board, cube_state, agent=agent)
+            except ValueError as exc:
+                raise _bad(f"cube: {exc}") from None
+        mwc = None
+        if not cube_state.is_money:
+            mwc = {
+                "no_double": _nan_to_none(d.no_double_mwc),
+                "double_take": _nan_to_none(d.double_take_mwc),
+                "double_pass": _nan_to_none(d.double_pass_mwc),
+            }
+        advice = _advice(d)
+        return CubeResponse(
+            action=d.action,
+            double=advice.double,
+            accept=advice.accept,
+            no_double=float(d.no_double),
+            double_take=_nan_to_none(d.double_take),
+            double_pass=_nan_to_none(d.double_pass),
+            optimal=float(d.optimal),
+            cubeless_equity=float(d.cubeless_equity),
+            take_point=_nan_to_none(d.take_point),
+            probabilities=_probs_view(d.probs),
+            cube_value=cube_state.value,
+            cube_owner=cube_state.owner,
+            match_length=cube_state.match_length,
+            score=cube_state.score,
+            mwc=mwc,
+            ply=agent.ply,
+            position_id=position_id(board),
+        )
+
+    # -- routes
+
+    @app.get(
+        "/move",
+        response_model=MoveResponse,
+        summary="ranked plays of a position and roll (wildbg /move)",
+        responses=_ERRORS,
+    )
+    def get_move(
+        request: Request,
+        pips: Pips,
+        die1: Annotated[int | None, Query(description="first die, 1..6")] = None,
+        die2: Annotated[int | None, Query(description="second die, 1..6")] = None,
+        id: IdQuery = None,  # noqa: A002 - the public parameter name
+        ply: PlyQuery = None,
+    ) -> MoveResponse:
+        pips_given = _check_query(request, _MOVE_QUERY)
+        board, state = _decode(id, pips, pips_given, "p0..p25")
+        return do_move(board, state, _dice(die1, die2, state), ply)
+
+    @app.post("/move", response_model=MoveResponse, summary="ranked plays, JSON body", responses=_ERRORS)
+    def post_move(body: MoveBody) -> MoveResponse:
+        board, state = _decode(body.id, body.board)
+        die1, die2 = body.dice if body.dice is not None else (None, None)
+        return do_move(board, state, _dice(die1, die2, state, ("dice[0]", "dice[1]")), body.ply)
+
+    @app.get(
+        "/eval",
+        response_model=EvalResponse,
+        summary="probabilities and cubeless equity (wildbg /eval)",
+        responses=_ERRORS,
+    )
+    def get_eval(request: Request, pips: Pips, id: IdQuery = None, ply: PlyQuery = None) -> EvalResponse:  # noqa: A002
+        pips_given = _check_query(request, _EVAL_QUERY)
+        board, state = _decode(id, pips, pips_given, "p0..p25")
+        return do_eval(board, state, ply)
+
+    @app.post("/eval", response_model=EvalResponse, summary="evaluation, JSON body", responses=_ERRORS)
+    def post_eval(body: PositionBody) -> EvalResponse:
+        board, state = _decode(body.id, body.board)
+        return do_eval(board, state, body.ply)
+
+    @app.get(
+        "/cube",
+        response_model=CubeResponse,
+        summary="cube decision for the side on roll, before rolling",
+        responses=_ERRORS,
+    )
+    def get_cube(
+        request: Request,
+        pips: Pips,
+        id: IdQuery = None,  # noqa: A002
+        ply: PlyQuery = None,
+        cube_value: int | None = None,
+        cube_owner: Annotated[str | None, Query(description="centred, on_roll or opponent")] = None,
+        match_length: int | None = None,
+        score_on_roll: int | None = None,
+        score_opponent: int | None = None,
+        crawford: bool | None = None,
+        jacoby: bool | None = None,
+    ) -> CubeResponse:
+        pips_given = _check_query(request, _CUBE_QUERY)
+        board, state = _decode(id, pips, pips_given, "p0..p25")
+        score = None
+        if score_on_roll is not None or score_opponent is not None:
+            score = (score_on_roll or 0, score_opponent or 0)
+        overrides = dict(
+            value=cube_value, owner=cube_owner, match_length=match_length, score=score,
+            crawford=crawford, jacoby=jacoby,
+        )  # fmt: skip
+        return do_cube(board, state, ply, overrides)
+
+    @app.post("/cube", response_model=CubeResponse, summary="cube decision, JSON body", responses=_ERRORS)
+    def post_cube(body: CubeBody) -> CubeResponse:
+        board, state = _decode(body.id, body.board)
+        overrides = dict(
+            value=body.cube_value, owner=body.cube_owner, match_length=body.match_length,
+            score=body.score, crawford=body.crawford, jacoby=body.jacoby,
+        )  # fmt: skip
+        return do_cube(board, state, body.ply, overrides)
+
+    @app.get("/health", summary="liveness and settings")
+    def health() -> dict[str, Any]:
+        return {"status": "ok", "default_ply": ply, "cube": _cube is not None}
+
+    return app
+
+
+def _swap(board: np.ndarray) -> np.ndarray:
+    from nard_ai.core.board import swap_sides
+
+    return swap_sides(board)
+
+
+def _advice(decision) -> CubeAdvice:
+    double = decision.cube_available and decision.action in ("double_take", "double_pass")
+    # the taker's view, whether or not the double is right
+    accept = bool(
+        not decision.cube_available
+        or not np.isfinite(decision.double_take)
+        or decision.double_take <= decision.double_pass
+    )
+    return CubeAdvice(double=bool(double), accept=accept)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (port 0: a free one), not yet listening.
+
+    Binding first lets a busy port or a bad address be one clear error
+    instead of a server that starts, logs and exits.
+
+    Raises:
+        ValueError: ``cannot listen on HOST:PORT: <reason>`` (a port in use,
+            an address that is not this machine's, a host that does not resolve).
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        family, kind, proto, _, address = infos[0]
+        sock = socket.socket(family, kind, proto)
+    except (OSError, UnicodeError, IndexError) as exc:
+        raise ValueError(f"cannot listen on {host}:{port}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: restart despite TIME_WAIT
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(host: str = "127.0.0.1", port: int = 8080, checkpoint: str | None = None, ply: int = 0) -> None:
+    """Run the HTTP server with uvicorn until interrupted.
+
+    The address is bound before the network loads (:func:`bind_socket`), and
+    the port actually bound (port 0: one the system picks) is logged.
+
+    Raises:
+        ValueError: when ``host:port`` cannot be bound, or the agent cannot be built.
+        FileNotFoundError: on a missing checkpoint.
+    """
+    import uvicorn
+
+    sock = bind_socket(host, port)
+    try:
+        app = create_app(checkpoint=checkpoint, ply=ply)
+        bound = sock.getsockname()[1]
+        log.info("nard_ai HTTP server on http://%s:%d (OpenAPI schema at /openapi.json)", host, bound)
+        config = uvicorn.Config(app, host=host, port=bound, log_level="info")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

@@ -1,0 +1,405 @@
+"""A game against the engine in the terminal: the logic behind ``nard play``.
+
+Input and output are injected (``read(prompt) -> str`` and ``write(text)``),
+so a session runs the same under a terminal (``input``/``print``) and under
+a test that scripts the lines. Randomness is an explicit
+``np.random.Generator``.
+
+The game
+--------
+A money game (RULES.md §1-6, the standard rules) between *you* (seat 0) and
+the engine (seat 1). The board is always drawn from your side (you are
+``X``, moving from your 24-point down to your 1-point) with pip counts, at
+the start of each of your turns and at the end of the game. The opening
+roll (RULES.md §2) decides who starts unless ``first`` says otherwise.
+
+Your turn: type the play in standard notation (``24/18 13/11*``,
+``bar/22``, ``8/2(2)``, ``6/off``; ``-`` when nothing can be played); a
+play that is not legal is refused with the reason from
+:func:`nard_ai.formats.notation.parse_play`, and you type again. A roll
+with a single legal play is played for you. Commands: ``hint`` (the
+engine's three best plays; at a cube prompt, its cube advice), ``board``
+(draw it again), ``help``, ``quit``. End of input (Ctrl-D) or Ctrl-C ends
+the session cleanly.
+
+A game can start from a given position (``start``) with its cube
+(``start_cube``: value and owner) and its roll (``start_dice``): the side on
+roll then plays that roll at once, with no cube decision before it.
+
+With ``cube=True`` the doubling cube is in play (RULES.md §8, no Jacoby
+rule, no beavers): before rolling, the player who may double (cube centred
+or owned) is asked (you: ``roll``/``double``), the engine doubles when
+:func:`nard_ai.cube.cube_decision` says "double" (it plays on when it is too
+good), and it takes or passes your double by the same model (it takes when
+double/take is worth less to you than double/pass). Points = result
+(1, 2, 3; RULES.md §6) x the cube value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from nard_ai.core.board import game_result, starting_board, swap_sides, validate_board, validate_dice
+from nard_ai.core.game import opening_roll, roll_dice
+from nard_ai.core.movegen import legal_plays
+from nard_ai.cube import CENTRED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_decision
+from nard_ai.formats.ascii import render_board
+from nard_ai.formats.notation import parse_play, play_notation
+from nard_ai.reports.analysis import cube_action_text
+
+__all__ = ["HUMAN", "ENGINE", "FIRST_CHOICES", "SessionResult", "play_session"]
+
+HUMAN, ENGINE = 0, 1
+FIRST_CHOICES = ("roll", "human", "engine")
+QUIT_WORDS = ("q", "quit", "exit", "bye")
+HELP_TEXT = (
+    "Type your play in standard notation: 24/18 13/11*  bar/22  8/2(2)  6/off  (- when you cannot move).\n"
+    "Points are numbered from your side: you move from 24 down to 1 and bear off past 1.\n"
+    "Commands: hint (the engine's best plays), board (draw the board again), help, quit."
+)
+CUBE_HELP = "r (or Enter) rolls the dice; d doubles the stakes; hint asks the engine; quit ends the session."
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """What a session ended with.
+
+    Attributes:
+        games: games finished.
+        points: ``(you, engine)`` points won over the session.
+        ended: ``"done"`` (no further game wanted, or ``max_games`` played),
+            ``"quit"`` (a quit command), ``"eof"`` (end of input) or
+            ``"interrupt"`` (Ctrl-C).
+    """
+
+    games: int
+    points: tuple[int, int]
+    ended: str
+
+
+class _EndSession(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class _Game:
+    """One game in progress: the board from the side on roll's view, and the cube (seat or None)."""
+
+    board: np.ndarray
+    on_roll: int
+    cube_value: int = 1
+    cube_owner: int | None = None  # None: centred
+
+    def human_view(self) -> np.ndarray:
+        return self.board if self.on_roll == HUMAN else swap_sides(self.board)
+
+    def cube_state(self) -> CubeState:
+        """The cube from the side on roll's view (money play)."""
+        if self.cube_owner is None:
+            return CubeState()
+        owner = ON_ROLL if self.cube_owner == self.on_roll else OPPONENT
+        return CubeState(value=self.cube_value, owner=owner)
+
+    def may_double(self) -> bool:
+        return self.cube_owner in (None, self.on_roll) and 2 * self.cube_value <= MAX_CUBE
+
+
+class _Session:
+    def __init__(
+        self,
+        agent,
+        rng: np.random.Generator,
+        read,
+        write,
+        name: str,
+        cube: bool,
+        start_cube: CubeState | None = None,
+        start_dice: tuple[int, int] | None = None,
+    ) -> None:
+        self.agent, self.rng, self.write, self.name, self.cube = agent, rng, write, name, cube
+        self._read = read
+        self.start_cube, self.start_dice = start_cube, start_dice
+
+    # -- input
+
+    def ask(self, prompt: str) -> str:
+        """One line of input, stripped; end of input, Ctrl-C and quit words end the session."""
+        try:
+            line = self._read(prompt)
+        except EOFError:
+            raise _EndSession("eof") from None
+        except KeyboardInterrupt:
+            raise _EndSession("interrupt") from None
+        text = line.strip()
+        if text.lower() in QUIT_WORDS:
+            raise _EndSession("quit")
+        return text
+
+    # -- output
+
+    def show(self, game: _Game, dice: tuple[int, int] | None = None) -> None:
+        self.write(render_board(game.human_view(), dice))
+        if self.cube or game.cube_value > 1:  # a turned cube from a start position counts even without --cube
+            if game.cube_owner is None:
+                self.write(f" Cube: {game.cube_value}, centred")
+            else:
+                owner = "you" if game.cube_owner == HUMAN else self.name
+                self.write(f" Cube: {game.cube_value}, owned by {owner}")
+
+    def hint(self, board: np.ndarray, dice: tuple[int, int]) -> None:
+        ranked = self.agent.rank_plays(board, dice)
+        for i in range(min(3, len(ranked))):
+            play = play_notation(board, ranked.afterstates[i], dice) or "-"
+            self.write(
+                f"  {i + 1}. {play:<22} equity {ranked.equity[i]:+.3f}  win {100 * ranked.probs[i][0]:.1f}%"
+            )
+
+    def cube_hint(self, game: _Game, doubled: bool) -> None:
+        """The engine's cube advice for you: before your roll (``doubled`` false) or on its double."""
+        d = cube_decision(game.board, game.cube_state(), agent=self.agent)
+        if not doubled:  # you are on roll: your cubeful equities per unit of the current cube
+            self.write(
+                f"  Hint: {cube_action_text(d)}. Your cubeful equity: no double {d.no_double:+.3f}, "
+                f"double/take {d.double_take:+.3f}, double/pass {d.double_pass:+.3f} (per unit of the cube)."
+            )
+            return
+        take = not np.isfinite(d.double_take) or d.double_take <= d.double_pass
+        # the equities are the doubler's (the engine's): yours are their negatives
+        self.write(
+            f"  Hint: {'take' if take else 'pass'}. Your cubeful equity: take {-d.double_take:+.3f}, "
+            f"pass {-d.double_pass:+.3f} (per unit of the current cube)."
+        )
+
+    # -- one game
+
+    def play_game(self, first: str, start: np.ndarray | None) -> tuple[int, int]:
+        """Play one game; returns ``(winner seat, points)``."""
+        if start is not None:
+            game = _Game(board=start.copy(), on_roll=ENGINE if first == "engine" else HUMAN)
+            if self.start_cube is not None:
+                game.cube_value = self.start_cube.value
+                owner = self.start_cube.owner
+                game.cube_owner = (
+                    None if owner == CENTRED else game.on_roll if owner == ON_ROLL else 1 - game.on_roll
+                )
+            dice = self.start_dice
+            who = "You are" if game.on_roll == HUMAN else f"{self.name} is"
+            rolled = "" if dice is None else f" with {dice[0]}-{dice[1]}"
+            self.write(f"{who} on roll{rolled}.")
+        else:
+            starter, opening = opening_roll(1, self.rng)
+            mine, theirs = int(opening[0, 0]), int(opening[0, 1])
+            seat = int(starter[0]) if first == "roll" else (HUMAN if first == "human" else ENGINE)
+            game = _Game(board=starting_board(), on_roll=seat)
+            dice = (max(mine, theirs), min(mine, theirs))
+            who = "you play" if seat == HUMAN else f"{self.name} plays"
+            if first == "roll":
+                self.write(
+                    f"Opening roll: you {mine}, {self.name} {theirs}: {who} first with {dice[0]}-{dice[1]}."
+                )
+            else:
+                self.write(f"{'You play' if seat == HUMAN else who} first with {dice[0]}-{dice[1]}.")
+        while True:
+            if dice is None:  # not the opening turn: a cube decision first, then the roll
+                ended = self.cube_turn(game)
+                if ended is not None:
+                    return ended
+                d = roll_dice(1, self.rng)[0]
+                dice = (int(max(d)), int(min(d)))
+            mover = game.on_roll
+            after = self.human_turn(game, dice) if mover == HUMAN else self.engine_turn(game, dice)
+            dice = None
+            result = game_result(after)
+            if result != 0:
+                game.board = after
+                self.write(render_board(after if mover == HUMAN else swap_sides(after), pid=False))
+                points = abs(int(result)) * game.cube_value
+                kind = {1: "a single game", 2: "a gammon", 3: "a backgammon"}[abs(int(result))]
+                winner = mover if result > 0 else 1 - mover
+                who = "You win" if winner == HUMAN else f"{self.name} wins"
+                self.write(f"{who} {kind}: {points} point{'s' if points != 1 else ''}.")
+                return winner, points
+            game.board = swap_sides(after)
+            game.on_roll = 1 - mover
+
+    def cube_turn(self, game: _Game) -> tuple[int, int] | None:
+        """The side on roll may double; returns ``(winner, points)`` if a double is passed."""
+        if not (self.cube and game.may_double()):
+            return None
+        if game.on_roll == HUMAN:
+            self.show(game)
+            while True:
+                answer = self.ask("Roll or double? [r/d] ").lower()
+                if answer in ("", "r", "roll"):
+                    return None
+                if answer in ("d", "double"):
+                    break
+                if answer == "help":
+                    self.write(CUBE_HELP)
+                elif answer == "hint":
+                    self.cube_hint(game, doubled=False)
+                elif answer == "board":
+                    self.show(game)
+                else:
+                    self.write(f"  {answer!r}: type r to roll or d to double.")
+            decision = cube_decision(game.board, game.cube_state(), agent=self.agent)
+            if decision.double_take < decision.double_pass:
+                game.cube_value *= 2
+                game.cube_owner = ENGINE
+                self.write(f"{self.name} takes. The cube is on {game.cube_value}, owned by {self.name}.")
+                return None
+            self.write(f"{self.name} passes.")
+            return self._passed(HUMAN, game.cube_value)
+        decision = cube_decision(game.board, game.cube_state(), agent=self.agent)
+        if decision.action not in ("double_take", "double_pass"):
+            return None
+        self.show(game)
+        self.write(f"{self.name} doubles to {2 * game.cube_value}.")
+        while True:
+            answer = self.ask("Take or pass? [t/p] ").lower()
+            if answer in ("t", "take"):
+                game.cube_value *= 2
+                game.cube_owner = HUMAN
+                self.write(f"You take. The cube is on {game.cube_value}, and you own it.")
+                return None
+            if answer in ("p", "pass", "drop"):
+                return self._passed(ENGINE, game.cube_value)
+            if answer == "hint":
+                self.cube_hint(game, doubled=True)
+                continue
+            self.write(f"  {answer!r}: type t to take (play on for {2 * game.cube_value}) or p to pass.")
+
+    def _passed(self, winner: int, points: int) -> tuple[int, int]:
+        who = "You win" if winner == HUMAN else f"{self.name} wins"
+        self.write(f"{who} {points} point{'s' if points != 1 else ''} (the double was passed).")
+        return winner, points
+
+    def human_turn(self, game: _Game, dice: tuple[int, int]) -> np.ndarray:
+        board = game.board
+        plays = legal_plays(board, dice)
+        self.show(game, dice)
+        if len(plays) == 1:
+            if (plays[0] == board).all():
+                self.write(f"You rolled {dice[0]}-{dice[1]} and cannot move.")
+            else:
+                self.write(f"You rolled {dice[0]}-{dice[1]}. Forced: {play_notation(board, plays[0], dice)}")
+            return plays[0]
+        while True:
+            text = self.ask(f"Your move ({dice[0]}-{dice[1]}): ")
+            command = text.lower()
+            if command in ("help", "?"):
+                self.write(HELP_TEXT)
+            elif command == "hint":
+                self.hint(board, dice)
+            elif command == "board":
+                self.show(game, dice)
+            elif not text:
+                self.write("  Type your play, e.g. 13/7 8/7, or help.")
+            else:
+                try:
+                    return parse_play(board, text, dice)
+                except ValueError as exc:
+                    self.write(f"  Not legal: {exc}")
+
+    def engine_turn(self, game: _Game, dice: tuple[int, int]) -> np.ndarray:
+        board = game.board
+        after = self.agent.choose_plays(board[None], np.asarray([dice], dtype=np.int8))[0]
+        play = play_notation(board, after, dice)
+        if play in ("", "-"):
+            self.write(f"{self.name} rolls {dice[0]}-{dice[1]} and cannot move.")
+        else:
+            self.write(f"{self.name} rolls {dice[0]}-{dice[1]} and plays {play}.")
+        return after
+
+
+def play_session(
+    agent,
+    rng: np.random.Generator,
+    read: Callable[[str], str] | None = None,
+    write: Callable[[str], None] | None = None,
+    *,
+    first: str = "roll",
+    cube: bool = False,
+    start: np.ndarray | None = None,
+    max_games: int | None = None,
+    name: str = "nard",
+    start_cube: CubeState | None = None,
+    start_dice: tuple[int, int] | None = None,
+) -> SessionResult:
+    """Play games against an agent until you stop (see the module docstring for the rules of play).
+
+    Args:
+        agent: anything with ``choose_plays(boards, dice)``, ``rank_plays(board, dice)``
+            and ``evaluate(boards)`` (a :class:`nard_ai.search.lookahead.Agent`).
+        rng: the dice (opening rolls and every roll after).
+        read: ``read(prompt) -> line`` (default: :func:`input`); raising
+            ``EOFError`` or ``KeyboardInterrupt`` ends the session cleanly.
+        write: called with each piece of output, lines joined by ``"\\n"``
+            (default: :func:`print`).
+        first: ``"roll"`` (the opening roll decides), ``"human"`` or
+            ``"engine"`` (that side starts, with the opening roll's two
+            different dice).
+        cube: play with the doubling cube (money, no Jacoby, no beavers).
+        start: ``(26,)`` board to start each game from instead of the
+            starting position, seen from the side on roll: you, or the
+            engine when ``first == "engine"``; no opening roll then.
+        max_games: stop after this many games (``None``: ask after each one).
+        name: the engine's name in the messages.
+        start_cube: the cube each game from ``start`` begins with (money
+            play; ``owner`` seen from ``start``'s side on roll). A turned
+            cube counts for the points even when ``cube`` is off (nobody
+            may double then). Default: centred at 1.
+        start_dice: the roll ``start``'s side on roll plays first (no cube
+            decision before it); default: it rolls (after its cube decision).
+
+    Returns:
+        A :class:`SessionResult`.
+
+    Raises:
+        ValueError: on an unknown ``first``, a ``max_games`` below 1, a
+            ``start`` board that is invalid or finished, ``start_cube`` or
+            ``start_dice`` without ``start``, a match-play ``start_cube``,
+            or dice outside 1..6.
+    """
+    if first not in FIRST_CHOICES:
+        raise ValueError(f"first must be one of {FIRST_CHOICES}, got {first!r}")
+    if max_games is not None and max_games < 1:
+        raise ValueError(f"max_games must be >= 1 (or None), got {max_games}")
+    if start is not None:
+        start = validate_board(np.asarray(start))
+        if start.ndim != 1 or game_result(start) != 0:
+            raise ValueError("the start position must be one board of a game not yet over")
+    if (start_cube is not None or start_dice is not None) and start is None:
+        raise ValueError("start_cube and start_dice need a start position")
+    if start_cube is not None and not start_cube.is_money:
+        raise ValueError("nard play plays money games: start_cube must be a money-play cube state")
+    if start_dice is not None:
+        d = validate_dice(np.asarray(start_dice))[0]
+        start_dice = (int(max(d)), int(min(d)))  # larger die first, as every roll here
+    read = input if read is None else read
+    write = print if write is None else write
+    session = _Session(agent, rng, read, write, name, cube, start_cube, start_dice)
+    points = [0, 0]
+    games = 0
+    try:
+        while True:
+            winner, won = session.play_game(first, start)
+            points[winner] += won
+            games += 1
+            write(
+                f"Session: you {points[HUMAN]}, {name} {points[ENGINE]} after {games} game{'s' if games != 1 else ''}."
+            )
+            if max_games is not None and games >= max_games:
+                return SessionResult(games, (points[0], points[1]), "done")
+            if session.ask("Play another game? [y/n] ").lower() not in ("y", "yes"):
+                return SessionResult(games, (points[0], points[1]), "done")
+    except _EndSession as end:
+        if end.reason in ("eof", "interrupt"):
+            write("")  # end the prompt's line
+        write("Bye.")
+        return SessionResult(games, (points[0], points[1]), end.reason)

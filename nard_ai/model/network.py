@@ -1,0 +1,673 @@
+"""The torch evaluator network, outcome-probability views, and checkpoints with a contract.
+
+Outcomes and whose perspective
+------------------------------
+Every probability here is for **the side on roll in the encoded board**
+(after :mod:`nard_ai.model.encoding`), unless a function's name says it inverts.
+
+Internally the network predicts 6 *exclusive* outcomes with a softmax
+(the wildbg choice), in the order of :data:`OUTCOMES`::
+
+    win single, win gammon, win backgammon, lose single, lose gammon, lose backgammon
+    points:  +1,  +2,  +3,  -1,  -2,  -3
+
+so the probabilities are always consistent (non-negative, summing to 1, a
+backgammon is a gammon is a win). At the edges the project uses gnubg's 5
+*cumulative* numbers, in gnubg's order (``WIN, WINGAMMON, WINBACKGAMMON,
+LOSEGAMMON, LOSEBACKGAMMON``)::
+
+    win = ws + wg + wb,  win_gammon = wg + wb,  win_backgammon = wb,
+    lose_gammon = lg + lb,  lose_backgammon = lb
+
+Cubeless money equity, for the same side (gnubg ``eval.c``, ``Utility()``)::
+
+    equity = 2 win - 1 + win_gammon + win_backgammon - lose_gammon - lose_backgammon
+
+which equals the expected points ``ws + 2 wg + 3 wb - ls - 2 lg - 3 lb``.
+
+Checkpoints
+-----------
+:func:`save_checkpoint` writes one ``torch.save`` dict atomically (a temporary
+file in the same folder, fsync, ``os.replace``), so a crash never leaves a
+half-written checkpoint. Its contract:
+
+==================  ============================================================
+key                 value
+==================  ============================================================
+``format``          ``"nard_ai.checkpoint"``
+``format_version``  :data:`CHECKPOINT_VERSION`
+``layout_version``  :data:`nard_ai.core.board.LAYOUT_VERSION` of the boards trained on
+``encoder``         ``{"name": str, "version": int, "size": int}``
+``network``         :class:`NetworkConfig` as a dict
+``state_dict``      the network's tensors
+``games_trained``   self-play games behind these weights
+``args``            the training hyperparameters (a plain dict)
+``optimizer``       the optimizer's ``state_dict`` or ``None``
+``rng``             RNG state (JSON text of numpy's bit-generator state, and
+                    torch's CPU RNG state) or ``None``
+``extra``           free-form dict (e.g. last benchmark), or ``{}``
+``digest``          ``{"algorithm": "sha256", "state_dict": HEX, "optimizer": HEX
+                    or None, "metadata": HEX}``: SHA-256 of the tensors (names,
+                    dtypes, shapes, bytes) and plain values of ``state_dict``
+                    and ``optimizer``, and of every other entry above
+                    (:data:`METADATA_KEYS`)
+==================  ============================================================
+
+:func:`load_checkpoint` checks every key and raises ``ValueError`` naming the
+file and the problem on a corrupt, truncated or mismatched file. ``digest`` is
+verified when present (``ValueError("corrupt checkpoint PATH: digest
+mismatch ...")``): a checkpoint whose tensor bytes were damaged, or whose
+network description was edited (say, another activation), would otherwise
+load silently with wrong outputs. Files written before the digest existed (no
+``digest`` key), or before it covered the metadata (no ``"metadata"``), still
+load, checked as far as their digest goes; every new save writes all three.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from nard_ai.core.board import BOARD_SIZE, LAYOUT_VERSION
+from nard_ai.core.movegen import parallel_threads
+from nard_ai.model.embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
+from nard_ai.model.encoding import PARALLEL_MIN_BOARDS, Encoder, contact_first_order, get_encoder
+
+__all__ = [
+    "OUTCOMES",
+    "OUTCOME_POINTS",
+    "GNUBG_OUTPUTS",
+    "NetworkConfig",
+    "Network",
+    "Checkpoint",
+    "exclusive_to_gnubg",
+    "gnubg_to_exclusive",
+    "invert_probs",
+    "invert_exclusive",
+    "cubeless_equity",
+    "result_probs",
+    "save_checkpoint",
+    "load_checkpoint",
+    "default_checkpoint_path",
+    "CHECKPOINT_FORMAT",
+    "CHECKPOINT_VERSION",
+]
+
+OUTCOMES = ("win_single", "win_gammon", "win_backgammon", "lose_single", "lose_gammon", "lose_backgammon")
+OUTCOME_POINTS = np.array([1, 2, 3, -1, -2, -3], dtype=np.float32)
+GNUBG_OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+
+CHECKPOINT_FORMAT = "nard_ai.checkpoint"
+CHECKPOINT_VERSION = 1
+DEFAULT_CHECKPOINT_NAME = "nard-rich.pt"
+
+_INVERT6 = [3, 4, 5, 0, 1, 2]
+
+
+def exclusive_to_gnubg(p6):
+    """6 exclusive outcome probabilities -> gnubg's 5 cumulative ones (same side).
+
+    Args:
+        p6: ``(..., 6)`` numpy array or torch tensor in :data:`OUTCOMES` order.
+
+    Returns:
+        ``(..., 5)`` of the same kind: win, win-gammon, win-backgammon,
+        lose-gammon, lose-backgammon.
+    """
+    ws, wg, wb, _ls, lg, lb = (p6[..., i] for i in range(6))
+    parts = [ws + wg + wb, wg + wb, wb, lg + lb, lb]
+    if isinstance(p6, torch.Tensor):
+        return torch.stack(parts, dim=-1)
+    return np.stack(parts, axis=-1)
+
+
+def gnubg_to_exclusive(p5: np.ndarray) -> np.ndarray:
+    """gnubg's 5 cumulative probabilities -> the 6 exclusive outcomes (same side).
+
+    Small negative values from rounding are clipped to 0.
+
+    Args:
+        p5: ``(..., 5)`` array in gnubg order.
+
+    Returns:
+        ``(..., 6)`` array in :data:`OUTCOMES` order.
+    """
+    p5 = np.asarray(p5)
+    w, wg, wb, lg, lb = (p5[..., i] for i in range(5))
+    out = np.stack([w - wg, wg - wb, wb, 1.0 - w - lg, lg - lb, lb], axis=-1)
+    return np.clip(out, 0.0, None).astype(p5.dtype, copy=False)
+
+
+def invert_probs(p5: np.ndarray) -> np.ndarray:
+    """gnubg-order probabilities for one side -> the same for the other side.
+
+    ``win' = 1 - win``, ``win_gammon' = lose_gammon``, ``win_backgammon' =
+    lose_backgammon`` and vice versa (gnubg ``InvertEvaluation``).
+
+    Args:
+        p5: ``(..., 5)`` array.
+
+    Returns:
+        A new ``(..., 5)`` array.
+    """
+    p5 = np.asarray(p5)
+    out = np.empty_like(p5)
+    out[..., 0] = 1.0 - p5[..., 0]
+    out[..., 1] = p5[..., 3]
+    out[..., 2] = p5[..., 4]
+    out[..., 3] = p5[..., 1]
+    out[..., 4] = p5[..., 2]
+    return out
+
+
+def invert_exclusive(p6):
+    """6 exclusive outcome probabilities for one side -> for the other side (wins <-> losses)."""
+    return p6[..., _INVERT6]
+
+
+def cubeless_equity(p5):
+    """Cubeless money equity from gnubg-order probabilities (gnubg ``Utility()``).
+
+    ``equity = 2 win - 1 + win_gammon + win_backgammon - lose_gammon - lose_backgammon``,
+    in points per game at cube 1, for the side the probabilities belong to.
+
+    Args:
+        p5: ``(..., 5)`` numpy array or torch tensor.
+
+    Returns:
+        ``(...)`` equities.
+    """
+    return 2.0 * p5[..., 0] - 1.0 + p5[..., 1] + p5[..., 2] - p5[..., 3] - p5[..., 4]
+
+
+def result_probs(points: np.ndarray) -> np.ndarray:
+    """Exact gnubg-order probabilities of finished games.
+
+    Args:
+        points: ``(N,)`` results ``+-1, +-2, +-3`` (from :func:`nard_ai.core.board.game_result`),
+            for the side the probabilities are wanted for.
+
+    Returns:
+        ``(N, 5)`` float32 of zeros and ones.
+    """
+    points = np.asarray(points)
+    out = np.zeros((len(points), 5), dtype=np.float32)
+    out[:, 0] = points > 0
+    out[:, 1] = points >= 2
+    out[:, 2] = points >= 3
+    out[:, 3] = points <= -2
+    out[:, 4] = points <= -3
+    return out
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """Architecture of a :class:`Network` (stored in checkpoints).
+
+    Attributes:
+        encoder: name of the input encoder (:mod:`nard_ai.model.encoding`).
+        encoder_version: its version.
+        hidden: sizes of the hidden layers.
+        activation: ``"sigmoid"`` (TD-Gammon's), ``"tanh"`` or ``"relu"``.
+        race_net: a second MLP of the same shape for race positions (no
+            contact), chosen by the encoder's ``race_unit``; the first MLP then
+            sees only contact positions (gnubg likewise keeps separate contact
+            and race networks).
+    """
+
+    encoder: str = "td198"
+    encoder_version: int = 1
+    hidden: tuple[int, ...] = (80,)
+    activation: str = "sigmoid"
+    race_net: bool = False
+
+    def __post_init__(self) -> None:
+        if self.activation not in _ACTIVATIONS:
+            raise ValueError(f"activation must be one of {sorted(_ACTIVATIONS)}, got {self.activation!r}")
+        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
+        if not self.hidden or min(self.hidden) < 1:
+            raise ValueError(f"hidden must be one or more positive sizes, got {self.hidden}")
+
+
+_ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
+
+
+def _mlp(width: int, config: NetworkConfig) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for h in config.hidden:
+        layers += [nn.Linear(width, h), _ACTIVATIONS[config.activation]()]
+        width = h
+    layers.append(nn.Linear(width, len(OUTCOMES)))
+    return nn.Sequential(*layers)
+
+
+_IN_PLACE = {nn.Sigmoid: torch.sigmoid_, nn.Tanh: torch.tanh_, nn.ReLU: torch.relu_}
+
+
+def _predict_t(mlp: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+    # softmax probabilities transposed, (6, N): torch's CPU softmax over a last axis of 6 is ~20x slower.
+    # Activations are applied in place (no second (N, hidden) array): about 15% faster rollouts here.
+    return _outputs_t(list(mlp), x)
+
+
+def _outputs_t(layers: list[nn.Module], h: torch.Tensor) -> torch.Tensor:
+    # the remaining (linear, activation) pairs of an MLP, then the transposed softmax output layer
+    for linear, activation in zip(layers[:-1:2], layers[1:-1:2], strict=True):
+        h = _IN_PLACE[type(activation)](nn.functional.linear(h, linear.weight, linear.bias))
+    last = layers[-1]
+    return torch.softmax(torch.addmm(last.bias[:, None], last.weight, h.T), dim=0)
+
+
+class Network(nn.Module):
+    """An MLP (or a contact MLP and a race MLP) from encoded boards to the 6 exclusive outcomes.
+
+    Outcomes are for the side on roll. ``forward`` returns logits ``(N, 6)``
+    in :data:`OUTCOMES` order; a softmax gives the probabilities. With
+    ``config.race_net`` each row goes to ``race_mlp`` when its encoder's race
+    unit is set, else to ``mlp``. Use
+    :class:`nard_ai.eval.evaluator.NetworkEvaluator` to evaluate boards (it encodes
+    and converts to gnubg's 5 numbers).
+
+    Raises:
+        ValueError: ``race_net`` with an encoder that has no race unit.
+    """
+
+    def __init__(self, config: NetworkConfig = NetworkConfig()) -> None:
+        super().__init__()
+        self.config = config
+        self.encoder: Encoder = get_encoder(config.encoder, config.encoder_version)
+        self.mlp = _mlp(self.encoder.size, config)
+        self.race_mlp: nn.Sequential | None = None
+        if config.race_net:
+            if self.encoder.race_unit is None:
+                raise ValueError(
+                    f"encoder {self.encoder.key} has no race unit: it cannot route to a race net"
+                )
+            self.race_mlp = _mlp(self.encoder.size, config)
+
+    def _race_rows(self, x: torch.Tensor) -> torch.Tensor:
+        return x[:, self.encoder.race_unit] > 0.5
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``(N, encoder.size)`` float32 inputs -> ``(N, 6)`` logits."""
+        if self.race_mlp is None:
+            return self.mlp(x)
+        race = self._race_rows(x)
+        out = torch.empty((x.shape[0], len(OUTCOMES)), dtype=x.dtype)
+        out = out.index_put((~race,), self.mlp(x[~race])) if (~race).any() else out
+        return out.index_put((race,), self.race_mlp(x[race])) if race.any() else out
+
+    @torch.no_grad()
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        """Softmax probabilities ``(N, 6)`` for encoded inputs ``(N, size)``, without gradients.
+
+        The output layer is computed transposed, ``(6, N)``, and the softmax
+        taken over its first axis: torch's CPU softmax over a last axis of
+        length 6 is about 20 times slower. The result is a transposed view.
+        """
+        if self.race_mlp is None:
+            return _predict_t(self.mlp, x).T
+        race = self._race_rows(x)
+        if not race.any():
+            return _predict_t(self.mlp, x).T
+        if race.all():
+            return _predict_t(self.race_mlp, x).T
+        out = torch.empty((len(OUTCOMES), x.shape[0]), dtype=x.dtype)
+        out[:, ~race] = _predict_t(self.mlp, x[~race])
+        out[:, race] = _predict_t(self.race_mlp, x[race])
+        return out.T
+
+    @torch.no_grad()
+    def predict_grouped(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Softmax probabilities of boards, transposed and grouped by network (the fast path of search).
+
+        With a race net, the boards are put in :func:`nard_ai.model.encoding.contact_first_order`
+        (the encoder's ``race_fn`` says which are races) *before* they are
+        encoded, so each MLP runs on a contiguous slice of the inputs and no
+        encoded row is copied; without one, the order is the identity.
+
+        Args:
+            boards: ``(N, 26)`` int8 boards, each from its side on roll's view.
+
+        Returns:
+            ``(probs (6, N) float32, order (N,) int64)``: column ``i`` of
+            ``probs`` holds the :data:`OUTCOMES` probabilities of board
+            ``order[i]`` for its side on roll.
+        """
+        boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
+        n = len(boards)
+        if self.race_mlp is None or self.encoder.race_fn is None:
+            if self.race_mlp is not None:  # no race_fn: route on the encoded race unit
+                probs = self.predict(torch.from_numpy(self.encoder.encode(boards))).T
+                return np.ascontiguousarray(probs.numpy()), np.arange(n, dtype=np.int64)
+            return self._predict_boards_t("mlp", boards).numpy(), np.arange(n, dtype=np.int64)
+        order, contact = contact_first_order(self.encoder.race_fn(boards))
+        grouped = boards[order]
+        if contact == n:
+            return self._predict_boards_t("mlp", grouped).numpy(), order
+        if contact == 0:
+            return self._predict_boards_t("race_mlp", grouped).numpy(), order
+        probs = torch.empty((len(OUTCOMES), n), dtype=torch.float32)
+        probs[:, :contact] = self._predict_boards_t("mlp", grouped[:contact])
+        probs[:, contact:] = self._predict_boards_t("race_mlp", grouped[contact:])
+        return probs.numpy(), order
+
+    def _embedding(self, name: str):
+        """``(table, bias, dense weights (D, H))`` of MLP ``name``'s first layer for
+        :func:`nard_ai.model.embedding.first_layer`, rebuilt whenever its parameters change: an optimizer
+        step or ``load_state_dict`` bumps a tensor's version counter. torch's *fused* optimizers
+        update weights in place without bumping it (torch 2.13), so code that uses one calls
+        :meth:`weights_changed` after each step (:class:`nard_ai.model.learn.Learner` does)."""
+        linear = getattr(self, name)[0]
+        weight, bias = linear.weight, linear.bias
+        key = (id(weight), weight._version, weight.data_ptr(), id(bias), bias._version, bias.data_ptr())
+        cache = self.__dict__.setdefault("_embedding_cache", {})
+        cached = cache.get(name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        w = weight.detach()
+        groups = w[:, : 4 * SLOTS].reshape(w.shape[0], SLOTS, 4)
+        table = torch.einsum("nk,hsk->snh", torch.from_numpy(unit_values()), groups).contiguous().numpy()
+        fused_bias = (bias.detach() + w[:, CONSTANT_UNIT]).numpy()
+        dense = w[:, dense_columns(self.encoder.name)].T.contiguous()
+        cache[name] = (key, (table, fused_bias, dense))
+        return cache[name][1]
+
+    def weights_changed(self) -> None:
+        """Drop the cached first-layer tables (call after changing weights in a way that does not bump
+        their version counters, such as a step of a fused torch optimizer)."""
+        self.__dict__.pop("_embedding_cache", None)
+
+    def build_tables(self) -> None:
+        """Build the cached first-layer tables now rather than on first use (for example before several
+        threads evaluate with this network: they then only read them). No-op for other encoders."""
+        if self._embeddable:
+            for name in ("mlp", "race_mlp"):
+                if getattr(self, name) is not None:
+                    self._embedding(name)
+
+    def _predict_boards_t(self, name: str, boards: np.ndarray) -> torch.Tensor:
+        # softmax probabilities transposed, (6, N), of MLP `name` for boards (side on roll's view)
+        mlp = getattr(self, name)
+        if not self._embeddable:
+            return _predict_t(mlp, torch.from_numpy(self.encoder.encode(boards)))
+        table, bias, dense_w = self._embedding(name)
+        threads = parallel_threads() if len(boards) >= PARALLEL_MIN_BOARDS else 1
+        pre, dense = first_layer(boards, self.encoder.name == "rich", table, bias, threads)
+        h = torch.from_numpy(pre).addmm_(torch.from_numpy(dense), dense_w)
+        layers = list(mlp)
+        return _outputs_t(layers[2:], _IN_PLACE[type(layers[1])](h))
+
+    @property
+    def _embeddable(self) -> bool:
+        # the first layer can be computed by nard_ai.model.embedding (td198-family encoders at version 1)
+        return self.encoder.name in ("td198", "rich") and self.encoder.version == 1
+
+    def probs6(self, boards: np.ndarray) -> np.ndarray:
+        """Exclusive outcome probabilities ``(N, 6)`` float32 for the side on roll of each ``(N, 26)`` board."""
+        probs, order = self.predict_grouped(boards)
+        out = np.empty((probs.shape[1], len(OUTCOMES)), dtype=np.float32)
+        out[order] = probs.T
+        return out
+
+
+@dataclass
+class Checkpoint:
+    """A loaded checkpoint (see the module docstring for the file's contract).
+
+    Attributes:
+        network: the network, in eval mode, on the CPU.
+        games_trained: self-play games behind the weights.
+        args: training hyperparameters as saved.
+        optimizer_state: the optimizer's ``state_dict``, or ``None``.
+        rng_state: saved RNG state, or ``None``.
+        extra: free-form metadata.
+        path: where it was read from.
+    """
+
+    network: Network
+    games_trained: int = 0
+    args: dict[str, Any] = field(default_factory=dict)
+    optimizer_state: dict[str, Any] | None = None
+    rng_state: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+
+DIGEST_ALGORITHM = "sha256"
+
+
+def _feed(h: Any, obj: Any) -> None:
+    """Feed a canonical, type-tagged serialization of ``obj`` to the hash ``h``.
+
+    Handles what checkpoints hold: tensors, dicts (keys sorted by their repr),
+    lists and tuples (hashed alike: pickling may turn one into the other),
+    str, bytes, bool, int, float and None.
+    """
+    if isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        h.update(f"T{t.dtype}{tuple(t.shape)}:".encode())
+        h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    elif isinstance(obj, dict):
+        h.update(f"D{len(obj)}:".encode())
+        for key in sorted(obj, key=repr):
+            _feed(h, key)
+            _feed(h, obj[key])
+    elif isinstance(obj, (list, tuple)):
+        h.update(f"L{len(obj)}:".encode())
+        for item in obj:
+            _feed(h, item)
+    elif isinstance(obj, (bytes, bytearray)):
+        h.update(f"B{len(obj)}:".encode() + bytes(obj))
+    elif obj is None or isinstance(obj, (bool, int, float, str)):
+        text = repr(obj).encode()
+        h.update(f"{type(obj).__name__[0]}{len(text)}:".encode() + text)
+    else:
+        raise TypeError(f"cannot digest a {type(obj).__name__} in a checkpoint")
+
+
+METADATA_KEYS = (
+    "format",
+    "format_version",
+    "layout_version",
+    "encoder",
+    "network",
+    "games_trained",
+    "args",
+    "rng",
+    "extra",
+)
+"""The checkpoint entries covered by the digest's ``"metadata"`` hash (everything but the tensors'
+own entries and the digest)."""
+
+
+def _metadata(payload: dict) -> dict:
+    return {key: payload.get(key) for key in METADATA_KEYS}
+
+
+def _digest(obj: Any) -> str | None:
+    """SHA-256 hex digest of a state dict (``None`` for ``None``)."""
+    if obj is None:
+        return None
+    h = hashlib.sha256()
+    _feed(h, obj)
+    return h.hexdigest()
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    network: Network,
+    *,
+    games_trained: int = 0,
+    args: dict[str, Any] | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    rng_state: dict[str, Any] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write a checkpoint atomically (temporary file in the same folder, fsync, ``os.replace``).
+
+    Args:
+        path: destination file; its folder is created if needed.
+        network: the network to save.
+        games_trained: self-play games behind the weights.
+        args: training hyperparameters (plain, picklable values).
+        optimizer: its state is saved for an exact resume.
+        rng_state: RNG state to restore on resume (plain values).
+        extra: free-form metadata.
+
+    Returns:
+        The path written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    enc = network.encoder
+    state_dict = {k: v.detach().cpu().clone() for k, v in network.state_dict().items()}
+    optimizer_state = optimizer.state_dict() if optimizer is not None else None
+    payload = {
+        "format": CHECKPOINT_FORMAT,
+        "format_version": CHECKPOINT_VERSION,
+        "layout_version": LAYOUT_VERSION,
+        "encoder": {"name": enc.name, "version": enc.version, "size": enc.size},
+        "network": {**asdict(network.config), "hidden": list(network.config.hidden)},
+        "state_dict": state_dict,
+        "games_trained": int(games_trained),
+        "args": dict(args or {}),
+        "optimizer": optimizer_state,
+        "rng": rng_state,
+        "extra": dict(extra or {}),
+    }
+    payload["digest"] = {
+        "algorithm": DIGEST_ALGORITHM,
+        "state_dict": _digest(state_dict),
+        "optimizer": _digest(optimizer_state),
+        "metadata": _digest(_metadata(payload)),
+    }
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; give it a normal file's mode
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """Read and check a checkpoint written by :func:`save_checkpoint`.
+
+    Args:
+        path: the checkpoint file.
+
+    Returns:
+        A :class:`Checkpoint` whose network is in eval mode.
+
+    Raises:
+        FileNotFoundError: if the file does not exist.
+        ValueError: if the file is not a readable nard_ai checkpoint, its
+            digest does not match its contents (``"corrupt checkpoint PATH:
+            digest mismatch ..."``), or its format version, board layout
+            version or encoder does not match this code, or its tensors do not
+            fit the declared network.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the checkpoint: {exc.strerror or exc}") from exc
+    except Exception as exc:  # torch raises many kinds on a damaged file; its text can mislead
+        raise ValueError(
+            f"{path}: not a readable nard_ai checkpoint (corrupt or truncated; "
+            f"torch.load failed with {type(exc).__name__})"
+        ) from exc
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path}: not a nard_ai checkpoint (no 'format': {CHECKPOINT_FORMAT!r} entry)")
+    _verify_digest(path, payload)
+    if payload.get("format_version") != CHECKPOINT_VERSION:
+        raise ValueError(
+            f"{path}: checkpoint format version {payload.get('format_version')!r}, this code reads {CHECKPOINT_VERSION}"
+        )
+    if payload.get("layout_version") != LAYOUT_VERSION:
+        raise ValueError(
+            f"{path}: trained on board layout version {payload.get('layout_version')!r}, "
+            f"this code uses layout version {LAYOUT_VERSION}"
+        )
+    try:
+        enc_info = payload["encoder"]
+        net_info = dict(payload["network"])
+        enc = get_encoder(enc_info["name"], enc_info["version"])
+        if enc.size != enc_info["size"]:
+            raise ValueError(
+                f"encoder {enc.key} has {enc.size} inputs, the checkpoint says {enc_info['size']}"
+            )
+        if (net_info["encoder"], net_info["encoder_version"]) != (enc.name, enc.version):
+            raise ValueError("the network and encoder entries disagree")
+        config = NetworkConfig(**{**net_info, "hidden": tuple(net_info["hidden"])})
+        network = Network(config)
+        network.load_state_dict(payload["state_dict"], strict=True)
+    except (KeyError, TypeError, RuntimeError, ValueError) as exc:
+        raise ValueError(f"{path}: checkpoint does not match this code: {exc}") from exc
+    network.eval()
+    games_trained = payload.get("games_trained", 0)
+    if isinstance(games_trained, bool) or not isinstance(games_trained, int) or games_trained < 0:
+        raise ValueError(f"{path}: checkpoint does not match this code: games_trained {games_trained!r}")
+    try:
+        return Checkpoint(
+            network=network,
+            games_trained=games_trained,
+            args=dict(payload.get("args") or {}),
+            optimizer_state=payload.get("optimizer"),
+            rng_state=payload.get("rng"),
+            extra=dict(payload.get("extra") or {}),
+            path=path,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: checkpoint does not match this code: {exc}") from exc
+
+
+def _verify_digest(path: Path, payload: dict) -> None:
+    """Check the ``digest`` entry against the tensors (no entry: an older file, accepted)."""
+    if "digest" not in payload:
+        return
+    digest = payload["digest"]
+    if not isinstance(digest, dict) or digest.get("algorithm") != DIGEST_ALGORITHM:
+        raise ValueError(f"corrupt checkpoint {path}: digest mismatch (unreadable digest entry)")
+    for key in ("state_dict", "optimizer", "metadata"):
+        if key == "metadata" and key not in digest:
+            continue  # written before the digest covered the metadata
+        try:
+            actual = _digest(_metadata(payload) if key == "metadata" else payload.get(key))
+        except TypeError as exc:
+            raise ValueError(f"corrupt checkpoint {path}: digest mismatch ({key}: {exc})") from exc
+        if actual != digest.get(key):
+            raise ValueError(
+                f"corrupt checkpoint {path}: digest mismatch ({key}: the file was damaged or edited)"
+            )
+
+
+def default_checkpoint_path() -> Path:
+    """The shipped network, ``nard-rich.pt``: ``checkpoints/`` of the source tree (a clone or an
+    editable install), else ``<sys.prefix>/share/nard_ai/checkpoints/`` where a wheel (``pip install
+    .``) puts it. Returns the source-tree path when neither exists (loading it then says so)."""
+    repo = Path(__file__).resolve().parents[2] / "checkpoints" / DEFAULT_CHECKPOINT_NAME
+    if repo.is_file():
+        return repo
+    installed = Path(sys.prefix) / "share" / "nard_ai" / "checkpoints" / DEFAULT_CHECKPOINT_NAME
+    return installed if installed.is_file() else repo

@@ -1,0 +1,447 @@
+"""TD(lambda) self-play: many games in lockstep, one batched network call per ply.
+
+:func:`play_round` plays a fixed number of self-play games with a pool of
+``pool`` concurrent slots. Every ply, all active games' legal plays go through
+the search (:func:`nard_ai.search.lookahead.select_plays_unchecked`, 0-ply by default: one move-generator call
+and one network forward pass over all afterstates of all games), each game
+takes its greedy best play (exploration comes from the dice, as in
+TD-Gammon), and the chosen afterstate's value for the mover is recorded as
+that ply's one-step target. When a game ends, its lambda-return targets are
+computed (:mod:`nard_ai.model.learn`, forward view) and its states join a sample
+buffer; the buffer is shuffled and consumed in minibatches of ``batch_size``,
+one Adam step each, as soon as it holds ``4 * batch_size`` samples. A freed
+slot starts a new game until ``games`` have started; then the pool drains and
+the buffer is flushed. A round therefore ends with no game in flight, so a
+checkpoint taken between rounds (weights, optimizer, game counter, RNG) resumes
+*exactly*: training ``a + b`` games in one run or in two runs gives the same
+weights.
+
+Workers
+-------
+With ``workers = 1`` everything runs on the calling thread, and a gradient
+step takes effect from the next ply on. With ``workers = W > 1`` the pool and
+the games are split into ``W`` shards, each with its own dice generator
+(seeded from ``rng``). Play goes in epochs of :data:`EPOCH_PLIES` plies: each
+shard plays an epoch in its own Python thread
+(:func:`nard_ai.core.movegen.serial_kernels`: one numba thread each; the kernels
+and torch release the GIL) with a copy of the network, while another thread
+takes the gradient steps due at the epoch's start; at the epoch's end the
+finished games' samples are collected in shard order and the new weights are
+copied into the search network. So a step takes effect up to two epochs later
+than with one worker. Every exchange between the threads happens at these
+fixed points, so the result depends on the seed and ``workers``, never on
+timing: still deterministic, and still exact on resume. On this project's
+2-core machine two workers keep both cores busier than numba's and torch's
+own thread pools do on self-play's per-ply batches (README, "Speed").
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, starting_board, swap_sides_unchecked
+from nard_ai.core.game import opening_roll, roll_dice
+from nard_ai.core.movegen import serial_kernels
+from nard_ai.core.rules import Rules
+from nard_ai.eval.evaluator import NetworkEvaluator
+from nard_ai.model.learn import Learner, lambda_returns
+from nard_ai.model.network import Network, gnubg_to_exclusive
+from nard_ai.search.lookahead import STANDARD_RULES, select_plays_unchecked
+
+__all__ = ["RoundStats", "play_round", "rng_state", "rng_from_state"]
+
+MAX_PLIES = 5000  # a safety net: a real game is far shorter
+
+
+@dataclass
+class RoundStats:
+    """What one round of self-play did.
+
+    Attributes:
+        games: games finished.
+        plies: plies played (one play by one side = one ply).
+        results: ``(3,)`` count of singles, gammons, backgammons.
+        first_player_points: points won by the side that moved first, summed.
+        samples: training samples (pre-roll states) consumed.
+        updates: gradient steps taken.
+        loss_sum: sum of the per-step losses (``loss_sum / updates`` = mean).
+        seconds: wall time.
+        positions: afterstates evaluated.
+        interrupted: the round was stopped early (``should_stop``).
+    """
+
+    games: int = 0
+    plies: int = 0
+    results: np.ndarray = field(default_factory=lambda: np.zeros(3, dtype=np.int64))
+    first_player_points: int = 0
+    samples: int = 0
+    updates: int = 0
+    loss_sum: float = 0.0
+    seconds: float = 0.0
+    positions: int = 0
+    interrupted: bool = False
+
+    @property
+    def mean_loss(self) -> float:
+        return self.loss_sum / max(self.updates, 1)
+
+
+class _SampleBuffer:
+    """Finished games' (board, target) pairs, shuffled and cut into minibatches."""
+
+    def __init__(
+        self, learner: Learner, batch_size: int, rng: np.random.Generator, stats: RoundStats
+    ) -> None:
+        self.learner, self.batch_size, self.rng, self.stats = learner, batch_size, rng, stats
+        self.boards: list[np.ndarray] = []
+        self.targets: list[np.ndarray] = []
+        self.count = 0
+
+    def add(self, boards: np.ndarray, targets: np.ndarray, train: bool = True) -> None:
+        """Add samples; with ``train``, take the gradient steps that are due (:meth:`take_due`)."""
+        self.boards.append(boards)
+        self.targets.append(targets)
+        self.count += len(boards)
+        if train:
+            self.train(self.take_due())
+
+    def take_due(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Once ``4 * batch_size`` samples wait: every full minibatch, shuffled, taken out of the
+        buffer (the rest stays); else nothing."""
+        return self._take(flush=False) if self.count >= 4 * self.batch_size else []
+
+    def flush(self) -> None:
+        """Train on everything left (the last minibatch may be short)."""
+        if self.count:
+            self.train(self._take(flush=True))
+
+    def _take(self, flush: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+        boards = np.concatenate(self.boards)
+        targets = np.concatenate(self.targets)
+        order = self.rng.permutation(len(boards))
+        n_full = len(boards) // self.batch_size
+        stop = len(boards) if flush else n_full * self.batch_size
+        batches = []
+        for start in range(0, stop, self.batch_size):
+            sel = order[start : min(start + self.batch_size, stop)]
+            batches.append((boards[sel], targets[sel]))
+        rest = order[stop:]
+        self.boards, self.targets, self.count = [boards[rest]], [targets[rest]], len(rest)
+        return batches
+
+    def train(self, batches: list[tuple[np.ndarray, np.ndarray]]) -> None:
+        """One gradient step per minibatch, in order."""
+        for boards, targets in batches:
+            self.stats.loss_sum += self.learner.update(boards, targets)
+            self.stats.updates += 1
+            self.stats.samples += len(boards)
+
+
+def rng_state(rng: np.random.Generator) -> dict:
+    """A generator's state as plain values (JSON text), for checkpoints."""
+    return {"numpy": json.dumps(rng.bit_generator.state)}
+
+
+def rng_from_state(state: dict) -> np.random.Generator:
+    """Rebuild a generator saved by :func:`rng_state` (PCG64, numpy's default).
+
+    Raises:
+        ValueError: on a state that is not one :func:`rng_state` writes.
+    """
+    try:
+        saved = json.loads(state["numpy"])
+        name = saved["bit_generator"]
+        if name not in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"):
+            raise ValueError(f"unknown bit generator {name!r}")
+        bit_generator = getattr(np.random, name)()
+        bit_generator.state = saved
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # json.JSONDecodeError is a ValueError
+        raise ValueError(f"not a saved RNG state ({type(exc).__name__}: {exc})") from exc
+    return np.random.Generator(bit_generator)
+
+
+@dataclass
+class _Finished:
+    """The games one shard finished in one ply: their training samples and results."""
+
+    boards: np.ndarray  # (S, 26) int8 pre-roll states of all plies of these games
+    targets: np.ndarray  # (S, 6) float32 lambda-return targets
+    points: np.ndarray  # (G,) int64 result for the side that made the last play
+    lengths: np.ndarray  # (G,) int64 plies of each game
+
+
+class _Shard:
+    """A group of self-play slots that play in lockstep: boards, dice, trajectories, own dice generator.
+
+    Args:
+        slots: games in flight at once.
+        games: games this shard plays in all.
+        rng: its dice generator.
+    """
+
+    def __init__(self, slots: int, games: int, rng: np.random.Generator, rules: Rules, ply: int, lam: float):
+        self.games, self.rng, self.rules, self.ply, self.lam = games, rng, rules, ply, lam
+        self.length = 256
+        self.boards = np.zeros((slots, BOARD_SIZE), dtype=np.int8)
+        self.dice = np.zeros((slots, 2), dtype=np.int8)
+        self.game_ply = np.zeros(slots, dtype=np.int64)
+        self.active = np.zeros(slots, dtype=bool)
+        self.traj_boards = np.zeros((slots, self.length, BOARD_SIZE), dtype=np.int8)
+        self.traj_y = np.zeros((slots, self.length, 6), dtype=np.float32)
+        self.started = 0
+        self._start_board = starting_board()
+        self._start(np.arange(slots))
+        self._pending = None
+
+    def _start(self, where: np.ndarray) -> None:
+        self.boards[where] = self._start_board
+        _, self.dice[where] = opening_roll(len(where), self.rng)
+        self.game_ply[where] = 0
+        self.active[where] = True
+        self.started += len(where)
+
+    @property
+    def running(self) -> bool:
+        return bool(self.active.any())
+
+    def search(self, evaluator: NetworkEvaluator) -> tuple[int, int, _Finished | None]:
+        """Choose every active game's play; returns ``(positions evaluated, plies, finished games)``.
+
+        The boards are not advanced until :meth:`advance` (so the caller can
+        train in between, as the one-worker loop does)."""
+        idx = np.flatnonzero(self.active)
+        sel = select_plays_unchecked(evaluator, self.boards[idx], self.dice[idx], self.rules, ply=self.ply)
+        t = self.game_ply[idx]
+        if t.max() >= self.length:
+            if self.length >= MAX_PLIES:
+                raise RuntimeError(f"a self-play game passed {MAX_PLIES} plies")
+            self.traj_boards = np.concatenate([self.traj_boards, np.zeros_like(self.traj_boards)], axis=1)
+            self.traj_y = np.concatenate([self.traj_y, np.zeros_like(self.traj_y)], axis=1)
+            self.length *= 2
+        self.traj_boards[idx, t] = self.boards[idx]
+        self.traj_y[idx, t] = gnubg_to_exclusive(sel.probs)
+        self.game_ply[idx] += 1
+        fin = sel.finished
+        done = idx[fin]
+        finished = None
+        if len(done):
+            lengths = self.game_ply[done]
+            longest = int(lengths.max())
+            targets = lambda_returns(self.traj_y[done, :longest], lengths, self.lam)
+            mask = np.arange(longest)[None, :] < lengths[:, None]
+            finished = _Finished(
+                boards=self.traj_boards[done, :longest][mask],
+                targets=targets[mask],
+                points=game_result_unchecked(sel.afterstates[fin]),  # > 0: the mover won
+                lengths=lengths,
+            )
+        self._pending = (idx, sel.afterstates, fin)
+        return int(sel.num_plays.sum()), len(idx), finished
+
+    def advance(self) -> None:
+        """Apply the plays chosen by :meth:`search`: roll for the games that go on, start new games in
+        freed slots while this shard has games left."""
+        idx, afterstates, fin = self._pending
+        self._pending = None
+        done = idx[fin]
+        cont = idx[~fin]
+        self.boards[cont] = swap_sides_unchecked(afterstates[~fin])
+        self.dice[cont] = roll_dice(len(cont), self.rng)
+        k = min(len(done), self.games - self.started)
+        if k:
+            self._start(done[:k])
+        self.active[done[k:]] = False
+
+    def play(self, evaluator: NetworkEvaluator, plies: int) -> list[tuple[int, int, _Finished | None]]:
+        """Up to ``plies`` plies (:meth:`search` then :meth:`advance` each) on one numba thread, for a
+        worker thread; stops early when the shard has no game left. One result per ply played."""
+        results = []
+        with serial_kernels():
+            for _ in range(plies):
+                if not self.running:
+                    break
+                results.append(self.search(evaluator))
+                self.advance()
+        return results
+
+
+def _record(stats: RoundStats, positions: int, plies: int, finished: _Finished | None, on_games) -> None:
+    stats.positions += positions
+    stats.plies += plies
+    if finished is None:
+        return
+    points, lengths = finished.points, finished.lengths
+    stats.games += len(points)
+    np.add.at(stats.results, points - 1, 1)
+    # the first mover is on roll at even plies; the winner made the last ply
+    first_won = (lengths - 1) % 2 == 0
+    stats.first_player_points += int(np.where(first_won, points, -points).sum())
+    if on_games is not None:
+        on_games(len(points))
+
+
+def _split(total: int, parts: int) -> list[int]:
+    return [total // parts + (k < total % parts) for k in range(parts)]
+
+
+def play_round(
+    learner: Learner,
+    games: int,
+    rng: np.random.Generator,
+    *,
+    pool: int = 512,
+    lam: float = 0.7,
+    batch_size: int = 512,
+    rules: Rules = STANDARD_RULES,
+    ply: int = 0,
+    workers: int = 1,
+    stats: RoundStats | None = None,
+    on_games=None,
+    should_stop=None,
+) -> RoundStats:
+    """Play ``games`` self-play games in lockstep and train on them as they finish.
+
+    Args:
+        learner: the network and its optimizer; updated in place.
+        games: games to play in this round.
+        rng: the only source of randomness (dice, buffer shuffling; with
+            ``workers > 1`` it seeds the shards' dice generators).
+        pool: games in flight at once (the batch of each network call is all
+            their afterstates; split between the shards).
+        lam: TD lambda (see :mod:`nard_ai.model.learn`).
+        batch_size: samples per gradient step.
+        rules: rule settings.
+        ply: search depth of the move choice (gnubg numbering, 0..2). The
+            recorded one-step target is the chosen play's value at that
+            depth, so ``ply=1`` trains on 1-ply lookahead targets (and is
+            about two orders of magnitude slower per game).
+        workers: Python threads that play the games (module docstring,
+            "Workers"); the results depend on it. With more than one, torch
+            runs on one thread per caller for the round (its thread count is
+            restored after).
+        stats: a :class:`RoundStats` to fill in (so a caller interrupted
+            mid-round still sees what was done); a new one by default.
+        on_games: optional callable ``on_games(n)`` told each time ``n`` more
+            games finish (for progress bars).
+        should_stop: optional callable checked once per ply; when it returns
+            true the round stops at once: games in flight are dropped, the
+            finished games' samples are still trained on, and
+            ``stats.interrupted`` is set.
+
+    Returns:
+        The :class:`RoundStats`.
+
+    Raises:
+        ValueError: ``workers`` below 1.
+    """
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    t0 = time.perf_counter()
+    stats = RoundStats() if stats is None else stats
+    buffer = _SampleBuffer(learner, batch_size, rng, stats)
+    n_shards = min(int(workers), pool, games)
+    if n_shards <= 0:
+        return stats
+    if workers == 1:
+        _play_inline(
+            learner,
+            _Shard(min(pool, games), games, rng, rules, ply, lam),
+            buffer,
+            stats,
+            on_games,
+            should_stop,
+        )
+    else:
+        seeds = rng.integers(0, 2**63, size=n_shards)
+        shards = [
+            _Shard(min(slots, n), n, np.random.default_rng(seed), rules, ply, lam)
+            for slots, n, seed in zip(_split(pool, n_shards), _split(games, n_shards), seeds, strict=True)
+        ]
+        _play_threaded(learner, shards, buffer, stats, on_games, should_stop)
+    buffer.flush()
+    stats.seconds = time.perf_counter() - t0
+    return stats
+
+
+def _play_inline(learner, shard, buffer, stats, on_games, should_stop) -> None:
+    # one worker: search, train on the games just finished, then advance (the steps count from the next ply)
+    evaluator = NetworkEvaluator(learner.network)
+    while shard.running:
+        if should_stop is not None and should_stop():
+            stats.interrupted = True
+            return
+        positions, plies, finished = shard.search(evaluator)
+        _record(stats, positions, plies, finished, on_games)
+        if finished is not None:
+            buffer.add(finished.boards, finished.targets)
+        shard.advance()
+
+
+EPOCH_PLIES = 4
+"""With ``workers > 1``: plies each shard plays between two exchanges with the calling thread. The
+gradient steps on the samples collected up to an exchange run beside the next epoch, and their
+weights reach the search network at the exchange after it."""
+
+
+def _play_threaded(learner, shards, buffer, stats, on_games, should_stop) -> None:
+    # Epochs of EPOCH_PLIES plies: each shard plays an epoch in a worker thread with the search
+    # network while another thread takes the gradient steps due at the epoch's start; at its end the
+    # samples are collected in shard order and the new weights are copied into the search network.
+    # Every exchange happens at a fixed ply: deterministic.
+    search_net = _search_copy(learner.network)
+    evaluator = NetworkEvaluator(search_net)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with serial_kernels(), ThreadPoolExecutor(len(shards) + 1, thread_name_prefix="selfplay") as pool:
+            while True:
+                running = [s for s in shards if s.running]
+                if not running:
+                    return
+                if should_stop is not None and should_stop():
+                    stats.interrupted = True
+                    return
+                batches = buffer.take_due()
+                training = pool.submit(_train_serial, buffer, batches) if batches else None
+                epoch = [pool.submit(s.play, evaluator, EPOCH_PLIES) for s in running]
+                try:
+                    results = [f.result() for f in epoch]
+                finally:
+                    if training is not None:
+                        training.result()
+                if training is not None:
+                    _sync(search_net, learner.network)
+                for shard_results in results:
+                    for positions, plies, finished in shard_results:
+                        _record(stats, positions, plies, finished, on_games)
+                        if finished is not None:
+                            buffer.add(finished.boards, finished.targets, train=False)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_serial(buffer: _SampleBuffer, batches) -> None:
+    with serial_kernels():
+        buffer.train(batches)
+
+
+def _search_copy(network: Network) -> Network:
+    copy_ = copy.deepcopy(network)
+    copy_.eval()
+    copy_.weights_changed()
+    copy_.build_tables()  # before the worker threads read them
+    return copy_
+
+
+def _sync(search_net: Network, network: Network) -> None:
+    with torch.no_grad():
+        for target, source in zip(search_net.parameters(), network.parameters(), strict=True):
+            target.copy_(source)  # bumps the version counters: the cached tables are rebuilt
+    search_net.build_tables()

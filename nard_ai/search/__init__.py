@@ -1,0 +1,61 @@
+"""Rank 4, search: 0/1/2-ply move choice and position values over any evaluator, gnubg's move filters, agents.
+
+Imports only lower ranks (core, formats, model, eval; README, "Architecture").
+The public names of :mod:`nard_ai.search.lookahead` and
+:mod:`nard_ai.search.loading` are re-exported here.
+"""
+
+from nard_ai.search.loading import default_agent, load_agent, pubeval_agent, random_agent
+from nard_ai.search.lookahead import (
+    DEFAULT_FILTERS,
+    HUGE,
+    LARGE,
+    MAX_PLY,
+    MOVE_FILTERS,
+    NARROW,
+    NORMAL,
+    SKIP,
+    STANDARD_RULES,
+    TINY,
+    Agent,
+    MoveFilter,
+    MoveFilters,
+    RankedPlays,
+    Selection,
+    afterstate_probs,
+    choose_plays,
+    filter_plays,
+    position_probs,
+    rank_plays,
+    select_plays,
+    select_plays_unchecked,
+)
+
+__all__ = [
+    "DEFAULT_FILTERS",
+    "HUGE",
+    "LARGE",
+    "MAX_PLY",
+    "MOVE_FILTERS",
+    "NARROW",
+    "NORMAL",
+    "SKIP",
+    "STANDARD_RULES",
+    "TINY",
+    "Agent",
+    "MoveFilter",
+    "MoveFilters",
+    "RankedPlays",
+    "Selection",
+    "afterstate_probs",
+    "choose_plays",
+    "default_agent",
+    "filter_plays",
+    "load_agent",
+    "position_probs",
+    "pubeval_agent",
+    "random_agent",
+    "rank_plays",
+    "select_plays",
+    "select_plays_unchecked",
+]
