@@ -1,6 +1,6 @@
 """Match equity (nard_ai.cube.met), cubeful equity and cube decisions (nard_ai.cube.decision).
 
-Rules quoted from ../shared/RULES.md §8. Published values and their sources
+Rules from docs/RULES.md §8. Published values and their sources
 are named in each test. Probability vectors are gnubg's five numbers for the
 side on roll: (win, win-gammon, win-backgammon, lose-gammon, lose-backgammon).
 """
@@ -71,7 +71,7 @@ def janowski_take_point(p: np.ndarray, x: float) -> float:
 
 
 def test_shipped_met_equals_the_shared_csv_files_entry_by_entry():
-    """nard_ai/data/ ships a copy of ../shared/data's Kazaross-XG2 files, notice kept."""
+    """nard_ai/data/ ships the Kazaross-XG2 files with their notice (nard_ai/data/README.md); equal to the team's reference copy where that is at hand."""
     pre, post = met_tables()
     assert pre.shape == (MAX_AWAY, MAX_AWAY) and post.shape == (MAX_AWAY,)
     shipped = Path(na.__file__).resolve().parent / "data"
@@ -207,7 +207,7 @@ def test_cube_state_away_counts_crawford_and_access():
 
 
 def test_dead_cube_take_point_without_gammons_is_25_percent():
-    """../shared/data/README.md and every primer: risk 1 to gain 3 -> 25% with a dead cube."""
+    """nard_ai/data/README.md and every primer: risk 1 to gain 3 -> 25% with a dead cube."""
     for win in (0.3, 0.6, 0.9):
         d = cube_decision_from_probs(probs(win), CubeState(), efficiency=0.0)
         assert d.take_point == pytest.approx(0.25, abs=1e-9)

@@ -1,6 +1,6 @@
 """Games with the doubling cube between agents: money sessions and matches (nard_ai.play.sessions).
 
-Rules quoted from ../shared/RULES.md §8. Cube decisions come from
+Rules from docs/RULES.md §8. Cube decisions come from
 nard_ai.cube.decision's model (Janowski's cubeful equity, cube efficiency 0.68 in
 contact); the hand-worked numbers below are that model's, checked against
 :func:`nard_ai.cube.cube_decision_from_probs`. With no gammons and

@@ -1,6 +1,6 @@
 """The Gymnasium environment with the doubling cube (``cube=True``, RULES.md §8).
 
-Rules quoted from ../shared/RULES.md §8: "On their own turn, before rolling,
+Rules from docs/RULES.md §8: "On their own turn, before rolling,
 a player who owns the cube (or anyone while it is centred) may double. The
 opponent either takes — the game value doubles and the taker now owns the
 cube, and only they may redouble — or passes and loses the current value at

@@ -4,7 +4,7 @@ Every board is the layout of :mod:`nard_ai.core.board` (``(26,)`` int8, the
 mover's view). Boards built by hand use ``pos(me=..., opp=...)``, each side
 in its own numbering. Known vectors come from the formats' own
 documentation (the gnubg manual's Match ID example, the XGID of the starting
-position in ``shared/data/README.md``) and from gnubg itself (the ``gnubg``
+position in ``nard_ai/data/README.md``) and from gnubg itself (the ``gnubg``
 Python module's ``match_id`` and ``set_gnubg_id``/``gnubg_id``), recorded
 here as literals; the live gnubg cross-checks are skipped where the module is
 not installed.
@@ -383,7 +383,7 @@ def test_gnubg_id_parser_raises_only_value_errors(text):
 
 
 def test_xgid_of_the_starting_position():
-    """shared/data/README.md: the starting position is XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10."""
+    """nard_ai/data/README.md: the starting position is XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10."""
     assert to_xgid(starting_board()) == START_XGID
     assert to_xgid(starting_board(), MatchState()) == START_XGID
     board, state = from_xgid(START_XGID)

@@ -1,6 +1,6 @@
 """Batched game stepping (nard_ai.core.game) and the compiled random-games kernel.
 
-Rules quoted from ../shared/RULES.md: §2 (opening roll), §6 (scoring), §8
+Rules from docs/RULES.md: §2 (opening roll), §6 (scoring), §8
 (points = result × cube value).
 """
 
