@@ -191,7 +191,8 @@ def search_candidates(evaluator, boards: np.ndarray, dice: np.ndarray) -> list[i
 
     0 where it leaves a single play (that play is chosen without lookahead).
     """
-    from nard_ai.search.lookahead import NORMAL, filter_plays, rank_plays
+    from nard_ai.search.filters import NORMAL, filter_plays
+    from nard_ai.search.lookahead import rank_plays
 
     out = []
     for b, d in zip(boards, dice, strict=True):

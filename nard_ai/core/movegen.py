@@ -5,6 +5,11 @@ is identified by the position it produces (RULES.md §3.5), so the generator
 returns **afterstates**: the boards just after the mover's whole turn, still
 in the mover's view (not swapped).
 
+Long because the search kernels, the batch drivers and the random-game
+kernels call one another as compiled code: numba's on-disk cache does not see
+a callee in another file change, so they stay in one file
+(``tests/test_architecture.py`` lists the few cross-file kernel calls).
+
 How a turn is enumerated
 ------------------------
 A depth-first search over single-die moves, with the board changed in place

@@ -1,12 +1,12 @@
 """Rank 4, search: 0/1/2-ply move choice and position values over any evaluator, gnubg's move filters, agents.
 
 Imports only lower ranks (core, formats, model, eval; README, "Architecture").
-The public names of :mod:`nard_ai.search.lookahead` and
-:mod:`nard_ai.search.loading` are re-exported here.
+The public names of :mod:`nard_ai.search.filters`,
+:mod:`nard_ai.search.lookahead` and :mod:`nard_ai.search.loading` are
+re-exported here.
 """
 
-from nard_ai.search.loading import default_agent, load_agent, pubeval_agent, random_agent
-from nard_ai.search.lookahead import (
+from nard_ai.search.filters import (
     DEFAULT_FILTERS,
     HUGE,
     LARGE,
@@ -15,16 +15,19 @@ from nard_ai.search.lookahead import (
     NARROW,
     NORMAL,
     SKIP,
-    STANDARD_RULES,
     TINY,
-    Agent,
     MoveFilter,
     MoveFilters,
+    filter_plays,
+)
+from nard_ai.search.loading import default_agent, load_agent, pubeval_agent, random_agent
+from nard_ai.search.lookahead import (
+    STANDARD_RULES,
+    Agent,
     RankedPlays,
     Selection,
     afterstate_probs,
     choose_plays,
-    filter_plays,
     position_probs,
     rank_plays,
     select_plays,

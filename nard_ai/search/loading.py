@@ -16,7 +16,8 @@ import numpy as np
 from nard_ai.core.rules import Rules
 from nard_ai.eval.evaluator import NetworkEvaluator, PubevalEvaluator, RandomEvaluator
 from nard_ai.model.network import default_checkpoint_path, load_checkpoint
-from nard_ai.search.lookahead import STANDARD_RULES, Agent, MoveFilters
+from nard_ai.search.filters import MoveFilters
+from nard_ai.search.lookahead import STANDARD_RULES, Agent
 
 __all__ = ["load_agent", "pubeval_agent", "random_agent", "default_agent"]
 
