@@ -29,18 +29,19 @@ import torch
 # --- the project's names, by their module paths at commit 200a2c2 (the pre-restructuring main) ---
 from env import ENV_ID, BackgammonEnv, BackgammonVectorEnv  # importing env registers the Gymnasium id
 from nard_ai import legal_plays_batch, random_games
-from nard_ai.arena import load_agent, play_match, pubeval_agent
-from nard_ai.board import pos, starting_board, swap_sides
+from nard_ai.agents import load_agent, pubeval_agent
+from nard_ai.core.board import pos, starting_board, swap_sides
+from nard_ai.core.movegen import count_plays_batch
+from nard_ai.core.rules import Rules
 from nard_ai.cube import CubeState, cube_decision, cube_decision_from_probs
-from nard_ai.cubeplay import MODEL_POLICY, play_matches, play_money_session
 from nard_ai.formats import position_id
-from nard_ai.learn import Learner
-from nard_ai.movegen import count_plays_batch
-from nard_ai.network import Network, NetworkConfig
-from nard_ai.rollout import rollout, rollout_plays
-from nard_ai.rules import Rules
+from nard_ai.model.learn import Learner
+from nard_ai.model.network import Network, NetworkConfig
+from nard_ai.play.arena import play_match
+from nard_ai.play.rollout import rollout, rollout_plays
+from nard_ai.play.selfplay import play_round
+from nard_ai.play.sessions import MODEL_POLICY, play_matches, play_money_session
 from nard_ai.search import choose_plays, position_probs, rank_plays
-from nard_ai.selfplay import play_round
 
 # ---------------------------------------------------------------------------------------------------
 
