@@ -19,7 +19,9 @@ id                       what
     cubeful = gym.make("nard/Backgammon-v0", opponent="self", cube=True)  # doubling cube, RULES.md §8
     batch = gym.make_vec("nard/Backgammon-v0", num_envs=256, vectorization_mode="vector_entry_point")
 
-Spaces and the observation layout: :mod:`env.spaces`.
+Spaces and the observation layout: :mod:`env.spaces`. The two-player PettingZoo
+AEC environment is :mod:`env.aec` (``from env import aec; aec.env()``; needs
+pettingzoo, which ``import env`` does not import).
 """
 
 from gymnasium.envs.registration import register, registry

@@ -370,13 +370,22 @@ class Games:
         turn = int(self.state.turn[i])
         return 1 - turn if self.cube_phase[i] == PHASE_TAKE else turn
 
-    def _view(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Boards, dice, dice left, masks and players of ``idx`` from each viewer's side."""
+    def _view(
+        self, idx: np.ndarray, players: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Boards, dice, dice left, masks and players of ``idx`` from each viewer's side.
+
+        ``players`` chooses the side each game is seen from (default :meth:`viewer`);
+        a side that is not to act gets an all-zero mask.
+        """
         boards = self.current[idx].copy()
         dice = np.sort(self.state.dice[idx], axis=1)[:, ::-1].copy()
         dice_left = self.dice_left[idx].copy()
         masks = self.masks[idx].copy()
-        players = np.array([self.viewer(i) for i in idx], dtype=np.int64)
+        if players is None:
+            players = np.array([self.viewer(i) for i in idx], dtype=np.int64)
+        else:
+            players = np.asarray(players, dtype=np.int64).reshape(len(idx))
         done = self.phase[idx] == _DONE
         # The board is the side on roll's (at the end, the last actor's, state.turn); turn it to the viewer.
         flip = players != self.state.turn[idx]
@@ -385,11 +394,22 @@ class Games:
         hidden = done | (self.cube_phase[idx] != PHASE_MOVE)  # no dice before the roll
         dice[hidden] = 0
         dice_left[hidden] = 0
-        masks[done] = 0
+        masks[~self._acting(idx, players)] = 0
         return boards, dice, dice_left, masks, players
 
-    def observe(self, idx) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def _acting(self, idx: np.ndarray, players: np.ndarray) -> np.ndarray:
+        """``(k,)`` bool: ``players[j]`` is to act in running game ``idx[j]``."""
+        turn = self.state.turn[idx].astype(np.int64)
+        actors = np.where(self.cube_phase[idx] == PHASE_TAKE, 1 - turn, turn)  # :meth:`actor`, batched
+        return (self.phase[idx] != _DONE) & (actors == players)
+
+    def observe(self, idx, players=None) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Observations and info arrays of games ``idx`` (layout in :mod:`env.spaces`).
+
+        ``players`` (optional, ``(k,)``) gives the side each observation is for
+        instead of :meth:`viewer`; a side that is not to act gets an all-zero
+        ``action_mask`` and the phase :data:`~env.spaces.PHASE_MOVE` (no cube
+        decision of its own).
 
         Returns:
             ``(obs, info)``: ``(k, D)`` float32 and a dict of ``(k, ...)`` arrays:
@@ -402,7 +422,7 @@ class Games:
             (-1 centred, else the owning player).
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-        boards, dice, dice_left, masks, players = self._view(idx)
+        boards, dice, dice_left, masks, players = self._view(idx, players)
         obs = encode_observations(boards, dice, dice_left, self.action_mode)
         info = {
             "action_mask": masks,
@@ -416,7 +436,7 @@ class Games:
         if self.cube:
             value = self.state.cube_value[idx].copy()
             owner = self.state.cube_owner[idx].copy()
-            phase = np.where(self.phase[idx] == _DONE, PHASE_MOVE, self.cube_phase[idx]).astype(np.int8)
+            phase = np.where(self._acting(idx, players), self.cube_phase[idx], PHASE_MOVE).astype(np.int8)
             relative = np.where(owner == CENTERED, 0, np.where(owner == players, 1, 2))
             obs = np.concatenate([obs, cube_units(value, relative, phase)], axis=1)
             info["phase"] = phase
