@@ -1,10 +1,26 @@
-"""The shipped network reaches non-editable installs (README: "every feature works on a fresh clone")."""
+"""A newcomer's install: what a wheel holds and where, and what the first run says.
+
+The shipped network reaches non-editable installs (README: "every feature
+works on a fresh clone"); ``env/`` installs as ``nard_ai_env``, never as a
+top-level ``env`` (README, "Gymnasium environment"); a first run on a cold
+numba cache says so on the terminal and a warm one says nothing (README,
+the setup passage).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
 import sys
+import sysconfig
+import textwrap
 import tomllib
+import zipfile
 from pathlib import Path
+
+import pytest
 
 import nard_ai.model.network as network
 
@@ -34,3 +50,122 @@ def test_a_wheel_install_finds_the_checkpoint_under_sys_prefix(tmp_path, monkeyp
 
 def test_a_source_tree_prefers_its_own_checkpoints_directory():
     assert network.default_checkpoint_path() == REPO / "checkpoints" / network.DEFAULT_CHECKPOINT_NAME
+
+
+# --------------------------------------------------------------------------- the Gymnasium package's name
+
+
+def _library_packages() -> list[str]:
+    return sorted(".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "nard_ai").rglob("__init__.py"))
+
+
+def test_pyproject_installs_every_library_package_and_env_as_nard_ai_env():
+    # the list is explicit (the package-dir mapping renames a folder), so it must not miss a new package
+    setuptools_config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert sorted(setuptools_config["packages"]) == sorted(_library_packages() + ["nard_ai_env"])
+    assert setuptools_config["package-dir"] == {"nard_ai_env": "env"}
+    assert "env" not in setuptools_config["packages"]
+
+
+def test_env_registers_its_entry_points_under_the_name_it_was_imported_as():
+    # a checkout imports the folder as `env`, an install as `nard_ai_env`: gymnasium must import that one
+    import gymnasium as gym
+
+    import env
+
+    spec = gym.spec(env.ENV_ID)
+    assert spec.entry_point == f"{env.__name__}.backgammon:BackgammonEnv" == "env.backgammon:BackgammonEnv"
+    assert spec.vector_entry_point == "env.vector:BackgammonVectorEnv"
+
+
+def _build_wheel(tmp_path: Path) -> Path:
+    """A wheel built from a copy of the sources (an in-tree build/ could carry stale files into it)."""
+    pytest.importorskip("setuptools")
+    src = tmp_path / "src"
+    src.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.nbi", "*.nbc", "*.tmp", "*__*.pt")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    for name in ("nard_ai", "env", "checkpoints"):
+        shutil.copytree(REPO / name, src / name, ignore=ignore)
+    dist = tmp_path / "dist"
+    pip_wheel = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q"]
+    subprocess.run(
+        [*pip_wheel, "-w", str(dist), "."],
+        cwd=src,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = dist.glob("nard_ai-*.whl")
+    return wheel
+
+
+def test_a_wheel_in_a_fresh_venv_installs_nard_ai_env_not_env_and_it_registers_the_ids(tmp_path):
+    wheel = _build_wheel(tmp_path)
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    tops = {name.split("/")[0] for name in names}
+    assert {"nard_ai", "nard_ai_env"} <= tops and "env" not in tops, tops
+    # the explicit package list still carries the package data (the match equity tables, pubeval)
+    data = {p.relative_to(REPO).as_posix() for p in (REPO / "nard_ai" / "data").iterdir() if p.is_file()}
+    assert data and data <= names, data - names
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q", str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    # -P and no PYTHONPATH: neither the working directory nor this checkout is on sys.path. The dependencies (gymnasium,
+    # numba, torch) come from this interpreter's site-packages, appended after the venv's own, and only
+    # once `env` has been looked up; that directory's .pth files (an editable install) are not run.
+    script = textwrap.dedent(
+        f"""
+        import importlib.util, json, sys
+        found = {{"env": importlib.util.find_spec("env") is not None}}
+        found["nard_ai_env"] = importlib.util.find_spec("nard_ai_env").origin
+        sys.path.append({sysconfig.get_paths()["purelib"]!r})
+        import gymnasium as gym
+        import nard_ai_env
+        spec = gym.spec("nard/Backgammon-v0")
+        single = gym.make("nard/Backgammon-v0")
+        vector = gym.make_vec("nard/Backgammon-v0", num_envs=2, vectorization_mode="vector_entry_point")
+        by_module = gym.make("nard_ai_env:nard/Backgammon-v0")
+        found.update(
+            entry_point=spec.entry_point,
+            vector_entry_point=spec.vector_entry_point,
+            single=type(single.unwrapped).__module__,
+            vector=type(vector).__module__,
+            by_module=type(by_module.unwrapped).__name__,
+            nard_ai=importlib.util.find_spec("nard_ai").origin,
+        )
+        print(json.dumps(found))
+        """
+    )
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+    run = subprocess.run(
+        [str(python), "-P", "-c", script],
+        cwd=tmp_path,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    site = Path(found["nard_ai_env"]).parent.parent
+    assert found["env"] is False and not (site / "env").exists()
+    assert Path(found["nard_ai_env"]) == site / "nard_ai_env" / "__init__.py"
+    assert Path(found["nard_ai"]).is_relative_to(venv)
+    assert found["entry_point"] == "nard_ai_env.backgammon:BackgammonEnv"
+    assert found["vector_entry_point"] == "nard_ai_env.vector:BackgammonVectorEnv"
+    assert (found["single"], found["vector"], found["by_module"]) == (
+        "nard_ai_env.backgammon",
+        "nard_ai_env.vector",
+        "BackgammonEnv",
+    )
+    checkpoints = venv / "share" / "nard_ai" / "checkpoints"
+    assert (checkpoints / network.DEFAULT_CHECKPOINT_NAME).is_file()
