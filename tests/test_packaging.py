@@ -16,6 +16,7 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
+import time
 import tomllib
 import zipfile
 from pathlib import Path
@@ -169,3 +170,108 @@ def test_a_wheel_in_a_fresh_venv_installs_nard_ai_env_not_env_and_it_registers_t
     )
     checkpoints = venv / "share" / "nard_ai" / "checkpoints"
     assert (checkpoints / network.DEFAULT_CHECKPOINT_NAME).is_file()
+
+
+# --------------------------------------------------------------------------- the first run's compile notice
+
+HINT = ["hint", "4HPwATDgc/ABMA", "--dice", "3", "1"]
+
+
+def _fresh_kernel(module: str):
+    """A new (uncached) numba function whose module is ``module``: calling it compiles it."""
+    import numba
+
+    def kernel(x):
+        return x + 1
+
+    kernel.__module__ = module
+    return numba.njit(kernel)
+
+
+def test_the_notice_fires_once_at_the_first_compile_of_a_nard_ai_kernel_only():
+    from nard_ai.core.compile_notice import FirstCompileNotice
+
+    calls = []
+    notice = FirstCompileNotice(lambda: calls.append(1)).install()
+    try:
+        _fresh_kernel("somebody_else")(1)
+        assert calls == []  # not ours
+        _fresh_kernel("nard_ai.core.movegen")(1)
+        _fresh_kernel("nard_ai.model.encoding")(2)
+        assert calls == [1]  # once per process
+    finally:
+        notice.uninstall()
+
+
+def test_the_notice_is_not_printed_when_stderr_is_not_a_terminal(capsys):
+    from nard_ai.interfaces import cli
+
+    cli._announce_compile()  # capsys's stderr is not a terminal: scripts reading stderr see nothing
+    assert capsys.readouterr().err == ""
+
+
+def _nard_on_a_terminal(argv, env, until_first_line: bool) -> tuple[str, int | None]:
+    """Run ``nard argv`` with stderr on a pseudo-terminal; its stderr, and its status if it ran to the end."""
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "nard_ai.interfaces.cli", *argv],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=slave,
+        cwd=REPO,
+        env=env,
+    )
+    os.close(slave)
+    data = b""
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # the child closed the terminal
+                    chunk = b""
+                data += chunk
+                if not chunk or (until_first_line and b"\n" in data):
+                    break
+            elif proc.poll() is not None:
+                break
+        if until_first_line:
+            return data.decode(), None
+        return data.decode(), proc.wait(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+needs_pty = pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal needs POSIX")
+
+
+@needs_pty
+def test_a_cold_numba_cache_says_so_on_the_terminal_before_compiling(tmp_path):
+    from nard_ai.core.compile_notice import COMPILE_NOTICE
+
+    # an empty NUMBA_CACHE_DIR is a cold cache (numba then keeps its cache there, not in __pycache__);
+    # the notice comes first, within seconds, and the compile is not waited for
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NUMBA_CACHE_DIR": str(tmp_path)}
+    start = time.monotonic()
+    first, _ = _nard_on_a_terminal(HINT, env, until_first_line=True)
+    assert first.strip() == f"nard: {COMPILE_NOTICE}"
+    assert time.monotonic() - start < 60
+
+
+@needs_pty
+def test_a_warm_numba_cache_prints_no_notice(capsys):
+    from conftest import run_cli
+
+    status, out, _ = run_cli(HINT, capsys)  # compiles here if this checkout's cache is cold
+    assert status == 0 and "8/5 6/5" in out
+    env = {**os.environ, "PYTHONPATH": str(REPO)}  # the same numba cache as this process's run above
+    err, status = _nard_on_a_terminal(HINT, env, until_first_line=False)
+    assert status == 0 and err == "", err
