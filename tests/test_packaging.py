@@ -275,3 +275,18 @@ def test_a_warm_numba_cache_prints_no_notice(capsys):
     env = {**os.environ, "PYTHONPATH": str(REPO)}  # the same numba cache as this process's run above
     err, status = _nard_on_a_terminal(HINT, env, until_first_line=False)
     assert status == 0 and err == "", err
+
+
+# --------------------------------------------------------------------------- what a newcomer imports
+
+
+def test_every_name_in_nard_ai_all_resolves_and_cube_decision_is_the_board_entry_point():
+    # README ("Architecture"): "Every name in nard_ai.__all__ is where it was". The restructuring left
+    # cube_decision pointing at nard_ai.cube.decision, which has only cube_decision_from_probs: an
+    # AttributeError that the README's cube example (na.cube_decision(board)) ran into.
+    import nard_ai
+    from nard_ai.cube.position import cube_decision
+
+    for name in nard_ai.__all__:
+        assert getattr(nard_ai, name) is not None, name
+    assert nard_ai.cube_decision is cube_decision
