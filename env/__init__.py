@@ -1,6 +1,10 @@
 """Gymnasium environments for nard_ai (the library never imports this package).
 
-Importing ``env`` registers:
+Installed (``pip install .``, a wheel, ``pip install -e .``) this package is
+``nard_ai_env``, under the project's own prefix (a top-level ``env`` would
+collide with any other package of that name); in a checkout the folder
+``env/`` also imports as ``env`` from the repository root. Importing either
+registers:
 
 =======================  =====================================================
 id                       what
@@ -13,7 +17,7 @@ id                       what
 ::
 
     import gymnasium as gym
-    import env  # noqa: F401  (registers the ids)
+    import nard_ai_env  # noqa: F401  (registers the ids; `import env` in a checkout)
 
     single = gym.make("nard/Backgammon-v0", action_mode="checker", opponent="random")
     cubeful = gym.make("nard/Backgammon-v0", opponent="self", cube=True)  # doubling cube, RULES.md §8
@@ -42,10 +46,11 @@ from .vector import BackgammonVectorEnv
 ENV_ID = "nard/Backgammon-v0"
 
 if ENV_ID not in registry:
+    # the entry points name this package as it was imported: nard_ai_env installed, env in a checkout
     register(
         id=ENV_ID,
-        entry_point="env.backgammon:BackgammonEnv",
-        vector_entry_point="env.vector:BackgammonVectorEnv",
+        entry_point=f"{__name__}.backgammon:BackgammonEnv",
+        vector_entry_point=f"{__name__}.vector:BackgammonVectorEnv",
     )
 
 __all__ = [

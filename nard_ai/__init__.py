@@ -79,7 +79,7 @@ __all__ = [
 # time that a process asking only for legal plays does not need (issue 2's cold start).
 _LAZY = {
     "CubeState": "cube.decision",
-    "cube_decision": "cube.decision",
+    "cube_decision": "cube.position",
     "MatchState": "formats",
     "board_from_position_id": "formats",
     "from_match_id": "formats",

@@ -47,6 +47,13 @@ file, a corrupt ``.mat`` record or checkpoint, a ply the engine cannot
 search) prints one ``nard CMD: error: ...`` line on stderr and exits with
 status 2; Ctrl-C exits with status 130.
 
+First run: when numba has to compile the engine's kernels (a cold on-disk
+cache: the first run after an install or an update, about 30 s), one line
+``nard: compiling the rules core ... (first run only, about 30 s)...`` goes
+to stderr just before, if stderr is a terminal (scripts that read stderr see
+nothing); runs that load the kernels from the cache print nothing
+(:mod:`nard_ai.core.compile_notice`).
+
 Also here: :func:`parse_dataclass_args`, the CleanRL-style argument parser
 that ``train.py`` and ``evaluate.py`` use (one flag per dataclass field, the
 docstring under each field as its help text).
@@ -1191,10 +1198,39 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _announce_compile() -> None:
+    """The first-compile notice on stderr, if stderr is a terminal (a script reading stderr sees nothing)."""
+    from nard_ai.core.compile_notice import COMPILE_NOTICE
+
+    stream = sys.stderr
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # replaced by an object without isatty, or closed
+        terminal = False
+    if terminal:
+        print(f"nard: {COMPILE_NOTICE}", file=stream, flush=True)
+
+
+_compile_notice = None
+
+
+def _install_compile_notice() -> None:
+    """Listen (once per process) for numba's first compile of a nard_ai kernel: a cold cache."""
+    global _compile_notice
+    if _compile_notice is None:
+        from nard_ai.core.compile_notice import FirstCompileNotice
+
+        _compile_notice = FirstCompileNotice(_announce_compile).install()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``nard`` console script; returns the exit status (0, 2 on bad input, 130 on Ctrl-C)."""
+    """Entry point of the ``nard`` console script; returns the exit status (0, 2 on bad input, 130 on Ctrl-C).
+
+    On a cold numba cache it says so on stderr (a terminal) before compiling: :func:`_announce_compile`.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
+    _install_compile_notice()
     try:
         return args.handler(args, args.parser)
     except KeyboardInterrupt:
