@@ -242,8 +242,11 @@ class Games:
             cube_owner: optional cube owner: -1 centred, or player 0 or 1 (``cube=True`` only).
 
         Raises:
-            ValueError: on an invalid board, a finished position (or one the
-                opponent finishes before the agent acts), bad dice, player or cube.
+            ValueError: on an invalid board (a dead one included, where both
+                sides are on the bar against closed boards and neither could
+                ever move: :func:`nard_ai.core.board.validate_board`), a
+                finished position (or one the opponent finishes before the
+                agent acts), bad dice, player or cube.
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         if board is not None:

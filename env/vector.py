@@ -127,7 +127,19 @@ class BackgammonVectorEnv(VectorEnv):
         return obs, self._vector_info(info, reset_mask)
 
     def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        actions = np.asarray(actions).reshape(self.num_envs)
+        """Apply one action per game (``actions``: ``(num_envs,)`` integers, one per game, in game order).
+
+        Raises:
+            ValueError: on actions of another shape (naming the shape expected and the one given), on
+                non-integer actions, and as the single env's ``step``.
+            RuntimeError: as the single env's ``step``.
+        """
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,):
+            raise ValueError(
+                f"actions must have shape ({self.num_envs},), one action per game of the {self.num_envs}, "
+                f"got shape {actions.shape}"
+            )
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         restart = self._all[self._autoreset]
         play = self._all[~self._autoreset]

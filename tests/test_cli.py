@@ -42,6 +42,9 @@ START_52 = "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:0:0:10"
 FIVE_POINT_XGID = cli.CUBE_XGID  # X has made its 4- and 5-points; money, cube centred
 O_ON_ROLL_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:-1:00:1:3:0:5:10"  # O on roll, 5-point match, X 1 O 3
 FINISHED_ID = position_id(pos(opp={6: 15}))  # the side on roll has borne off all 15
+#: Both sides: 3 checkers on the bar against a closed home board (2 on each of points 1-6); neither can move.
+DEAD_ID = "27YBAHDbtgEAcA"
+DEAD_XGID = "XGID=cBBBBBB------------bbbbbbC:0:0:1:31:0:0:0:0:10"
 #: A race the side on roll wins about 95% of the time: double, pass (its 55 pips against 75).
 RACE_FAR_AHEAD = pos(me={6: 4, 5: 4, 4: 3, 3: 2, 2: 2}, opp={8: 3, 7: 3, 6: 3, 5: 2, 4: 2, 3: 2})
 
@@ -124,7 +127,20 @@ BAD_INPUTS = [
     (["show", "XGID=-b----E-C:0:0"], "XGID"),
     (["hint", START_ID, "--dice", "37"], "each die must be 1..6, got 7"),
     (["hint", START_ID, "--dice", "3", "1", "5"], "not two dice"),
-    (["hint", START_ID, "--dice", "x1"], "not two dice"),
+    (["hint", START_ID, "--dice", "x1"], "each die must be 1..6, got 'x'"),
+    # issue 15: "unrecognized arguments: 1" before; the bad die is named, wherever --dice stands
+    (["hint", START_ID, "--dice", "a", "1"], "bad dice: each die must be 1..6, got 'a'"),
+    (["hint", "--dice", "3", "z", START_ID], "bad dice: each die must be 1..6, got 'z'"),
+    (["hint", START_ID, "--dice=3", "x"], "bad dice: each die must be 1..6, got 'x'"),
+    (["hint", START_ID, "--dice", "-1", "3"], "bad dice"),
+    # issue 15: a position where neither side can ever move (both on the bar against closed boards)
+    (["show", DEAD_ID], "neither side can ever move"),
+    (["hint", DEAD_ID, "--dice", "31"], "neither side can ever move"),
+    (["rollout", DEAD_ID, "--games", "2"], "neither side can ever move"),
+    (["play", "--position", DEAD_ID], "neither side can ever move"),
+    (["play", "--position", DEAD_XGID], "neither side can ever move"),
+    # issue 15: numpy's "expected non-negative integer" traceback before
+    (["play", "--seed", "-1"], "argument --seed: must be >= 0, got -1"),
     (["hint", START_ID], "--dice"),
     (["hint", START_ID, "--dice", "31", "--ply", "7"], "ply"),
     (["hint", START_ID, "--dice", "31", "--top", "-2"], "--top"),
@@ -288,6 +304,10 @@ def test_two_token_dice_are_joined_before_parsing_and_nothing_after_a_double_das
     assert join(["hint", "--dice", "31", START_ID]) == ["hint", "--dice", "31", START_ID]
     assert join(["hint", "--dice", "3", "1", "5"]) == ["hint", "--dice", "3 1 5"]  # refused by parse_dice
     assert join(["show", "--", "--dice", "3", "1"]) == ["show", "--", "--dice", "3", "1"]
+    # any one-character token joins, so that parse_dice names a bad die (issue 15: "--dice a 1")
+    assert join(["hint", START_ID, "--dice", "a", "1"]) == ["hint", START_ID, "--dice", "a 1"]
+    assert join(["hint", "--dice=3", "1", START_ID]) == ["hint", "--dice", "3 1", START_ID]
+    assert join(["hint", "--dice", "-1", "3", "--top", "2"]) == ["hint", "--dice", "-1 3", "--top", "2"]
     assert cli.parse_dice(["3 1"]) == (3, 1) and cli.parse_dice(["1", "3"]) == (3, 1)
 
 
@@ -646,6 +666,16 @@ def test_the_engine_passes_your_double_in_its_lost_race_and_takes_at_the_start()
     )  # fmt: skip
     # the start is worth about 0 for either side: far below any take point, so the engine takes
     assert "nard takes. The cube is on 2, owned by nard." in script.text()
+
+
+def test_play_session_refuses_a_start_where_neither_side_can_ever_move():
+    """Issue 15: from 27YBAHDbtgEAcA the session printed "cannot move" for both sides forever; now the start
+    board is refused before any output, with validate_board's reason."""
+    dead = np.array([-3] + [2] * 6 + [0] * 12 + [-2] * 6 + [3], dtype=np.int8)
+    script = Script(["quit"])
+    with pytest.raises(ValueError, match="neither side can ever move"):
+        play_session(_agent(0), np.random.default_rng(1), script.read, script.write, start=dead, max_games=1)
+    assert script.output == []
 
 
 def test_nard_play_exits_0_on_quit_and_130_on_ctrl_c(capsys, monkeypatch):

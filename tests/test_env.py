@@ -225,6 +225,36 @@ def test_vector_env_rejects_float_actions():
         envs.step(np.zeros(2, dtype=np.float64))
 
 
+@pytest.mark.parametrize(
+    "actions", [np.zeros(3, dtype=np.int64), np.zeros((2, 1), dtype=np.int64), 0, [[0, 0]]]
+)
+def test_vector_env_step_with_a_wrong_shape_names_the_shape_it_takes(actions):
+    """Issue 15: numpy's "cannot reshape array of size 3 into shape (2,)" before; (2, 1) was even taken."""
+    envs = BackgammonVectorEnv(num_envs=2)
+    envs.reset(seed=1)
+    with pytest.raises(
+        ValueError, match=r"actions must have shape \(2,\), one action per game of the 2, got shape"
+    ):
+        envs.step(actions)
+
+
+#: Issue 15: both sides have 3 checkers on the bar against the other's closed home board (gnubg Position ID
+#: 27YBAHDbtgEAcA): neither side can ever move, and reset(options={"board": ...}) used to loop forever.
+DEAD = np.array([-3] + [2] * 6 + [0] * 12 + [-2] * 6 + [3], dtype=np.int8)
+
+
+@pytest.mark.parametrize("cube", [False, True])
+def test_reset_with_a_board_where_neither_side_can_ever_move_is_a_value_error(cube):
+    """Single and vector env, with and without the cube, with and without dice: refused at once."""
+    message = "neither side can ever move"
+    with pytest.raises(ValueError, match=message):
+        BackgammonEnv(cube=cube).reset(seed=0, options={"board": DEAD})
+    with pytest.raises(ValueError, match=message):
+        BackgammonEnv(cube=cube).reset(seed=0, options={"board": DEAD, "dice": (6, 5), "player": 0})
+    with pytest.raises(ValueError, match=message):
+        BackgammonVectorEnv(num_envs=2, cube=cube).reset(seed=0, options={"board": DEAD})
+
+
 def test_a_turn_without_a_legal_move_passes_to_the_other_side():
     """X has a checker on the bar and O has closed its whole home board: 6-5 cannot enter.
 
@@ -476,4 +506,8 @@ def imported_modules(path: pathlib.Path) -> set[str]:
 def test_the_library_never_imports_env_and_checker_moves_has_no_gymnasium():
     for path in (REPO / "nard_ai").rglob("*.py"):
         assert "env" not in imported_modules(path), path
-    assert imported_modules(REPO / "nard_ai" / "core" / "checker_moves.py") <= {"__future__", "numpy", "nard_ai"}
+    assert imported_modules(REPO / "nard_ai" / "core" / "checker_moves.py") <= {
+        "__future__",
+        "numpy",
+        "nard_ai",
+    }

@@ -57,31 +57,53 @@ FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCh
 
 
 def random_state(rng: np.random.Generator) -> MatchState:
-    """A random valid MatchState (Crawford only where the score allows it)."""
+    """A random valid MatchState: Crawford only where the score allows it, and only states a game reaches
+    (a score at the match length only once the game is over, an owned cube above 1, a centred cube above 1
+    only in money play, no dice before the first game, a double only before rolling and by a player the cube
+    is not owned against). The dice are in either order."""
     length = int(rng.choice([0, 1, 3, 5, 7, 9, 11, 25, 64]))
-    score = tuple(int(rng.integers(0, length + 1 if length else 100)) for _ in range(2))
+    game_state = GameState(int(rng.integers(0, 5)))
+    over = game_state not in (GameState.NONE, GameState.PLAYING)
+    top = (length + 1 if over else length) if length else 100
+    score = tuple(int(rng.integers(0, top)) for _ in range(2))
     crawford = bool(length and rng.random() < 0.5 and max(score) < length)
     if crawford:
         score = (length - 1, int(rng.integers(0, length - 1))) if length > 1 else score
         score = score if rng.random() < 0.5 else score[::-1]
         crawford = length > 1
-    cube = 1 if crawford else 1 << int(rng.integers(0, 16))
     owner = CENTERED if crawford else int(rng.choice([CENTERED, 0, 1]))
-    dice = (0, 0) if rng.random() < 0.3 else (int(rng.integers(1, 7)), int(rng.integers(1, 7)))
+    if owner == CENTERED:
+        cube = 1 if crawford or length else 1 << int(rng.integers(0, 16))  # money: automatic doubles
+    else:
+        cube = 1 << int(rng.integers(1, 16))
+    player_on_roll = int(rng.integers(0, 2))
+    double_offered = bool(not crawford and owner != 1 - player_on_roll and rng.random() < 0.3)
+    rolled = game_state != GameState.NONE and not double_offered and rng.random() < 0.7
+    dice = (int(rng.integers(1, 7)), int(rng.integers(1, 7))) if rolled else (0, 0)
+    resignation = Resignation(int(rng.integers(0, 4)))
+    turn = int(rng.integers(0, 2))
+    if double_offered:
+        # the doubled player answers; if it resigned instead, the doubler answers the resignation
+        turn = player_on_roll if resignation != Resignation.NONE else 1 - player_on_roll
     return MatchState(
         cube_value=cube,
         cube_owner=owner,
-        player_on_roll=int(rng.integers(0, 2)),
+        player_on_roll=player_on_roll,
         crawford=crawford,
-        game_state=GameState(int(rng.integers(0, 5))),
-        turn=int(rng.integers(0, 2)),
-        double_offered=bool(not crawford and rng.random() < 0.3),
-        resignation=Resignation(int(rng.integers(0, 4))),
+        game_state=game_state,
+        turn=turn,
+        double_offered=double_offered,
+        resignation=resignation,
         dice=dice,
         match_length=length,
         score=score,
         jacoby=bool(rng.random() < 0.5),
     )
+
+
+def gnubg_order(state: MatchState) -> MatchState:
+    """The state with its dice high die first, as from_match_id reads them (gnubg writes that order)."""
+    return replace(state, dice=(max(state.dice), min(state.dice)))
 
 
 def mutations(valid: list[str]) -> st.SearchStrategy[str]:
@@ -148,9 +170,18 @@ def test_match_id_of_the_manuals_example():
         ("EgH7ADAAKAAE", MatchState(4, 1, 0, False, GameState.PLAYING, 0, False, 0, (6, 6), 7, (3, 5))),
         ("8ImlAEAAEAAE", MatchState(1, CENTERED, 1, True, GameState.PLAYING, 1, False, 0, (3, 1), 5, (4, 2))),
         ("ARkAAAAAAAAA", MatchState(2, 0, 0, False, GameState.PLAYING, 1, True, 0, (0, 0), 0, (0, 0), True)),
+        ("Q0FgAaAAOAAE", MatchState(8, 0, 1, False, GameState.PLAYING, 0, False, 2, (0, 0), 11, (10, 7))),
+        # gnubg 1.07 after `double` then `resign single` by the doubled player: the doubler (player 0)
+        # must answer the resignation while the double is still pending.
         (
-            "c0FgAaAAOAAE",
-            MatchState(8, CENTERED, 1, False, GameState.PLAYING, 0, False, 2, (0, 0), 11, (10, 7)),
+            "MDEAAAAAAAAA",
+            MatchState(1, CENTERED, 0, False, GameState.PLAYING, 0, True, 1, (0, 0), 0, (0, 0), True),
+        ),
+        # gnubg 1.07 at the end of a 1-point match won by a resignation: the final score, at the match
+        # length, with the last roll and the resignation kept.
+        (
+            "MKslAAAACAAE",
+            MatchState(1, CENTERED, 0, False, GameState.RESIGNED, 1, False, 1, (3, 1), 1, (0, 1)),
         ),
         ("MIJqAAAAEAAE", MatchState(1, CENTERED, 0, False, GameState.OVER, 0, False, 0, (5, 2), 3, (0, 2))),
         ("VgwgA0ABwAAE", MatchState(64, 1, 1, False, GameState.DROPPED, 1, False, 0, (0, 0), 25, (20, 24))),
@@ -166,18 +197,22 @@ def test_match_id_fields_sit_where_the_manual_says():
     """gnubg manual 11.7: the bit positions, read back from an independent base64 decoding."""
     import base64
 
-    state = MatchState(8, 0, 1, False, GameState.PLAYING, 0, True, Resignation.GAMMON, (0, 0), 21, (17, 9))
+    # player 1 owns an 8-cube and redoubles; player 0 resigns a gammon instead of answering, so player 1
+    # is to answer the resignation (turn 1)
+    state = MatchState(8, 1, 1, False, GameState.PLAYING, 1, True, Resignation.GAMMON, (0, 0), 21, (17, 9))
     key = int.from_bytes(base64.b64decode(match_id(state)), "little")
     assert key & 0xF == 3  # log2(8)
-    assert (key >> 4) & 3 == 0 and (key >> 6) & 1 == 1 and (key >> 11) & 1 == 0 and (key >> 12) & 1 == 1
+    assert (key >> 4) & 3 == 1 and (key >> 6) & 1 == 1 and (key >> 11) & 1 == 1 and (key >> 12) & 1 == 1
     assert (key >> 13) & 3 == 2
     assert (key >> 21) & 0x7FFF == 21 and (key >> 36) & 0x7FFF == 17 and (key >> 51) & 0x7FFF == 9
     assert (key >> 66) & 1 == 1  # Jacoby off
 
 
 def test_match_id_writes_the_higher_die_first_and_reads_either_order():
-    """gnubg's MatchID() stores the higher die in bits 15-17; MatchState keeps them high first."""
-    assert MatchState(dice=(2, 5)).dice == (5, 2)
+    """gnubg's MatchID() stores the higher die in bits 15-17, whatever the order of its anDice; MatchState
+    keeps the dice as given (an XGID's order), and from_match_id reads them high die first."""
+    assert MatchState(dice=(2, 5)).dice == (2, 5)
+    assert match_id(MatchState(dice=(2, 5))) == match_id(MatchState(dice=(5, 2))) == "cIkKAAAAAAAE"
     low_first = "cAkVAAAAAAAE"  # dice 2, 5 written low first
     assert from_match_id(low_first).dice == (5, 2)
     assert match_id(from_match_id(low_first)) == match_id(MatchState(dice=(5, 2)))
@@ -210,7 +245,7 @@ def test_match_ids_match_gnubg_on_random_states():
         expected = MatchState(**{**state.__dict__, "score": score, "jacoby": bool(cube_info["jacoby"])})
         theirs = gnubg.match_id(cube_info, pos_info)
         assert match_id(expected) == theirs
-        assert from_match_id(theirs) == expected
+        assert from_match_id(theirs) == gnubg_order(expected)
         checked += 1
 
 
@@ -220,7 +255,7 @@ def test_match_id_round_trips_random_states():
     for _ in range(2000):
         state = random_state(rng)
         mid = match_id(state)
-        assert len(mid) == 12 and from_match_id(mid) == state
+        assert len(mid) == 12 and from_match_id(mid) == gnubg_order(state)
         assert match_id(from_match_id(f"  {mid}\n")) == mid
 
 
@@ -270,7 +305,7 @@ def test_gnubg_id_round_trips_random_boards_and_states():
     for _ in range(300):
         board, state = random_board(rng), random_state(rng)
         got_board, got_state = parse_gnubg_id(gnubg_id(board, state))
-        assert (got_board == board).all() and got_state == state
+        assert (got_board == board).all() and got_state == gnubg_order(state)
 
 
 # --------------------------------------------------------------------------
@@ -325,6 +360,71 @@ def test_match_state_refuses_what_a_match_id_cannot_hold(fields, message):
     """MatchState checks its fields, so match_id never meets a value it cannot write."""
     with pytest.raises(ValueError, match=message):
         MatchState(**fields)
+
+
+@pytest.mark.parametrize(
+    ("mid", "message"),
+    [
+        # Our encoder with the game state bits set to 1 (playing): 5-2 in a 5-point match (gnubg's
+        # SetCubeInfo refuses that score, and MatchFromKey lets it through).
+        ("cImlAFAAEAAE", r"score of player 0 is 5, at the match length 5, with game_state PLAYING"),
+        # The rest written by the gnubg module's match_id(cube_info, pos_info), which writes any fields:
+        ("cYmlABAAEAAE", r"cube_value is 2 with the cube centred \(cube_owner CENTERED\) in a 5-point match"),
+        ("QIkFAAAAAAAA", r"cube_owner is player 0 with cube_value 1"),
+        ("cJEFAAAAAAAA", r"double_offered is set with dice 3-1 rolled; a double is offered before rolling"),
+        ("cDEAAAAAAAAA", r"double_offered and resignation SINGLE are both pending with turn 0, the doubled"),
+        ("cIgFAAAAAAAA", r"dice are 3-1 with game_state NONE: no game has started"),
+        (
+            "QREAAAAAAAAA",
+            r"double_offered is set for player_on_roll 1 \(the doubler\), but the cube is owned",
+        ),
+    ],
+)
+def test_match_ids_of_states_no_game_reaches_are_refused_naming_the_field(mid, message):
+    """gnubg's MatchFromKey checks only each field's range; these combinations its play never writes (a
+    match already won with a game under way, a centred 2-cube in match play, a 1-cube owned, a double after
+    the roll, a resignation left to the resigner, dice before the first game, a double against the owner)."""
+    with pytest.raises(ValueError, match=f"Match ID {mid!r}: {message}"):
+        from_match_id(mid)
+
+
+def test_match_states_gnubg_writes_in_play_are_read():
+    """What gnubg 1.07 writes in play is accepted (the IDs of its `show board`): MDEAAAAAAAAA after `double`
+    then `resign single` (a double and a resignation pending, the doubler to answer), MKslAAAACAAE at the
+    end of a 1-point match won by resignation (score 1 of 1, game over), and a centred 4-cube in money
+    play (automatic doubles)."""
+    pending = from_match_id("MDEAAAAAAAAA")
+    assert pending.double_offered and pending.resignation == Resignation.SINGLE
+    assert pending.turn == pending.player_on_roll == 0
+    final = from_match_id("MKslAAAACAAE")
+    assert final.score == (0, 1) and final.match_length == 1 and final.game_state == GameState.RESIGNED
+    assert MatchState(cube_value=4).cube_owner == CENTERED
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"match_length": 5, "score": (5, 2)}, "at the match length 5"),
+        ({"match_length": 5, "score": (0, 5), "game_state": GameState.NONE}, "at the match length 5"),
+        ({"match_length": 5, "cube_value": 2}, "centred"),
+        ({"cube_value": 1, "cube_owner": 1}, "cube_owner is player 1 with cube_value 1"),
+        ({"double_offered": True, "turn": 0, "dice": (6, 5)}, "before rolling"),
+        ({"double_offered": True, "turn": 0, "resignation": Resignation.GAMMON}, "both pending"),
+        ({"game_state": GameState.NONE, "dice": (6, 5)}, "no game has started"),
+        ({"double_offered": True, "turn": 0, "cube_value": 2, "cube_owner": 0}, "owned by player 0"),
+    ],
+)
+def test_match_state_refuses_states_no_game_reaches(fields, message):
+    """The same checks in the constructor, so match_id never writes such a state either."""
+    with pytest.raises(ValueError, match=message):
+        MatchState(**fields)
+
+
+def test_a_final_score_at_the_match_length_is_kept_once_the_game_is_over():
+    """gnubg writes the final score with game state OVER, RESIGNED or DROPPED; it round-trips."""
+    for state in (GameState.OVER, GameState.RESIGNED, GameState.DROPPED):
+        final = MatchState(game_state=state, match_length=5, score=(5, 2))
+        assert from_match_id(match_id(final)) == final
 
 
 def test_the_longest_match_is_gnubgs_64_points():
@@ -479,7 +579,8 @@ def test_xgids_match_gnubgs_importer_live():
         ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:1:0:10", {"jacoby": True}),
         ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:2:0:10", {"jacoby": False, "beavers": True}),
         ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:3:0:10", {"jacoby": True, "beavers": True}),
-        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:13:0:0:0:0:10", {"dice": (3, 1)}),  # low die first
+        # low die first, kept as written (to_xgid writes it back: test_an_xgid_keeps_its_dice_order)
+        ("XGID=-b----E-C---eE---c-e----B-:0:0:1:13:0:0:0:0:10", {"dice": (1, 3)}),
         # D: X (turn 1) doubled from 2 (it owned the cube); O (player 0) must answer.
         (
             "XGID=-b----E-C---eE---c-e----B-:1:1:1:D:0:0:0:0:10",
@@ -492,6 +593,17 @@ def test_xgid_fields(xgid, expected):
     _, state = from_xgid(xgid)
     for name, value in expected.items():
         assert getattr(state, name) == value, name
+
+
+def test_an_xgid_keeps_its_dice_order():
+    """XGID ...:16:... read then written is ...:16:... again (it used to come back as 61): the dice stay in
+    the order written; the Match ID of the same state still has gnubg's order, higher die first."""
+    for dice in ("16", "61", "35", "44"):
+        xgid = f"XGID=-b----E-C---eE---c-e----B-:0:0:1:{dice}:0:0:0:0:10"
+        board, state = from_xgid(xgid)
+        assert state.dice == (int(dice[0]), int(dice[1]))
+        assert to_xgid(board, state) == xgid
+        assert from_match_id(match_id(state)).dice == tuple(sorted(state.dice, reverse=True))
 
 
 def test_xgid_writes_a_pending_double_as_d_with_the_doubler_on_turn():
@@ -521,7 +633,11 @@ def test_xgid_round_trips_random_boards_and_states():
     done = 0
     while done < 500:
         board, state = random_board(rng), random_state(rng)
-        doubled = state.double_offered and state.dice == (0, 0)
+        doubled = state.double_offered
+        # an XGID is a game being played: a match score below the match length
+        score = (
+            tuple(min(s, state.match_length - 1) for s in state.score) if state.match_length else state.score
+        )
         # An XGID holds a centred cube only at 1, and a cube (or double) only up to its max cube.
         cube = 1 if state.cube_owner == CENTERED else state.cube_value
         cube_log2 = cube.bit_length() - 1 + int(doubled)
@@ -531,6 +647,7 @@ def test_xgid_round_trips_random_boards_and_states():
             **{
                 **state.__dict__,
                 "cube_value": cube,
+                "score": score,
                 "game_state": GameState.PLAYING,
                 "resignation": Resignation.NONE,
                 "double_offered": doubled,
@@ -567,6 +684,18 @@ def test_xgid_round_trips_random_boards_and_states():
         ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:0:2:7:10", "'Crawford/Jacoby'"),
         ("XGID=-b----E-C---eE---c-e----B-:x:0:1:31:0:0:0:0:10", "'cube' must be an integer"),
         ("XGID=-b----E-C---eE---c-e----B-:0:0:1:31:8:0:0:7:10", "above the match length"),
+        # a score equal to the match length: the match is over, no game is played
+        (
+            "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:7:0:0:7:10",
+            "'score 1 \\(X\\)' is 7, at or above the match",
+        ),
+        (
+            "XGID=-b----E-C---eE---c-e----B-:0:0:1:31:0:7:0:7:10",
+            "'score 2 \\(O\\)' is 7, at or above the match",
+        ),
+        # an owned cube of 1: a cube is owned only after a double
+        ("XGID=-b----E-C---eE---c-e----B-:0:1:1:31:0:0:0:0:10", "owned \\(field 'cube owner' not 0\\) at 1"),
+        ("XGID=-b----E-C---eE---c-e----B-:0:-1:1:D:0:0:0:5:10", "owned \\(field 'cube owner' not 0\\) at 1"),
         ("", "10 ':'-separated fields"),
         ("4HPwATDgc/ABMA:cAkAAAAAAAAA", "10 ':'-separated fields"),
     ],
@@ -583,7 +712,6 @@ def test_malformed_xgids_raise_value_error_naming_the_field(xgid, message):
         (MatchState(resignation=Resignation.SINGLE), "resignation"),
         (MatchState(game_state=GameState.OVER), "game being played"),
         (MatchState(turn=0), "differs from player_on_roll"),
-        (MatchState(double_offered=True, turn=0, dice=(3, 1)), "before rolling"),
         (MatchState(double_offered=True), "turn must be the player asked"),
     ],
 )
@@ -790,11 +918,49 @@ def test_malformed_plays_name_the_token(text, message):
         ),
         ({13: 2, 6: 13}, {24: 2}, (6, 5), "6/off 6/1", "cannot bear off until all"),
         ({24: 2, 13: 5, 8: 3, 6: 5}, {24: 2, 13: 5, 8: 3, 6: 5}, (3, 1), "13/10*", "no opposing blot"),
+        # issue 15: "the moves together need other dice" before; 24/18 itself is open with 6-6
+        (
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            (6, 6),
+            "24/18(3)",
+            r"you have only 2 checkers on the 24-point, but '24/18\(3\)' moves 3 from it",
+        ),
+        (
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            {24: 2, 13: 5, 8: 3, 6: 5},
+            (6, 6),
+            "24/18 24/18 24/18 13/7",
+            "you have only 2 checkers on the 24-point, but .* moves 3 from it",
+        ),
+        ({8: 1, 6: 5}, {24: 2}, (2, 2), "8/6(2)", "you have only 1 checker on the 8-point"),
+        ({25: 2, 6: 5}, {24: 2}, (5, 5), "bar/20(3)", "you have only 2 checkers on the bar, but 'bar/20"),
     ],
 )
 def test_plays_impossible_with_the_dice_say_why(me, opp, dice, text, message):
     with pytest.raises(ValueError, match=message):
         parse_play(pos(me=me, opp=opp), text, dice)
+
+
+def test_play_notation_of_an_unchanged_board_is_refused_when_the_roll_can_be_played():
+    """Issue 15: play_notation(board, board, dice) gave '-' for a roll with legal moves. '-' is the play of
+    a roll that cannot be played (RULES.md 3.4: otherwise at least one die must be); the unchanged board is
+    then no play of the roll, as parse_play('-') already said."""
+    with pytest.raises(
+        ValueError, match=r"the afterstate is the board itself \(no move\), but 3-1 can be played"
+    ):
+        play_notation(starting_board(), starting_board(), (3, 1))
+    with pytest.raises(ValueError, match="'-' .* is not legal"):
+        parse_play(starting_board(), "-", (3, 1))
+    # closed out: a checker on the bar against a closed board cannot enter with 6-5; '-' both ways
+    shut_out = pos(me={25: 1, 13: 14}, opp={1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2})
+    assert play_notation(shut_out, shut_out, (6, 5)) == "-"
+    assert (parse_play(shut_out, "-", (6, 5)) == shut_out).all()
+    # the opponent's 6-point open: 1-1 cannot enter (its 1-point is closed), 6-1 can, with the 6
+    one_open = pos(me={25: 1, 13: 14}, opp={1: 2, 2: 2, 3: 2, 4: 2, 5: 2})
+    assert play_notation(one_open, one_open, (1, 1)) == "-"
+    with pytest.raises(ValueError, match=r"6-1 can be played here \(a 6 moves\)"):
+        play_notation(one_open, one_open, (6, 1))
 
 
 def test_a_play_that_leaves_a_die_unused_says_both_dice_must_be_played():

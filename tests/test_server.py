@@ -155,6 +155,14 @@ def test_cube_in_match_play_reports_mwc(client):
         # a die too large for int64 is range-checked first
         ("get", "/move", {"id": START_ID, "die1": 10**20, "die2": 1}, f"die1 must be 1..6, got {10**20}"),
         ("post", "/move", {"id": START_ID, "dice": [3, 10**20]}, f"dice[1] must be 1..6, got {10**20}"),
+        # issue 15: both sides on the bar against closed boards, where neither can ever move
+        ("get", "/move", {"id": "27YBAHDbtgEAcA", "die1": 3, "die2": 1}, "neither side can ever move"),
+        (
+            "post",
+            "/eval",
+            {"board": [-3] + [2] * 6 + [0] * 12 + [-2] * 6 + [3]},
+            "neither side can ever move",
+        ),
     ],
 )
 def test_bad_requests_get_400_with_a_message(client, method, path, payload, needle):

@@ -68,3 +68,90 @@ def test_agents_are_exported_lazily_without_importing_torch_for_the_rules_core()
     assert out.stdout.strip() == "ok"
     probs, equity = na.load_agent().evaluate(na.starting_board()[None])
     assert probs.shape == (1, 5) and equity.shape == (1,)
+
+
+#: Issue 15: both sides have 3 checkers on the bar against the other's closed home board (2 on each of
+#: points 1-6). Neither side can enter, so neither can ever move: `nard play` looped forever, the env's
+#: reset never returned, `nard rollout` crashed.
+DEAD_ID = "27YBAHDbtgEAcA"
+DEAD = np.array([-3] + [2] * 6 + [0] * 12 + [-2] * 6 + [3], dtype=np.int8)
+
+
+def test_a_dead_position_where_neither_side_can_ever_move_is_an_invalid_board():
+    """RULES.md 4: a checker on the bar must enter before any other moves, on a point not held by two or more
+    opposing checkers; with all six closed, for both sides, no roll ever changes the board. No game reaches
+    it (both_shut_out's docstring says why), so it is refused as invalid input wherever a board comes in.
+    gnubg agrees: its position_from_id answers "Invalid position ID" for 27YBAHDbtgEAcA."""
+    message = r"neither side can ever move: both have checkers on the bar \(mover 3, opponent 3\)"
+    for call in (
+        lambda: na.validate_board(DEAD),
+        lambda: na.validate_board(np.stack([BOARD, DEAD])),  # a batch with one dead board
+        lambda: na.board_from_position_id(DEAD_ID),
+        lambda: na.position_id(DEAD),
+        lambda: na.legal_plays(DEAD, (3, 1)),
+        # the compiled fast path of int8 (N, 26) batches refuses it too, with the same message
+        lambda: na.legal_plays_batch(DEAD[None].copy(), np.array([[3, 1]], dtype=np.int8)),
+        lambda: na.game_result(DEAD),
+        lambda: na.pip_count(DEAD),
+    ):
+        with pytest.raises(ValueError, match=message):
+            call()
+
+
+def test_gnubg_finds_no_move_for_either_side_of_the_dead_position_with_any_roll():
+    """The claim behind the refusal, checked by gnubg's move generator: 21 rolls, both sides, no move."""
+    gnubg_nn = pytest.importorskip("gnubg_nn")
+    from conftest import ALL_ROLLS
+
+    tan = gnubg_nn.board_from_position_id(DEAD_ID)  # gnubg's (2, 25): row 1 the side on roll
+    assert [row[:6] for row in tan] == [[2] * 6, [2] * 6] and [row[24] for row in tan] == [3, 3]
+    for d1, d2 in ALL_ROLLS:
+        assert gnubg_nn.moves(tan, d1, d2, 1) == ()
+        assert gnubg_nn.moves([tan[1], tan[0]], d1, d2, 1) == ()
+
+
+def test_positions_one_step_from_dead_are_valid():
+    """One open entry point (a blot there, or an empty point), or only one side shut out: the game goes on."""
+
+    def moves(board, dice):  # some legal play changes the board
+        return not (na.legal_plays(board, dice) == board).all(axis=1).any()
+
+    blot_in_board = DEAD.copy()
+    blot_in_board[1] = 1  # the opponent enters with a 1 on the mover's 1-point (its 24), hitting
+    assert moves(na.swap_sides(blot_in_board), (1, 1))
+    open_point = DEAD.copy()
+    open_point[24], open_point[0] = 0, -5  # the opponent's 1-point (the mover's 24) empty, its 2 on the bar
+    assert moves(open_point, (1, 1))
+    one_side = DEAD.copy()
+    one_side[0] = 0  # the opponent's 3 are borne off, not on the bar
+    assert not moves(one_side, (6, 5))  # the mover cannot enter
+    assert moves(na.swap_sides(one_side), (6, 5))  # the opponent can move
+
+
+def test_the_dead_check_is_the_same_from_either_side_on_random_boards():
+    """Seeded: 2,000 variations of the dead board (checkers moved off its points, bars of 0-3); validate_board
+    accepts a board exactly when it accepts the other side's view of it, and refuses exactly the ones with
+    both sides on the bar and both home boards closed."""
+    rng = np.random.default_rng(15)
+    refused = 0
+    for _ in range(2000):
+        board = DEAD.copy()
+        for idx in rng.choice([1, 2, 3, 4, 5, 6, 19, 20, 21, 22, 23, 24], size=int(rng.integers(0, 3))):
+            board[idx] -= np.sign(board[idx])  # one checker fewer on that point (borne off)
+        board[25], board[0] = int(rng.integers(0, 4)), -int(rng.integers(0, 4))
+        dead = board[25] > 0 and board[0] < 0 and (board[1:7] >= 2).all() and (board[19:25] <= -2).all()
+        for view in (board, np.negative(board[::-1])):
+            try:
+                na.validate_board(view)
+                assert not dead, board.tolist()
+            except ValueError as exc:
+                assert dead and "neither side can ever move" in str(exc), board.tolist()
+        refused += dead
+    assert 100 < refused < 1900
+
+
+@pytest.mark.parametrize("shape", [(25,), (27,), (2, 3, 26), (), (26, 2)])
+def test_game_result_of_a_wrong_shape_names_the_shapes_it_takes(shape):
+    """Issue 15: a (25,) board gave numpy's "cannot reshape array of size 25 into shape (26)"."""
+    with pytest.raises(ValueError, match=r"a board must have shape \(26,\) or \(N, 26\), got "):
+        na.game_result(np.zeros(shape, dtype=np.int8))

@@ -139,12 +139,12 @@ def game_result(board: np.ndarray) -> np.ndarray | int:
         game is not over.
 
     Raises:
-        ValueError: if the board is invalid (see :func:`validate_board`).
+        ValueError: if the board is invalid (see :func:`validate_board`), a
+            shape other than ``(26,)`` or ``(N, 26)`` included.
     """
-    arr = np.asarray(board)
-    single = arr.ndim == 1
-    result = game_result_unchecked(validate_board(arr.reshape(-1, BOARD_SIZE) if single else arr))
-    return int(result[0]) if single else result
+    boards = validate_board(board)  # the shape first: (26,) or (N, 26), else a ValueError saying so
+    result = game_result_unchecked(boards.reshape(-1, BOARD_SIZE))
+    return int(result[0]) if boards.ndim == 1 else result
 
 
 def game_result_unchecked(boards: np.ndarray) -> np.ndarray:
@@ -181,8 +181,10 @@ def validate_board(board: np.ndarray) -> np.ndarray:
     Raises:
         ValueError: on a wrong shape or a non-integer dtype, a count outside -15..15, a mover count on the mover's
             bar that is negative, an opponent count on its bar that is
-            positive, more than 15 checkers for a side, or both sides having
-            borne off all checkers.
+            positive, more than 15 checkers for a side, both sides having
+            borne off all checkers, or both sides on the bar against closed
+            home boards (a dead position: neither side can ever move; see
+            :func:`both_shut_out`).
     """
     arr = np.asarray(board)
     if arr.shape[-1:] != (BOARD_SIZE,) or arr.ndim not in (1, 2):
@@ -214,7 +216,48 @@ def validate_board(board: np.ndarray) -> np.ndarray:
         raise ValueError(f"the opponent has {theirs.max()} checkers on the board and bar; at most 15")
     if ((mine == 0) & (theirs == 0)).any():
         raise ValueError("both sides have borne off all 15 checkers; at most one side can")
+    stuck = both_shut_out(rows)
+    if stuck.any():
+        raise ValueError(
+            f"neither side can ever move: both have checkers on the bar (mover {rows[stuck, BAR][0]}, "
+            f"opponent {-rows[stuck, OPP_BAR][0]}) against a closed home board (each of the six entry "
+            "points held by 2 or more opposing checkers); no game reaches this position"
+        )
     return np.ascontiguousarray(wide.astype(BOARD_DTYPE))
+
+
+def both_shut_out(boards: np.ndarray) -> np.ndarray:
+    """Which boards are *dead*: both sides on the bar against the other's closed home board.
+
+    Then neither side can ever move (RULES.md 4: checkers on the bar enter
+    before any other checker moves, and all six entry points are closed),
+    so the game never ends. It is the only position where neither side can
+    move with any roll: a side off the bar that cannot move has no two of its
+    points within 6 pips of each other (it could move onto its own checkers)
+    and a checker outside its home board (else a 6 bears one off) in front
+    of a six-point prime of the other side; the prime can step along itself
+    with a 1 unless that side is on the bar, and then that side is stuck only
+    if the first side holds all six of its entry points, six points in a row.
+
+    No game reaches a dead position. In one, the side that has just moved is
+    on the bar against the other side's closed board. Its own move could not
+    have put it there (only a hit does) nor changed a point held by two or
+    more opposing checkers, so before that move it was already on the bar
+    against the same closed board, could not move, and the position was the
+    same. By the same argument it was the same before every earlier turn,
+    back to the starting position, where nobody is on the bar.
+
+    Args:
+        boards: ``(N, 26)`` integer boards (mover's view), already checked
+            for shape and counts.
+
+    Returns:
+        ``(N,)`` bool.
+    """
+    boards = np.asarray(boards)
+    mover_out = (boards[:, BAR] > 0) & (boards[:, 19:25] <= -2).all(axis=1)  # it enters on 24..19
+    opponent_out = (boards[:, OPP_BAR] < 0) & (boards[:, 1:7] >= 2).all(axis=1)  # it enters on 1..6
+    return mover_out & opponent_out
 
 
 def validate_dice(dice: np.ndarray) -> np.ndarray:

@@ -1172,11 +1172,20 @@ def _boards_in_play(boards):
     """True if every board passes :func:`~nard_ai.core.board.validate_board` and no game is over.
 
     That is: counts within -15..15, the mover's bar (index 25) >= 0, the
-    opponent's bar (index 0) <= 0, and 1..15 checkers left for each side.
+    opponent's bar (index 0) <= 0, 1..15 checkers left for each side, and
+    not both sides on the bar against closed home boards
+    (:func:`~nard_ai.core.board.both_shut_out`).
     """
     for r in range(boards.shape[0]):
         if boards[r, BAR] < 0 or boards[r, 0] > 0:
             return False
+        if boards[r, BAR] > 0 and boards[r, 0] < 0:
+            dead = True
+            for p in range(1, 7):
+                if boards[r, p] < 2 or boards[r, 25 - p] > -2:
+                    dead = False
+            if dead:
+                return False
         mine = 0
         theirs = 0
         for i in range(BOARD_SIZE):

@@ -251,7 +251,7 @@ def _replay_game(
                 game_state=GameState.PLAYING,
                 turn=turn,
                 double_offered=doubled,
-                dice=dice,
+                dice=(max(dice), min(dice)),  # gnubg's order, as its Match ID of the decision
                 match_length=match.length,
                 score=score,
                 jacoby=match.jacoby and not match.length,

@@ -49,7 +49,16 @@ Decoding is strict, like :mod:`nard_ai.formats.position_id`: every bit gnubg
 would never write (cube owner ``10``, game state 5-7, a die of 7, one die
 without the other, a Crawford game in money play, a score above the match
 length, a match longer than 64 points, any of the 5 unused bits) is a
-``ValueError`` naming the field.
+``ValueError`` naming the field. So is a state no game reaches, though
+gnubg's reader (``MatchFromKey``) lets it through: a score at the match
+length in a game being played or about to start, a centred cube above 1 in
+match play, an owned cube at 1, dice rolled before any game, a double
+offered after rolling or against the cube's owner, a double and a
+resignation pending with the doubled player to answer (see
+:class:`MatchState`). What gnubg's play does write is read: the final score
+(at the match length) once the last game is over, and a double and a
+resignation pending together when the doubled player resigns (gnubg 1.07:
+``double`` then ``resign single`` gives ``MDEAAAAAAAAA``).
 
 Limits
 ------
@@ -146,9 +155,14 @@ class MatchState:
             answer.
         double_offered: ``player_on_roll`` has doubled and ``turn`` must take
             or pass.
-        resignation: a :class:`Resignation` offered by ``player_on_roll``.
-        dice: the roll to play, higher die first (the constructor sorts
-            them); ``(0, 0)`` before rolling.
+        resignation: a :class:`Resignation` on offer, by the player who is
+            not ``turn`` (``turn`` must accept or reject it): usually
+            ``player_on_roll``, or the doubled player who resigns instead of
+            answering a double (then ``turn`` is back on the doubler).
+        dice: the roll to play, in the order given (an XGID's order;
+            :func:`from_match_id` gives gnubg's, higher die first, and
+            :func:`match_id` writes that order whatever the order here);
+            ``(0, 0)`` before rolling.
         match_length: points to win the match, 1 to
             :data:`MAX_MATCH_LENGTH` (64, gnubg's limit); 0 = money play.
         score: ``(player 0, player 1)`` points so far.
@@ -174,7 +188,13 @@ class MatchState:
             large score, a score above the match length, beavers in
             match play, or a Crawford game in money play, at a score where one player is
             not exactly one point short of the match length, or with the
-            cube turned or a double offered.
+            cube turned or a double offered; and on a state no game reaches:
+            a score at the match length while a game is played or about to
+            start (``game_state`` NONE or PLAYING), a centred cube above 1
+            in match play, an owned cube at 1, dice rolled with no game
+            (``game_state`` NONE), a double offered with dice rolled or by
+            the player the cube is owned against, or a double and a
+            resignation pending with ``turn`` on the doubled player.
     """
 
     cube_value: int = 1
@@ -225,7 +245,7 @@ class MatchState:
             raise ValueError(f"each die must be 0-6 (0 = not rolled), got dice {dice}")
         if (dice[0] == 0) != (dice[1] == 0):
             raise ValueError(f"both dice are rolled or neither is (0, 0), got dice {dice}")
-        set_field(self, "dice", (max(dice), min(dice)))
+        set_field(self, "dice", dice)
         length = _int("match_length", self.match_length)
         if not 0 <= length <= MAX_MATCH_LENGTH:
             raise ValueError(
@@ -259,6 +279,65 @@ class MatchState:
                     "crawford is set with the cube turned (value "
                     f"{cube}, owner {owner}, double offered {self.double_offered}); "
                     "nobody may double in the Crawford game (RULES.md 8)"
+                )
+        self._check_reachable()
+
+    def _check_reachable(self) -> None:
+        """Refuse field combinations no game reaches (each field in range, checked before).
+
+        gnubg's own reader (``MatchFromKey`` in ``matchid.c``) checks only the
+        ranges; these are the states its play never writes. What it does
+        write is kept: the final score, equal to the match length, once the
+        last game is over; the dice and resignation of a game that ended; a
+        double and a resignation pending together (the doubled player
+        resigned instead of answering: ``turn`` is then the doubler, who
+        must accept or reject the resignation); a centred cube above 1 in
+        money play (automatic doubles).
+        """
+        length, score, cube, owner = self.match_length, self.score, self.cube_value, self.cube_owner
+        state, dice, mover = self.game_state, self.dice, self.player_on_roll
+        if length and state in (GameState.NONE, GameState.PLAYING):
+            for player, points in enumerate(score):
+                if points >= length:
+                    raise ValueError(
+                        f"score of player {player} is {points}, at the match length {length}, with game_state "
+                        f"{state.name}: the match is over, so no game is played any more (gnubg writes the "
+                        "final score only with the last game over: game_state OVER, RESIGNED or DROPPED)"
+                    )
+        if length and owner == CENTERED and cube != 1:
+            raise ValueError(
+                f"cube_value is {cube} with the cube centred (cube_owner CENTERED) in a {length}-point match; "
+                "in match play a cube above 1 is always owned, by the player who took the double "
+                "(a centred cube above 1 comes only from automatic doubles, a money-play option)"
+            )
+        if owner != CENTERED and cube == 1:
+            raise ValueError(
+                f"cube_owner is player {owner} with cube_value 1; a cube is owned only once a double has been "
+                "taken, which makes it 2 or more (an unturned cube is centred: cube_owner CENTERED)"
+            )
+        if state == GameState.NONE and dice != (0, 0):
+            raise ValueError(
+                f"dice are {dice[0]}-{dice[1]} with game_state NONE: no game has started, so nothing has "
+                "been rolled (dice (0, 0))"
+            )
+        if self.double_offered:
+            if dice != (0, 0):
+                raise ValueError(
+                    f"double_offered is set with dice {dice[0]}-{dice[1]} rolled; a double is offered "
+                    "before rolling (dice (0, 0))"
+                )
+            if owner == 1 - mover:
+                raise ValueError(
+                    f"double_offered is set for player_on_roll {mover} (the doubler), but the cube is owned "
+                    f"by player {owner}; only the cube's owner, or either player while it is centred, may "
+                    "double"
+                )
+            if self.resignation != Resignation.NONE and self.turn != mover:
+                raise ValueError(
+                    f"double_offered and resignation {self.resignation.name} are both pending with turn "
+                    f"{self.turn}, the doubled player; when the doubled player resigns instead of answering "
+                    f"the double, the doubler (player_on_roll {mover}) must answer the resignation, so turn "
+                    f"is {mover}"
                 )
 
     @property
@@ -308,8 +387,8 @@ def match_key(state: MatchState) -> bytes:
         "turn": state.turn,
         "double_offered": int(state.double_offered),
         "resignation": int(state.resignation),
-        "die_1": state.dice[0],
-        "die_2": state.dice[1],
+        "die_1": max(state.dice),  # gnubg's MatchID() writes the higher die first
+        "die_2": min(state.dice),
         "match_length": state.match_length,
         "score_0": state.score[0],
         "score_1": state.score[1],
@@ -354,12 +433,13 @@ def from_match_id(mid: str) -> MatchState:
 
     Returns:
         The :class:`MatchState`. Dice written low die first are accepted and
-        returned high die first (so re-encoding writes gnubg's order).
+        returned high die first (gnubg's order, the one :func:`match_id`
+        writes).
 
     Raises:
         ValueError: naming the field and value, on a wrong length, characters
-            outside base64, or a field value gnubg never writes (see the
-            module docstring).
+            outside base64, a field value gnubg never writes, or a state no
+            game reaches (see the module docstring and :class:`MatchState`).
     """
     if not isinstance(mid, str):
         raise ValueError(f"a Match ID must be a str, got {type(mid).__name__}")
@@ -387,7 +467,7 @@ def from_match_id(mid: str) -> MatchState:
             turn=raw["turn"],
             double_offered=bool(raw["double_offered"]),
             resignation=Resignation(raw["resignation"]),
-            dice=(raw["die_1"], raw["die_2"]),
+            dice=(max(raw["die_1"], raw["die_2"]), min(raw["die_1"], raw["die_2"])),
             match_length=raw["match_length"],
             score=(raw["score_0"], raw["score_1"]),
             jacoby=not raw["not_jacoby"],

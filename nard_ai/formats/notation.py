@@ -22,7 +22,8 @@ the same text as gnubg's ``FormatMove`` applied to gnubg's own move list.
 
 :func:`play_notation` does not check that a play is *legal* (most dice
 used, larger die, RULES.md section 3.4): that is the move generator's job.
-It only checks that each single-die move is possible.
+It only checks that each single-die move is possible, and that ``-`` (no
+move) is written only for a roll that cannot be played at all.
 
 :func:`parse_play` goes the other way: it reads a user's play (any of the
 usual spellings), finds the afterstates its moves can produce with the dice,
@@ -224,12 +225,15 @@ def play_notation(board: np.ndarray, afterstate: np.ndarray, dice: tuple[int, in
     Returns:
         The play in gnubg's style, in the mover's numbering, e.g. ``"8/5 6/5"``,
         ``"24/18 13/11*"``, ``"bar/22"``, ``"6/off"``, ``"8/2(2)"``,
-        ``"13/7*/5"``; ``"-"`` when the afterstate equals the board.
+        ``"13/7*/5"``; ``"-"`` when the afterstate equals the board and no
+        die can be played.
 
     Raises:
-        ValueError: if a board or the dice are invalid, or no sequence of
+        ValueError: if a board or the dice are invalid, if no sequence of
             single-die moves with these dice (each used at most once) takes
-            ``board`` to ``afterstate``.
+            ``board`` to ``afterstate``, or if the afterstate equals the
+            board although a die can be played (the roll must be played,
+            RULES.md 3.4, so moving nothing is not a play of it).
     """
     before = np.asarray(board)
     after = np.asarray(afterstate)
@@ -240,6 +244,13 @@ def play_notation(board: np.ndarray, afterstate: np.ndarray, dice: tuple[int, in
     d1, d2 = (int(d) for d in validate_dice(np.asarray(dice))[0])
     all_dice = (d1,) * 4 if d1 == d2 else (d1, d2)
     if start == target:
+        playable = sorted({d for d in all_dice if _single_moves(start, d)}, reverse=True)
+        if playable:
+            # RULES.md 3.4: a roll that can be played must be; the unchanged board is no play of it
+            raise ValueError(
+                f"the afterstate is the board itself (no move), but {d1}-{d2} can be played here "
+                f"(a {playable[0]} moves); '-' is only the play of a roll with no legal move"
+            )
         return EMPTY_PLAY
     move_sets = move_sequences(start, target, all_dice)
     if not move_sets:
@@ -473,6 +484,20 @@ def _why_impossible(start: Board, paths: list[Path], text: str, dice: tuple[int,
             f"you have {on_bar} checker(s) on the bar: they must enter (bar/...) "
             "before any other checker moves (RULES.md 4)"
         )
+    if on_bar and from_bar > on_bar:
+        return (
+            f"you have only {on_bar} checker{'s' if on_bar != 1 else ''} on the bar, but {text!r} "
+            f"enters {from_bar}"
+        )
+    starts = Counter(path[0] for path in paths)
+    arrivals = Counter(path[-1] for path in paths)
+    for src, count in sorted(starts.items(), reverse=True):
+        have = start[src]
+        if src != BAR and have > 0 and count > have + arrivals[src]:
+            return (
+                f"you have only {have} checker{'s' if have != 1 else ''} on the {src}-point, but "
+                f"{text!r} moves {count} from it"
+            )
     for path in paths:
         token = "/".join(_point_name(p) for p in path)
         src = path[0]

@@ -31,16 +31,19 @@ cube             the cube value is ``2**cube``; while a double is offered it
                  is the cube before the double.
 cube owner       ``1`` X, ``-1`` O, ``0`` centred. A centred cube is one
                  nobody has doubled yet, so its value is 1 (cube field
-                 ``0``): a centred cube above 1 is refused (RULES.md 8: the
-                 cube starts centred at 1, and whoever takes a double owns
-                 it).
+                 ``0``): a centred cube above 1, and an owned cube at 1,
+                 are refused (RULES.md 8: the cube starts centred at 1,
+                 and whoever takes a double owns it).
 turn             ``1`` X, ``-1`` O: the player on roll, or (dice ``D``) the
                  player who has doubled.
-dice             ``00`` not rolled yet; two digits 1-6 = the roll (written
-                 high die first; either order is read); ``D`` = a double is
+dice             ``00`` not rolled yet; two digits 1-6 = the roll (XG and
+                 gnubg write the higher die first; either order is read,
+                 and kept in ``MatchState.dice`` as written, so that
+                 :func:`to_xgid` writes it back); ``D`` = a double is
                  offered and the other player must take or pass. XG's ``B``
                  (beaver) and ``R`` (raccoon) are refused, as gnubg does.
-score 1, 2       X's score, then O's.
+score 1, 2       X's score, then O's; in match play each below the match
+                 length (a score at it ends the match: no game is played).
 Crawford/Jacoby  match play: 1 = this is the Crawford game, else 0. Money
                  play: bit 0 = Jacoby rule, bit 1 = beavers allowed (``0``
                  neither, ``1`` Jacoby, ``2`` beavers, ``3`` both), kept in
@@ -134,9 +137,8 @@ def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2
 
     Raises:
         ValueError: on an invalid board, a state an XGID cannot express (a
-            resignation, a game not being played, a double offered with
-            dice rolled, ``turn`` differing from ``player_on_roll`` without a
-            double, a centred cube above 1), a ``max_cube_log2`` outside
+            resignation, a game not being played, ``turn`` differing from ``player_on_roll`` without a
+            double, a centred cube above 1, an owned cube at 1), a ``max_cube_log2`` outside
             0-15, or a cube (or a pending double) above ``2**max_cube_log2``.
     """
     state = MatchState() if state is None else state
@@ -158,9 +160,7 @@ def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2
         raise ValueError(f"an XGID cannot express a resignation on offer ({state.resignation.name})")
     if state.game_state != GameState.PLAYING:
         raise ValueError(f"an XGID describes a game being played, got game_state {state.game_state.name}")
-    if state.double_offered:
-        if state.dice != (0, 0):
-            raise ValueError(f"a double is offered before rolling, but dice are {state.dice}")
+    if state.double_offered:  # with dice (0, 0): MatchState refuses a double offered after rolling
         if state.turn == state.player_on_roll:
             raise ValueError("with a double offered, turn must be the player asked to take (not the doubler)")
         dice = "D"
@@ -194,12 +194,18 @@ def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2
 
 
 def _check_cube(cube_log2: int, centred: bool, doubled: bool, max_cube_log2: int) -> None:
-    """The cube fields agree: a centred cube is 1, and neither the cube nor a pending double passes the max cube."""
+    """The cube fields agree: a centred cube is 1, an owned one 2 or more, and neither the cube nor a pending
+    double passes the max cube."""
     if centred and cube_log2:
         raise ValueError(
             f"the cube is centred (owner 0) at {1 << cube_log2} (field 'cube' {cube_log2}); a centred cube "
             "is one nobody has doubled, so its value is 1 (field 'cube' 0): after a take the taker owns it "
             "(RULES.md 8)"
+        )
+    if not centred and not cube_log2:
+        raise ValueError(
+            "the cube is owned (field 'cube owner' not 0) at 1 (field 'cube' 0); a cube is owned only once "
+            "a double has been taken, which makes it 2 or more (field 'cube' 1 or more)"
         )
     if cube_log2 > max_cube_log2:
         raise ValueError(
@@ -272,8 +278,11 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
 
     Raises:
         ValueError: naming the field and value, on a wrong number of fields,
-            any malformed field, a match longer than 64 points, a centred
-            cube above 1, or a cube (or pending double) above the max cube.
+            any malformed field, a match longer than 64 points, a score at
+            or above the match length, a centred cube above 1, an owned cube
+            at 1, a cube (or pending double) above the max cube, or a state
+            :class:`MatchState` refuses (a Crawford game at a score where it
+            cannot be).
     """
     if not isinstance(text, str):
         raise ValueError(f"an XGID must be a str, got {type(text).__name__}")
@@ -302,6 +311,12 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
         _parse_int(score_x, "score 1 (X)", 0, MAX_FIELD),
         _parse_int(score_o, "score 2 (O)", 0, MAX_FIELD),
     )
+    for field, points in zip(FIELD_NAMES[5:7], scores, strict=True):
+        if match_length and points >= match_length:
+            raise ValueError(
+                f"XGID field {field!r} is {points}, at or above the match length {match_length}: "
+                "the match is over, and an XGID describes a game being played"
+            )
     flag_value = _parse_int(flags, "Crawford/Jacoby", 0, 1 if match_length else _JACOBY | _BEAVER)
     max_cube_log2 = _parse_int(max_cube, "max cube", 0, MAX_CUBE_LOG2)
     dice_text = dice.strip()

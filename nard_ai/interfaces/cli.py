@@ -67,6 +67,7 @@ import dataclasses
 import inspect
 import json
 import os
+import re
 import shlex
 import sys
 import textwrap
@@ -174,31 +175,40 @@ def _dataclass_parser(cls: type, suppress: bool = False) -> argparse.ArgumentPar
 # --------------------------------------------------------------------------- argument handling
 
 
+_DIE_TOKEN = re.compile(r"[^-\s]|-\d")  # one character (a die, or a typo for one), or a negative digit
+
+
 def _join_dice_tokens(args: Sequence[str]) -> list[str]:
     """``--dice 3 1`` as one token ``--dice "3 1"``, so that an ID after it stays the positional argument.
 
     ``--dice`` takes one token (``31``, ``3-1``, ``3,1``); the two-token
-    spelling ``3 1`` is joined here with the run of single-digit tokens that
-    follows the flag (two or more: ``--dice 3 1 5`` becomes ``"3 1 5"``,
-    which :func:`parse_dice` refuses). Nothing after ``--`` is touched.
+    spelling ``3 1`` is joined here with the run of one-character tokens
+    (other than ``-``; ``-1`` too) that follows the flag, digits or not, so
+    that :func:`parse_dice` sees them all and names a bad one (``--dice a
+    1``: "got 'a'", not argparse's "unrecognized arguments: 1"; ``--dice 3 1
+    5`` becomes ``"3 1 5"``, which it refuses). ``--dice=3 1`` is joined the
+    same way. No ID or option is that short. Nothing after ``--`` is touched.
     """
     out: list[str] = []
     i = 0
     args = list(args)
     while i < len(args):
         token = args[i]
-        out.append(token)
         i += 1
         if token == "--":
+            out.append(token)
             out.extend(args[i:])
             break
-        if token == "--dice":
-            run = []
-            while i < len(args) and len(args[i]) == 1 and args[i].isdigit():
+        if token == "--dice" or (token.startswith("--dice=") and len(token) == len("--dice=") + 1):
+            run = [] if token == "--dice" else [token[len("--dice=") :]]
+            while i < len(args) and _DIE_TOKEN.fullmatch(args[i]):
                 run.append(args[i])
                 i += 1
+            out.append("--dice")
             if run:
                 out.append(" ".join(run))
+            continue
+        out.append(token)
     return out
 
 
@@ -242,21 +252,34 @@ def _thresholds(text: str):
         raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
+_DICE_PAIR = re.compile(r"(\S+?)(?:\s*[-,]\s*|\s+)(\S+)")  # two dice apart: a space, '-' or ','
+
+
 def parse_dice(tokens: Sequence[str]) -> tuple[int, int]:
     """Two dice from ``["31"]``, ``["3", "1"]``, ``["3 1"]``, ``["3-1"]`` or ``["3,1"]``, larger die first.
 
     Raises:
-        ValueError: unless the text is exactly two dice, each 1..6.
+        ValueError: unless the text is exactly two dice, each 1..6: "not two
+            dice" for another count, else naming the first bad die
+            (``"a 1"``: "each die must be 1..6, got 'a'"; ``"71"``: "got 7").
     """
-    text = "".join("".join(t.split()) for t in tokens)  # "3 1" (one token or two) reads as "31"
-    digits = text.replace("-", "").replace(",", "")
-    if len(digits) != 2 or not digits.isdigit() or not digits.isascii():
-        raise ValueError(f"{' '.join(tokens)!r} is not two dice (write 31, 3-1 or 3 1)")
-    d1, d2 = int(digits[0]), int(digits[1])
-    for d in (d1, d2):
-        if not 1 <= d <= 6:
-            raise ValueError(f"each die must be 1..6, got {d}")
-    return max(d1, d2), min(d1, d2)
+    text = " ".join(tokens)
+    body = text.strip()
+    pair = _DICE_PAIR.fullmatch(body)
+    if len(body) == 2:
+        parts = list(body)  # "31"
+    elif pair:
+        parts = list(pair.groups())  # "3 1", "3-1", "3,1"
+    else:
+        raise ValueError(f"{text!r} is not two dice (write 31, 3-1 or 3 1)")
+    dice = []
+    for part in parts:
+        if not (part.isdigit() and part.isascii()):
+            raise ValueError(f"each die must be 1..6, got {part!r}")
+        if not 1 <= int(part) <= 6:
+            raise ValueError(f"each die must be 1..6, got {int(part)}")
+        dice.append(int(part))
+    return max(dice), min(dice)
 
 
 def _position(parser: argparse.ArgumentParser, text: str, live: bool = True):
@@ -487,7 +510,7 @@ def _hint(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except ValueError as exc:
             parser.error(f"bad dice: {exc}")
     elif state is not None and state.dice != (0, 0):
-        dice = state.dice
+        dice = (max(state.dice), min(state.dice))  # an XGID may write the lower die first
     else:
         parser.error("give the roll with --dice (e.g. --dice 31); the ID has no dice")
     cube = _cube_state(parser, state)
@@ -1116,7 +1139,12 @@ def build_parser() -> argparse.ArgumentParser:
         ["nard play --seed 7 --first human", "nard play --ply 0 --cube"],
     )
     _add_ply(p, text="the engine's search depth (default: 0)")
-    p.add_argument("--seed", type=int, default=None, help="seed of the dice (default: random, printed)")
+    p.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=None,
+        help="seed of the dice, an integer >= 0 (default: random, printed)",
+    )
     p.add_argument(
         "--first",
         choices=("roll", "human", "engine"),

@@ -362,7 +362,9 @@ def play_session(
 
     Raises:
         ValueError: on an unknown ``first``, a ``max_games`` below 1, a
-            ``start`` board that is invalid or finished, ``start_cube`` or
+            ``start`` board that is invalid or finished (or dead: both sides
+            on the bar against closed boards, where neither could ever move;
+            see :func:`nard_ai.core.board.validate_board`), ``start_cube`` or
             ``start_dice`` without ``start``, a match-play ``start_cube``,
             or dice outside 1..6.
     """
