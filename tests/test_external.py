@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
+import re
 import socket
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,14 +18,18 @@ import pytest
 from nard_ai.agents import load_agent
 from nard_ai.core.board import starting_board
 from nard_ai.core.movegen import legal_plays
+from nard_ai.cube import cube_decision
 from nard_ai.interfaces.external import (
+    DEFAULT_MAX_CONNECTIONS,
+    MAX_LINE_BYTES,
     ExternalPlayer,
+    _cube_state,
     checker_moves,
     format_gnubg_move,
     make_server,
     parse_fibs_board,
 )
-from tests.conftest import cli_server
+from tests.conftest import cli_server, run_cli
 from tests.test_analysis import GammonChaser
 
 REPO = Path(__file__).resolve().parents[1]
@@ -88,9 +96,9 @@ def test_cube_owner_comes_from_the_may_double_flags():
     [
         ("hello", "board:"),
         ("board:a:b:1:0:0", "fields"),
-        (OPENING_63.replace(":1:6:3:", ":1:x:3:"), "integers"),
+        (OPENING_63.replace(":1:6:3:", ":1:x:3:"), "field 32 must be a decimal integer, got 'x'"),
         (OPENING_63.replace(":0:-2:0:", ":0:-9:0:", 1), "FIBS board"),
-        (OPENING_63.replace(":1:6:3:6:3:", ":1:6:9:6:9:"), "dice"),
+        (OPENING_63.replace(":1:6:3:6:3:", ":1:6:9:6:9:"), r"field 33 \(player's die\) must be 0..6, got 9"),
     ],
 )
 def test_malformed_lines_are_refused_with_a_reason(line, needle):
@@ -162,7 +170,7 @@ def _dmp_line(match_length: int, score: tuple[int, int]) -> str:
     """OPENING_63 at a match score (player 1 on roll with 6-3, colour 1), cube centred, not Crawford."""
     f = _fields(OPENING_63)
     f[2], f[3], f[4] = str(match_length), str(score[0]), str(score[1])
-    f[50] = "0"  # not the Crawford game (OPENING_63, a 1-point match, has gnubg's Crawford flag set)
+    f[50], f[51] = "0", "1"  # an ordinary match game as gnubg 1.07 writes it (OPENING_63, 1-point: 1, 1)
     return _line(f)
 
 
@@ -249,3 +257,383 @@ def test_real_gnubg_plays_a_whole_match_against_the_engine(tmp_path):
     assert "Warning" not in out and "illegal" not in out.lower()
     assert replies and not any(r.startswith("Error") for r in replies), replies
     assert any("/" in r for r in replies)
+
+
+# --------------------------------------------------------------------------- gnubg 1.07's Crawford fields
+
+
+#: Board lines recorded from the real gnubg 1.07.001 in each state (how: the file's header and
+#: tests/data/record_gnubg_board_lines.py): state -> lines.
+def _recorded() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for row in (REPO / "tests" / "data" / "gnubg_board_lines.txt").read_text().splitlines():
+        if row and not row.startswith("#"):
+            state, line = row.split("\t")
+            found.setdefault(state, []).append(line)
+    return found
+
+
+RECORDED = _recorded()
+
+
+def test_gnubg_1_07_writes_post_crawford_and_not_crawford_in_fields_50_and_51():
+    """What the recorded lines show (and gnubg's own words in the file's header say the state was):
+    Crawford game 0/0, post-Crawford 1/1, an ordinary match game 0/1, a 1-point match 1/1, money 0/1."""
+    expected = {
+        "crawford": "0:0",
+        "post_crawford": "1:1",
+        "ordinary": "0:1",
+        "one_point": "1:1",
+        "money": "0:1",
+    }
+    assert set(RECORDED) == set(expected)
+    for state, lines in RECORDED.items():
+        assert {":".join(_fields(line)[50:52]) for line in lines} == {expected[state]}, state
+
+
+@pytest.mark.parametrize(
+    ("state", "length", "crawford", "post_crawford"),
+    [
+        ("crawford", 5, True, False),
+        ("post_crawford", 5, False, True),
+        ("ordinary", 5, False, False),
+        ("one_point", 1, False, True),  # gnubg: "match to 1 point, post-Crawford play"
+        ("money", 0, False, False),
+    ],
+)
+def test_recorded_gnubg_lines_are_read_in_the_state_gnubg_was_in(state, length, crawford, post_crawford):
+    """Before the fix field 50 was read as "the Crawford game": 1-point matches and post-Crawford games were
+    Crawford games, and their cube state (a Crawford game needs exactly one side 1-away and a centred cube)
+    could not be built, so the engine played them for money."""
+    for line in RECORDED[state]:
+        fb = parse_fibs_board(line)
+        assert (fb.match_length, fb.crawford, fb.post_crawford) == (length, crawford, post_crawford), line
+        cube_state = _cube_state(fb)  # a match state, not the old money fallback
+        assert cube_state.match_length == length and cube_state.crawford == crawford
+        assert cube_state.value == fb.cube_value
+
+
+def test_a_recorded_post_crawford_line_with_the_cube_turned_is_a_match_state():
+    """gnubg took root's post-Crawford double (recorded): cube 2, gnubg (4 of 5, 1-away) owns it."""
+    turned = [parse_fibs_board(line) for line in RECORDED["post_crawford"] if _fields(line)[36] == "2"]
+    assert turned
+    for fb in turned:
+        state = _cube_state(fb)
+        assert (state.value, state.owner, state.match_length, state.score) == (2, "opponent", 5, (2, 4))
+
+
+def test_every_recorded_gnubg_line_gets_an_answer_not_an_error(player):
+    for state, lines in RECORDED.items():
+        for line in lines:
+            reply = player.respond(line)
+            assert not reply.startswith("Error"), (state, line, reply)
+
+
+def test_a_post_crawford_trailer_doubles_when_the_engine_says_double(player):
+    """Recorded: root trails 2-4 in a 5-point match, post-Crawford, not yet rolled. The engine's cube
+    decision is to double (the trailer doubles at once after the Crawford game: the leader's cube is
+    dead); the reply must say so. Before the fix the line read as the Crawford game and the reply was roll."""
+    line = next(x for x in RECORDED["post_crawford"] if _fields(x)[32:36] == ["0"] * 4)
+    fb = parse_fibs_board(line)
+    assert fb.score == (2, 4) and fb.post_crawford and not fb.crawford
+    decision = cube_decision(fb.board, _cube_state(fb), agent=player.agent)
+    assert decision.cube_available and decision.action in ("double_take", "double_pass")
+    assert player.respond(line) == "double"
+
+
+def test_a_one_point_match_is_played_for_the_match_not_for_money():
+    """GammonChaser's gammonish play is best for money, its safe play at 1-point (only winning counts).
+    Recorded 1-point line, root on roll with 2-1. Before the fix the line read as a Crawford game with
+    both sides 1-away, the cube state failed and the gammonish (money) play came back."""
+    line = RECORDED["one_point"][0]
+    fb = parse_fibs_board(line)
+    plays = legal_plays(fb.board, fb.dice)
+    safe = format_gnubg_move(checker_moves(fb.board, plays[1], fb.dice))
+    assert ExternalPlayer(GammonChaser()).respond(line) == safe
+
+
+@pytest.mark.parametrize(
+    ("fields_50_51", "crawford"),
+    [(("0", "0"), True), (("1", "1"), False), (("0", "1"), False), (("1", "0"), False)],
+)
+def test_the_crawford_game_is_a_side_1_away_with_fields_50_and_51_both_0(fields_50_51, crawford):
+    """gnubg's own reader of board lines (ProcessFIBSBoardInfo, drawboard.c) uses the same rule."""
+    f = _fields(RECORDED["crawford"][0])
+    f[50:52] = fields_50_51
+    assert parse_fibs_board(_line(f)).crawford is crawford
+    f[3], f[4] = "1", "2"  # nobody 1-away: never the Crawford game
+    assert parse_fibs_board(_line(f)).crawford is False
+
+
+def test_a_line_no_game_can_have_is_an_error_not_a_play_for_money(player):
+    """The Crawford game (recorded line) with a turned cube: before, the engine fell back to money play."""
+    f = _fields(RECORDED["crawford"][0])
+    f[36], f[37], f[38] = "2", "1", "0"
+    reply = player.respond(_line(f))
+    assert reply.startswith("Error: FIBS board: cube and score: nobody may double in the Crawford game")
+
+
+# --------------------------------------------------------------------------- range checks
+
+
+@pytest.mark.parametrize("index", range(2, 52))
+@pytest.mark.parametrize("value", [2**63, -(2**63), 10**12])
+def test_a_huge_number_in_any_field_is_a_value_error_naming_the_field(index, value):
+    """A field of 2**63 made numpy raise OverflowError, which dropped the connection."""
+    f = _fields(OPENING_63)
+    f[index] = str(value)
+    with pytest.raises(ValueError, match=f"field {index}"):
+        parse_fibs_board(_line(f))
+
+
+@pytest.mark.parametrize(
+    ("index", "value", "message"),
+    [
+        (2, "26", "field 2 (match length) must be 0 or 9999 (money), or 1..25, got 26"),
+        (3, "-1", "field 3 (score) must be 0..2147483647, got -1"),
+        (5, "16", "field 5 (board entry 0) must be -15..15, got 16"),
+        (31, "0", "field 31 (turn) must be 1 or -1, got 0"),
+        (36, "8192", "field 36 (cube value) must be 1..4096, got 8192"),
+        (36, "3", "field 36 (cube value) must be a power of two, got 3"),
+        (37, "2", "field 37 (player may double) must be 0..1, got 2"),
+        (42, "7", "field 42 (home) must be 0 or 25, got 7"),
+        (44, "16", "field 44 (player's checkers off) must be 0..15, got 16"),
+        (50, "-1", "field 50 (post-Crawford / did Crawford) must be 0..2147483647, got -1"),
+        (32, "+6", "field 32 must be a decimal integer, got '+6'"),
+        (32, "\uff16", "field 32 must be a decimal integer, got '\\uff16'"),  # int() would read a fullwidth 6
+        (32, "1_0", "field 32 must be a decimal integer, got '1_0'"),
+    ],
+)
+def test_each_numeric_field_is_range_checked(player, index, value, message):
+    f = _fields(OPENING_63)
+    f[index] = value
+    assert player.respond(_line(f)) == f"Error: FIBS board {message}"
+
+
+def test_a_score_at_the_match_length_is_refused():
+    f = _fields(OPENING_63)
+    f[2], f[3] = "5", "5"
+    with pytest.raises(ValueError, match="scores must be 0..4 in a 5-point match, got 5 and 0"):
+        parse_fibs_board(_line(f))
+
+
+def test_a_line_longer_than_the_cap_is_refused_by_the_parser():
+    with pytest.raises(ValueError, match=f"at most {MAX_LINE_BYTES} characters"):
+        parse_fibs_board(OPENING_63 + ":0" * MAX_LINE_BYTES)
+
+
+# --------------------------------------------------------------------------- the server under load
+
+
+@contextlib.contextmanager
+def _serving(agent=None, **limits):
+    server = make_server(agent or GammonChaser(), 0, **limits)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_2_63_field_over_the_socket_is_an_error_line_and_the_connection_stays():
+    f = _fields(OPENING_63)
+    f[5] = str(2**63)
+    with _serving() as address, socket.create_connection(address, timeout=30) as conn:
+        conn.sendall(_line(f).encode() + b"\0\n")
+        assert _read_line(conn) == (
+            b"Error: FIBS board field 5 (board entry 0) must be -15..15, got 9223372036854775808\n"
+        )
+        conn.sendall(OPENING_63.encode() + b"\0\n")
+        assert b"/" in _read_line(conn)
+
+
+def test_lines_up_to_the_cap_are_read_and_one_byte_more_is_refused():
+    with _serving() as address, socket.create_connection(address, timeout=30) as conn:
+        conn.sendall(b"x" * MAX_LINE_BYTES + b"\n")
+        assert _read_line(conn).startswith(b"Error: expected a FIBS 'board:' line, got 'xxx")
+        conn.sendall(b"x" * (MAX_LINE_BYTES + 1))  # no newline yet: the error comes at once
+        assert _read_line(conn) == f"Error: line longer than {MAX_LINE_BYTES} bytes\n".encode()
+        conn.sendall(b"still the same line\n" + OPENING_63.encode() + b"\0\n")  # its end is dropped
+        assert b"/" in _read_line(conn)
+
+
+def test_a_32_mb_line_costs_linear_time_and_the_connection_goes_on():
+    """Before the fix the buffer was re-split for every 4 KB read: a 32 MB line took 57 s of CPU."""
+    size = 32 << 20
+    with _serving() as address, socket.create_connection(address, timeout=60) as conn:
+        replies: list[bytes] = []
+        reader = threading.Thread(target=lambda: replies.extend([_read_line(conn), _read_line(conn)]))
+        reader.start()
+        start = time.monotonic()
+        block = b"y" * (1 << 20)
+        for _ in range(size // len(block)):
+            conn.sendall(block)
+        conn.sendall(b"\n" + OPENING_63.encode() + b"\0\n")
+        reader.join(timeout=60)
+        elapsed = time.monotonic() - start
+    assert replies[0] == f"Error: line longer than {MAX_LINE_BYTES} bytes\n".encode()
+    assert b"/" in replies[1]
+    assert elapsed < 10, f"{elapsed:.1f} s for a 32 MB line"
+
+
+def test_200_simultaneous_clients_each_get_an_answer_or_a_refusal():
+    """Before: a listen backlog of 5, no cap; 34 of 200 clients got no answer in 90 s. Now the listen queue is
+    SOMAXCONN, 64 connections are served and the 136 others are told so at once."""
+    clients: list[socket.socket] = []
+    with _serving() as address:
+        start = time.monotonic()
+        try:
+            for _ in range(200):
+                conn = socket.create_connection(address, timeout=30)
+                clients.append(conn)
+                conn.sendall(b"hello\n")
+            replies = [_read_line(conn) for conn in clients]
+        finally:
+            for conn in clients:
+                conn.close()
+        elapsed = time.monotonic() - start
+    refusal = f"Error: too many connections ({DEFAULT_MAX_CONNECTIONS} open); try again later\n".encode()
+    served = [r for r in replies if r.startswith(b"Error: expected a FIBS 'board:' line")]
+    assert len(served) == DEFAULT_MAX_CONNECTIONS and replies.count(refusal) == 200 - DEFAULT_MAX_CONNECTIONS
+    assert elapsed < 30, f"{elapsed:.1f} s"
+
+
+def test_a_freed_connection_slot_is_served_again():
+    with _serving(max_connections=2) as address:
+        a = socket.create_connection(address, timeout=30)
+        b = socket.create_connection(address, timeout=30)
+        for conn in (a, b):
+            conn.sendall(b"hello\n")
+            assert _read_line(conn).startswith(b"Error: expected")
+        with socket.create_connection(address, timeout=30) as c:
+            assert _read_line(c) == b"Error: too many connections (2 open); try again later\n"
+            assert c.recv(100) == b""  # and closed
+        a.close()
+        deadline, reply = time.monotonic() + 10, b""
+        while time.monotonic() < deadline and not reply.startswith(b"Error: expected"):
+            with socket.create_connection(address, timeout=30) as d:
+                d.sendall(b"hello\n")
+                reply = _read_line(d)
+        assert reply.startswith(b"Error: expected"), reply
+        b.close()
+
+
+def test_an_idle_connection_is_told_and_closed_after_the_idle_timeout():
+    with _serving(idle_timeout=0.5) as address, socket.create_connection(address, timeout=30) as conn:
+        time.sleep(0.3)
+        conn.sendall(b"hello\n")  # activity: the timeout starts again
+        assert _read_line(conn).startswith(b"Error: expected")
+        start = time.monotonic()
+        assert _read_line(conn) == b"Error: no request for 0.5 s; closing the connection\n"
+        assert conn.recv(100) == b""
+        assert 0.4 < time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize(
+    ("limits", "message"),
+    [
+        ({"max_connections": 0}, "max_connections must be a whole number >= 1, got 0"),
+        ({"max_connections": True}, "max_connections must be a whole number >= 1, got True"),
+        ({"max_connections": 2.0}, "max_connections must be a whole number >= 1, got 2.0"),
+        ({"idle_timeout": 0}, "idle_timeout must be a number of seconds > 0, got 0"),
+        ({"idle_timeout": float("nan")}, "idle_timeout must be a number of seconds > 0, got nan"),
+        ({"idle_timeout": float("inf")}, "idle_timeout must be a number of seconds > 0, got inf"),
+    ],
+)
+def test_server_limits_out_of_range_are_value_errors(limits, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        make_server(GammonChaser(), 0, **limits)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve", "--idle-timeout", "5"], "--idle-timeout applies to --external only"),
+        (["serve", "--max-connections", "5"], "--max-connections applies to --external only"),
+        (
+            ["serve", "--external", "0", "--max-connections", "0"],
+            "--max-connections must be 1 or more, got 0",
+        ),
+        (
+            ["serve", "--external", "0", "--idle-timeout", "-1"],
+            "--idle-timeout must be a number of seconds above 0",
+        ),
+    ],
+)
+def test_nard_serve_limit_flags_out_of_range_are_one_error_line_and_status_2(capsys, argv, message):
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == ""
+    assert err.strip().splitlines()[-1].startswith(f"nard serve: error: {message}")
+
+
+# --------------------------------------------------------------------------- fuzzing
+
+_VALID_REPLY = re.compile(r"(roll|double|take|drop|)|((bar|\d+)/(off|\d+))( (bar|\d+)/(off|\d+))*")
+_JUNK = [
+    "", "-", "+1", "1.5", "0x10", "\uff11", "\u0663", " 1", "1 ", "9" * 30, str(2**63), str(-(2**63)),
+    str(2**31), "nan", "\0", "\udcff", "board", "::", "\u00e9", "-0", "00000000000007",
+]  # fmt: skip
+
+
+def _mutate(rng: random.Random, line: str) -> str:
+    f = _fields(line)
+    kind = rng.randrange(8)
+    if kind == 0:
+        f[rng.randrange(len(f))] = rng.choice(_JUNK)
+    elif kind == 1:
+        f[rng.randrange(len(f))] = str(rng.randint(-40, 10_000))
+    elif kind == 2:
+        del f[rng.randrange(len(f))]
+    elif kind == 3:
+        f.insert(rng.randrange(len(f) + 1), rng.choice(_JUNK + ["0", "1"]))
+    elif kind == 4:
+        i, j = rng.randrange(len(f)), rng.randrange(len(f))
+        f[i], f[j] = f[j], f[i]
+    elif kind == 5:
+        return _line(f)[: rng.randrange(len(line))]
+    elif kind == 6:
+        return "".join(rng.choice("board:-0123456789 \0\udcfe\u00e9x") for _ in range(rng.randrange(120)))
+    else:
+        for _ in range(rng.randint(2, 6)):
+            f[rng.randrange(len(f))] = str(rng.randint(-2, 30))
+    return _line(f)
+
+
+def _fuzz_lines(seed: int, count: int) -> list[str]:
+    rng = random.Random(seed)
+    bases = [line for lines in RECORDED.values() for line in lines] + [OPENING_63]
+    return [_mutate(rng, rng.choice(bases)) for _ in range(count)]
+
+
+def test_fuzzed_protocol_lines_get_clear_answers_and_nothing_escapes(player):
+    """3000 malformed lines (seeded mutations of the recorded ones: junk, huge or out-of-range numbers, fields
+    lost, added or swapped, cut lines, random text). Every reply is one ASCII line: a reason (never an
+    internal error) or a well-formed answer for a mutation that is still a valid line."""
+    errors = 0
+    for line in _fuzz_lines(seed=15, count=3000):
+        reply = player.respond(line)
+        reply.encode("ascii")
+        assert "\n" not in reply
+        if reply.startswith("Error: "):
+            errors += 1
+            assert "internal error" not in reply, (line, reply)
+        else:
+            assert _VALID_REPLY.fullmatch(reply), (line, reply)
+    assert errors > 2000  # most mutations break the line
+
+
+def test_the_server_still_answers_after_a_stream_of_fuzzed_lines():
+    lines = _fuzz_lines(seed=16, count=300)
+    with _serving(load_agent()) as address, socket.create_connection(address, timeout=60) as conn:
+        reader = conn.makefile("rb")
+        for line in lines:
+            payload = line.replace("\n", " ").encode("utf-8", errors="surrogateescape")
+            if not payload.replace(b"\0", b"").strip():
+                continue  # a blank line gets no reply
+            conn.sendall(payload + b"\n")
+            reply = reader.readline()
+            assert reply.endswith(b"\n") and b"internal error" not in reply, (line, reply)
+        conn.sendall(OPENING_63.encode() + b"\0\n")
+        assert b"/" in reader.readline()

@@ -18,7 +18,8 @@ Commands (``nard COMMAND --help`` shows each one's options and examples)
 * ``nard analyze MATCH.mat [--ply N]``: every checker play and cube action of
   a match, the equity lost, skill marks, error rates (:mod:`nard_ai.reports.analysis`).
 * ``nard serve [--port 8080]``: the HTTP JSON backend (:mod:`nard_ai.interfaces.http`),
-  or gnubg's external-player protocol (``--external``). The address is bound
+  or gnubg's external-player protocol (``--external``; ``--max-connections``,
+  ``--idle-timeout``: :mod:`nard_ai.interfaces.external`). The address is bound
   first (a busy port or a bad host is a one-line error); the port bound is
   logged (port 0: one the system picks).
 
@@ -961,12 +962,26 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     for name, port in (("--port", args.port), ("--external", args.external)):
         if port is not None and not 0 <= port <= 65535:
             parser.error(f"{name} must be 0..65535, got {port}")
+    limits = {"max_connections": args.max_connections, "idle_timeout": args.idle_timeout}
+    if args.external is None:
+        for flag, value in (
+            ("--max-connections", args.max_connections),
+            ("--idle-timeout", args.idle_timeout),
+        ):
+            if value is not None:
+                parser.error(f"{flag} applies to --external only")
+    else:
+        if args.max_connections is not None and args.max_connections < 1:
+            parser.error(f"--max-connections must be 1 or more, got {args.max_connections}")
+        if args.idle_timeout is not None and not 0 < args.idle_timeout < float("inf"):
+            parser.error(f"--idle-timeout must be a number of seconds above 0, got {args.idle_timeout:g}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         if args.external is not None:
             from nard_ai.interfaces.external import serve_external
 
-            serve_external(args.external, host=args.host, checkpoint=args.checkpoint, ply=args.ply)
+            given = {key: value for key, value in limits.items() if value is not None}
+            serve_external(args.external, host=args.host, checkpoint=args.checkpoint, ply=args.ply, **given)
         else:
             from nard_ai.interfaces.http import serve
 
@@ -1209,8 +1224,14 @@ def build_parser() -> argparse.ArgumentParser:
         "or gnubg's external-player protocol: `nard serve --external 4321`, then in gnubg "
         "`set player 1 external localhost:4321`. The address is bound first: a port in use or a bad "
         "--host is one error line (status 2); port 0 picks a free port, and the port bound is logged. "
-        "Runs until interrupted.",
-        ["nard serve --port 8080", "nard serve --external 4321", "nard serve --external 0"],
+        "The external player reads lines of at most 4096 bytes, serves --max-connections at once and "
+        "closes a connection after --idle-timeout seconds without a request. Runs until interrupted.",
+        [
+            "nard serve --port 8080",
+            "nard serve --external 4321",
+            "nard serve --external 0",
+            "nard serve --external 4321 --idle-timeout 3600",
+        ],
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     p.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")
@@ -1222,6 +1243,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="PORT",
         help="serve gnubg's external-player protocol on PORT",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --external: connections served at once; one more is refused with an Error line (default: 64)",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="with --external: close a connection silent for this long (default: 600)",
     )
     return parser
 

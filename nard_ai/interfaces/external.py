@@ -26,29 +26,71 @@ a request we cannot read              ``Error: <why>`` (gnubg prints it and
 Replies are ASCII: text from the request quoted in an error is escaped
 (``\\xe9`` for a character, ``\\xff`` for a byte that is not UTF-8).
 
+The server's limits (:func:`make_server`; ``nard serve --external PORT
+--max-connections N --idle-timeout SECONDS``):
+
+* **Line length**: at most :data:`MAX_LINE_BYTES` (4096) bytes before the
+  newline (gnubg's lines are about 150). A longer line is answered
+  ``Error: line longer than 4096 bytes`` as soon as the limit is passed;
+  the rest of it, up to its newline, is read and dropped (each byte looked
+  at once), and the connection goes on with the next line.
+* **Connections**: at most :data:`DEFAULT_MAX_CONNECTIONS` (64) at once,
+  each served by its own thread; one more is answered ``Error: too many
+  connections (64 open); try again later`` and closed. Pending connections
+  wait in a listen queue of ``socket.SOMAXCONN``. The engine answers one
+  request at a time (it is shared), so many clients queue behind each other.
+* **Idle timeout**: a connection that sends nothing for
+  :data:`DEFAULT_IDLE_TIMEOUT` (600) seconds, or does not read a reply for
+  as long, is told ``Error: no request for 600 s; closing the connection``
+  and closed (gnubg connects anew at its next ``set player ... external``).
+
 The play: in money play (match length 0 or 9999) the best play by cubeless
 equity; in match play the best by cubeless match-winning chance at the score
 and cube of the board line (:func:`nard_ai.reports.analysis.score_plays`), so the
-engine does not chase a gammon that cannot matter at the score.
+engine does not chase a gammon that cannot matter at the score. A line
+whose cube and score no game can have (a turned cube in the Crawford game,
+a cube above what the away counts allow) is an ``Error:`` answer, not a play
+for money.
 
-The FIBS board line, colon-separated after ``board:``:
+The FIBS board line, colon-separated after ``board:``, each numeric field
+range-checked (a value outside its range is ``Error: FIBS board field N
+(name) must be ...``):
 
 =====  ==================================================================
-field  meaning
+field  meaning (range)
 =====  ==================================================================
-0, 1   names of "player" and opponent
-2      match length (0 or 9999 = money/unlimited)
-3, 4   player's and opponent's score
-5-30   26 board entries: index 0 and 25 are the bars, 1-24 the points;
-       checkers of colour ``c`` are counted with sign ``c``
-31     turn: the colour on roll (gnubg: the doubler while a double waits)
-32-35  player's dice, opponent's dice (0 = not rolled)
-36     cube value; 37, 38 player / opponent may double; 39 was doubled
-40     player's colour (1 or -1); 41 player's direction (-1: moves from
-       24 towards 1, bar at index 25); 42 home; 43 bar
-44-47  checkers off / on the bar; 48 can move; 49 forced move
-50     did Crawford (gnubg writes its Crawford flag here); 51 redoubles
+0, 1   names of "player" and opponent (any text)
+2      match length: 0 or 9999 = money/unlimited, else 1..25 (the
+       engine's longest match, :data:`nard_ai.cube.state.MAX_AWAY`)
+3, 4   player's and opponent's score: 0..length-1 in a match, 0..2^31-1
+       in money play (gnubg writes the session score)
+5-30   26 board entries, -15..15: index 0 and 25 are the bars, 1-24 the
+       points; checkers of colour ``c`` are counted with sign ``c``
+31     turn, 1 or -1: the colour on roll (gnubg: the doubler while a
+       double waits)
+32-35  player's dice, opponent's dice, 0..6 (0 = not rolled)
+36     cube value, a power of two 1..4096; 37, 38 player / opponent may
+       double (0, 1); 39 was doubled (-1..1: gnubg's sign says who doubled)
+40     player's colour (1 or -1); 41 player's direction (1 or -1; -1:
+       moves from 24 towards 1, bar at index 25); 42 home, 43 bar (0, 25)
+44-47  checkers off, on the bar (0..15); 48 can move (0..4); 49 forced
+       move (0, 1)
+50, 51 gnubg 1.07: post-Crawford (1 from the game after the Crawford game
+       on, and in a 1-point match) and "not the Crawford game" (0 only in
+       the Crawford game); FIBS: did Crawford, redoubles. 0..2^31-1 each
+52...  more fields, if any: integers -2^31..2^31-1, ignored
 =====  ==================================================================
+
+**The Crawford game.** What gnubg 1.07.001 writes in fields 50 and 51,
+recorded from the real program (``tests/data/gnubg_board_lines.txt``, made
+by ``tests/data/record_gnubg_board_lines.py``): the Crawford game ``0:0``,
+post-Crawford games ``1:1``, ordinary match games ``0:1``, a 1-point match
+``1:1``, money ``0:1``. gnubg's own reader of these lines
+(``ProcessFIBSBoardInfo`` in ``drawboard.c``) and FIBS agree with one rule,
+used here: a game is the Crawford game when it is match play, exactly one
+side is 1-away, and fields 50 and 51 are both 0. (Field 50 alone is *not*
+gnubg's Crawford flag: reading it so made 1-point matches and post-Crawford
+games count as Crawford games.)
 
 The side on roll (the *mover* of :mod:`nard_ai.core.board`) is the colour named
 by ``turn``; its direction is the player's direction if it is the player,
@@ -59,14 +101,18 @@ enters from is the one opposite its home).
 from __future__ import annotations
 
 import logging
+import re
+import socket
 import socketserver
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from nard_ai.core.board import BAR, BOARD_SIZE, OPP_BAR, game_result, validate_board
+from nard_ai.cube.state import MAX_AWAY, MAX_CUBE
 
 __all__ = [
     "FibsBoard",
@@ -76,12 +122,55 @@ __all__ = [
     "ExternalPlayer",
     "serve_external",
     "make_server",
+    "MAX_LINE_BYTES",
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_IDLE_TIMEOUT",
 ]
 
 log = logging.getLogger(__name__)
 
-_MIN_FIELDS = 52  # the fields through "redoubles"; gnubg may add a post-Crawford flag
+#: The longest request line the server reads, in bytes before the newline (gnubg's are about 150).
+MAX_LINE_BYTES = 4096
+#: Connections served at once by default; one more is refused with an ``Error:`` line.
+DEFAULT_MAX_CONNECTIONS = 64
+#: Seconds a connection may stay silent (or leave a reply unread) before it is closed, by default.
+DEFAULT_IDLE_TIMEOUT = 600.0
+
+_MIN_FIELDS = 52  # the fields through 51; gnubg 1.07 writes exactly these
 _UNLIMITED = 9999  # FIBS's match length of an unlimited match
+_C_INT_MAX = 2**31 - 1  # gnubg writes its fields from C ints
+_INTEGER = re.compile(r"-?[0-9]+")  # as gnubg and FIBS write them: no "+", "_", spaces or non-ASCII digits
+
+#: field -> (name, lowest, highest) for the fields after the names (the match length is checked apart).
+_RANGES: dict[int, tuple[str, int, int]] = {
+    3: ("score", 0, _C_INT_MAX),
+    4: ("opponent's score", 0, _C_INT_MAX),
+    **{5 + i: (f"board entry {i}", -15, 15) for i in range(26)},
+    32: ("player's die", 0, 6),
+    33: ("player's die", 0, 6),
+    34: ("opponent's die", 0, 6),
+    35: ("opponent's die", 0, 6),
+    36: ("cube value", 1, MAX_CUBE),
+    37: ("player may double", 0, 1),
+    38: ("opponent may double", 0, 1),
+    39: ("doubled", -1, 1),
+    44: ("player's checkers off", 0, 15),
+    45: ("opponent's checkers off", 0, 15),
+    46: ("player's checkers on the bar", 0, 15),
+    47: ("opponent's checkers on the bar", 0, 15),
+    48: ("can move", 0, 4),
+    49: ("forced move", 0, 1),
+    50: ("post-Crawford / did Crawford", 0, _C_INT_MAX),
+    51: ("not Crawford / redoubles", 0, _C_INT_MAX),
+}
+#: field -> (name, the values it may take).
+_CHOICES: dict[int, tuple[str, tuple[int, int]]] = {
+    31: ("turn", (1, -1)),
+    40: ("colour", (1, -1)),
+    41: ("direction", (1, -1)),
+    42: ("home", (0, 25)),
+    43: ("bar", (0, 25)),
+}
 
 
 @dataclass(frozen=True)
@@ -96,8 +185,9 @@ class FibsBoard:
         doubled: a double is pending; the side on roll is the doubler and
             the receiver of the line must take or drop.
         match_length: 0 for money play.
-        score: ``(side on roll, opponent)``.
-        crawford: the Crawford flag gnubg writes.
+        score: ``(side on roll, opponent)``; in money play the session score gnubg writes.
+        crawford: this is the Crawford game: match play, exactly one side
+            1-away, fields 50 and 51 both 0 (see the module docstring).
     """
 
     board: np.ndarray
@@ -109,6 +199,12 @@ class FibsBoard:
     match_length: int
     score: tuple[int, int]
     crawford: bool
+
+    @property
+    def post_crawford(self) -> bool:
+        """Match play, a side 1-away, and not the Crawford game (a 1-point match counts, as in gnubg)."""
+        length = self.match_length
+        return length > 0 and not self.crawford and any(s == length - 1 for s in self.score)
 
     @property
     def cube_owner(self) -> str:
@@ -134,11 +230,16 @@ def _escape(text: str) -> str:
     return "".join(out)
 
 
+def _field_error(index: int, name: str, text: str) -> ValueError:
+    return ValueError(f"FIBS board field {index} ({name}) must be {text}")
+
+
 def parse_fibs_board(line: str, gnubg: bool = True) -> FibsBoard:
     """Decode a FIBS ``board:`` line into the side on roll's view.
 
     Args:
-        line: the line, ``board:...``; a trailing NUL (gnubg sends one) is ignored.
+        line: the line, ``board:...``, at most :data:`MAX_LINE_BYTES` characters;
+            a trailing NUL (gnubg sends one) is ignored.
         gnubg: read the scores as gnubg's ``ComputerTurn`` writes them: the
             name and score fields 0/3 belong to gnubg's player 0 (the
             colour -1 side) unless a double is pending, when they belong to
@@ -147,26 +248,50 @@ def parse_fibs_board(line: str, gnubg: bool = True) -> FibsBoard:
             ``gnubg=False`` for lines from FIBS.
 
     Raises:
-        ValueError: naming the field, on anything that is not a valid board line.
+        ValueError: naming the field, on anything that is not a valid board
+            line: too long, too few fields, a field that is not a plain
+            decimal integer, a value outside its range (the table in the
+            module docstring), a board :func:`nard_ai.core.board.validate_board`
+            rejects, a score at or above the match length.
     """
+    if len(line) > MAX_LINE_BYTES:
+        raise ValueError(f"a FIBS board line has at most {MAX_LINE_BYTES} characters, got {len(line)}")
     text = line.strip().strip("\0").strip()
     if not text.startswith("board:"):
         raise ValueError(f"expected a FIBS 'board:' line, got '{_escape(text[:40])}'")
     fields = text[len("board:") :].split(":")
     if len(fields) < _MIN_FIELDS:
         raise ValueError(f"a FIBS board line has at least {_MIN_FIELDS} fields, got {len(fields)}")
-    try:
-        nums = [int(f) for f in fields[2:]]
-    except ValueError:
-        raise ValueError("FIBS board fields 2 onwards must be integers") from None
+    nums: list[int] = [0, 0]
+    for i, raw in enumerate(fields[2:], start=2):
+        if not _INTEGER.fullmatch(raw):
+            raise ValueError(f"FIBS board field {i} must be a decimal integer, got '{_escape(raw[:20])}'")
+        value = int(raw)  # at most MAX_LINE_BYTES digits: below int()'s own limit
+        shown = raw if len(raw) <= 24 else f"{raw[:20]}... ({len(raw)} digits)"
+        if i in _CHOICES:
+            name, choices = _CHOICES[i]
+            if value not in choices:
+                raise _field_error(i, name, f"{choices[0]} or {choices[1]}, got {shown}")
+        else:
+            name, lo, hi = _RANGES.get(i, ("extra field", -(2**31), _C_INT_MAX))
+            if not lo <= value <= hi:
+                raise _field_error(i, name, f"{lo}..{hi}, got {shown}")
+        nums.append(value)
 
     def field(i: int) -> int:
-        return nums[i - 2]
+        return nums[i]
 
-    points = np.array([field(5 + i) for i in range(26)], dtype=np.int64)
+    length = field(2)
+    if length == _UNLIMITED:
+        length = 0
+    if not 0 <= length <= MAX_AWAY:
+        raise _field_error(2, "match length", f"0 or {_UNLIMITED} (money), or 1..{MAX_AWAY}, got {length}")
+    if length and max(field(3), field(4)) >= length:
+        raise ValueError(
+            f"FIBS board: scores must be 0..{length - 1} in a {length}-point match, got {field(3)} and {field(4)}"
+        )
     turn, colour, direction = field(31), field(40), field(41)
-    if turn not in (1, -1) or colour not in (1, -1) or direction not in (1, -1):
-        raise ValueError(f"turn, colour and direction must be 1 or -1, got {turn}, {colour}, {direction}")
+    points = np.array([field(5 + i) for i in range(26)], dtype=np.int64)
     mover_is_player = turn == colour
     mover_direction = direction if mover_is_player else -direction
     board = np.zeros(BOARD_SIZE, dtype=np.int64)
@@ -183,26 +308,28 @@ def parse_fibs_board(line: str, gnubg: bool = True) -> FibsBoard:
     dice = (field(32), field(33))
     if dice == (0, 0):
         dice = (field(34), field(35))
-    if not all(0 <= d <= 6 for d in dice) or (0 in dice and dice != (0, 0)):
+    if 0 in dice and dice != (0, 0):
         raise ValueError(f"FIBS board: dice must be 1-6 (or both 0), got {dice}")
-    may, opp_may = bool(field(37)), bool(field(38))
-    score, opp_score = field(3), field(4)
-    length = field(2)
-    if length == _UNLIMITED:
-        length = 0
     cube = field(36)
-    if cube < 1 or cube & (cube - 1):
-        raise ValueError(f"FIBS board: cube value must be a power of two, got {cube}")
+    if cube & (cube - 1):
+        raise _field_error(36, "cube value", f"a power of two, got {cube}")
+    may, opp_may = bool(field(37)), bool(field(38))
+    doubled = field(39) != 0
+    if mover_is_player == (doubled or not gnubg):
+        score, opp_score = field(3), field(4)
+    else:
+        score, opp_score = field(4), field(3)
+    one_away = length > 0 and (score == length - 1) != (opp_score == length - 1)
     return FibsBoard(
         board=board,
         dice=(max(dice), min(dice)),
         cube_value=cube,
         mover_may_double=may if mover_is_player else opp_may,
         opponent_may_double=opp_may if mover_is_player else may,
-        doubled=field(39) != 0,
+        doubled=doubled,
         match_length=length,
-        score=(score, opp_score) if mover_is_player == (field(39) != 0 or not gnubg) else (opp_score, score),
-        crawford=bool(field(50)),
+        score=(score, opp_score),
+        crawford=one_away and field(50) == 0 and field(51) == 0,
     )
 
 
@@ -247,38 +374,45 @@ class ExternalPlayer:
         self._lock = threading.Lock()
 
     def respond(self, line: str) -> str:
-        """The reply (without newline, ASCII) to one line from gnubg; ``Error: ...`` when it cannot be read."""
+        """The reply (without newline, ASCII) to one line from gnubg; ``Error: ...`` when it cannot be read.
+
+        Never raises: a request the engine cannot answer is ``Error: <why>``; a
+        failure of the engine itself (a bug) is logged with its traceback and
+        answered ``Error: internal error (<exception type>); see the server log``.
+        """
         try:
             fb = parse_fibs_board(line)
             if game_result(fb.board) != 0:
                 raise ValueError("the game in that position is already over")
+            try:
+                state = _cube_state(fb)
+            except ValueError as exc:
+                raise ValueError(f"FIBS board: cube and score: {exc}") from None
             with self._lock:
                 if fb.doubled:
-                    return "take" if self._cube_advice(fb)[1] else "drop"
+                    return "take" if self._cube_advice(fb, state)[1] else "drop"
                 if fb.dice == (0, 0):
-                    return "double" if self._cube_advice(fb)[0] else "roll"
-                return self._move(fb)
+                    return "double" if self._cube_advice(fb, state)[0] else "roll"
+                return self._move(fb, state)
         except ValueError as exc:
             return _escape(f"Error: {exc}")
+        except Exception as exc:  # a bug: keep serving, say so, log it
+            log.exception("cannot answer %s", _escape(line[:200]))
+            return f"Error: internal error ({type(exc).__name__}); see the server log"
 
-    def _move(self, fb: FibsBoard) -> str:
+    def _move(self, fb: FibsBoard, state: Any) -> str:
         from nard_ai.reports.analysis import score_plays
 
         ranked = self.agent.rank_plays(fb.board, fb.dice)
-        try:
-            cube_state = _cube_state(fb)
-        except ValueError as exc:
-            log.warning("match state not usable (%s); choosing the play for money", exc)
-            cube_state = None
-        best = score_plays(ranked, cube_state).afterstates[0]  # by MWC at the score in match play
+        best = score_plays(ranked, state).afterstates[0]  # by MWC at the score in match play
         return format_gnubg_move(checker_moves(fb.board, best, fb.dice))
 
-    def _cube_advice(self, fb: FibsBoard) -> tuple[bool, bool]:
+    def _cube_advice(self, fb: FibsBoard, state: Any) -> tuple[bool, bool]:
         """(the side on roll should double, its opponent should take) - roll and take when unsure."""
         from nard_ai import cube
 
         try:
-            d = cube.cube_decision(fb.board, _cube_state(fb), agent=self.agent)
+            d = cube.cube_decision(fb.board, state, agent=self.agent)
         except ValueError as exc:
             log.warning("cube decision failed (%s); rolling / taking", exc)
             return False, True
@@ -296,83 +430,227 @@ def _cube_state(fb: FibsBoard):
         owner=fb.cube_owner if fb.cube_value > 1 else "centred",
         match_length=fb.match_length,
         score=fb.score if fb.match_length else (0, 0),
-        crawford=fb.crawford and fb.match_length > 0,
+        crawford=fb.crawford,
     )
 
 
-class _Handler(socketserver.StreamRequestHandler):
+class _Handler(socketserver.BaseRequestHandler):
+    """One connection: lines in, one reply line each; bounded line length, an idle timeout."""
+
     def handle(self) -> None:
-        player: ExternalPlayer = self.server.player  # type: ignore[attr-defined]
+        server: _Server = self.server  # type: ignore[assignment]
+        sock: socket.socket = self.request
+        sock.settimeout(server.idle_timeout)
         log.info("gnubg connected from %s", self.client_address)
-        buffer = b""
+        pending = bytearray()  # the start of the current line, at most MAX_LINE_BYTES
+        skipping = False  # inside a line over the limit: drop bytes up to its newline
         while True:
             try:
-                chunk = self.request.recv(4096)
+                chunk = sock.recv(65536)
+            except TimeoutError:
+                self._send(f"Error: no request for {server.idle_timeout:g} s; closing the connection")
+                log.info("closing %s: idle for %g s", self.client_address, server.idle_timeout)
+                return
             except OSError:
                 break
             if not chunk:
                 break
-            buffer += chunk
-            while b"\n" in buffer:
-                raw, buffer = buffer.split(b"\n", 1)
-                # gnubg writes each line with its trailing NUL byte; bytes that are not UTF-8
-                # survive as surrogates, so an error can quote them (escaped: replies are ASCII)
-                line = raw.replace(b"\0", b"").decode("utf-8", errors="surrogateescape").strip()
-                if not line:
+            start = 0
+            while start <= len(chunk):
+                end = chunk.find(b"\n", start)
+                piece = chunk[start:] if end < 0 else chunk[start:end]
+                if not skipping:
+                    if len(pending) + len(piece) > MAX_LINE_BYTES:
+                        pending.clear()
+                        skipping = True
+                        if not self._send(f"Error: line longer than {MAX_LINE_BYTES} bytes"):
+                            return
+                    else:
+                        pending += piece
+                if end < 0:
+                    break
+                start = end + 1
+                if skipping:
+                    skipping = False
                     continue
-                reply = player.respond(line)
-                log.debug("%s -> %s", _escape(line), reply)
-                try:
-                    self.request.sendall(reply.encode("ascii", errors="backslashreplace") + b"\n")
-                except OSError:
+                line, pending = bytes(pending), bytearray()
+                if not self._answer(server.player, line):
                     return
         log.info("gnubg disconnected")
 
+    def _answer(self, player: ExternalPlayer, raw: bytes) -> bool:
+        # gnubg writes each line with its trailing NUL byte; bytes that are not UTF-8
+        # survive as surrogates, so an error can quote them (escaped: replies are ASCII)
+        line = raw.replace(b"\0", b"").decode("utf-8", errors="surrogateescape").strip()
+        if not line:
+            return True
+        reply = player.respond(line)
+        log.debug("%s -> %s", _escape(line), reply)
+        return self._send(reply)
+
+    def _send(self, reply: str) -> bool:
+        """Write one reply line; False when the connection is gone (or the peer reads nothing for the timeout)."""
+        try:
+            self.request.sendall(reply.encode("ascii", errors="backslashreplace") + b"\n")
+        except OSError:
+            return False
+        return True
+
 
 class _Server(socketserver.ThreadingTCPServer):
+    """A thread per connection, at most ``max_connections`` of them; a listen queue of ``SOMAXCONN``."""
+
     allow_reuse_address = True
     daemon_threads = True
+    request_queue_size = socket.SOMAXCONN
+    _REFUSED_LINGER = 2.0  # seconds a refused socket stays half-open so its error line is read, not reset
+    _REFUSED_MAX = 1024  # refused sockets kept lingering at most; beyond, closed at once
+
+    def __init__(self, address: tuple[str, int], max_connections: int, idle_timeout: float) -> None:
+        self.max_connections = max_connections
+        self.idle_timeout = idle_timeout
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._refused: list[tuple[socket.socket, float]] = []
+        self.player: ExternalPlayer | None = None
+        super().__init__(address, _Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self._refuse(request, client_address)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def _refuse(self, sock: socket.socket, client_address: Any) -> None:
+        log.warning("refusing %s: %d connections open", client_address, self.max_connections)
+        message = f"Error: too many connections ({self.max_connections} open); try again later\n"
+        try:
+            sock.setblocking(False)
+            sock.send(message.encode("ascii"))  # a short line: fits the send buffer of a new socket
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            sock.close()
+            return
+        # closing now, with the client's request unread, would reset the connection and could lose
+        # the line; service_actions closes it once the client has read it and hung up, or after a while
+        if len(self._refused) >= self._REFUSED_MAX:
+            sock.close()
+        else:
+            self._refused.append((sock, time.monotonic() + self._REFUSED_LINGER))
+
+    def service_actions(self) -> None:
+        super().service_actions()
+        if not self._refused:
+            return
+        now, keep = time.monotonic(), []
+        for sock, deadline in self._refused:
+            try:
+                while data := sock.recv(65536):  # drop what the client sent; b"" once it hung up
+                    del data
+                gone = True
+            except BlockingIOError:
+                gone = False
+            except OSError:
+                gone = True
+            if gone or now >= deadline:
+                sock.close()
+            else:
+                keep.append((sock, deadline))
+        self._refused = keep
+
+    def server_close(self) -> None:
+        super().server_close()
+        for sock, _ in self._refused:
+            sock.close()
+        self._refused = []
 
 
-def _bind(port: int, host: str) -> _Server:
+def _check_limits(max_connections: Any, idle_timeout: Any) -> None:
+    if isinstance(max_connections, bool) or not isinstance(max_connections, int) or max_connections < 1:
+        raise ValueError(f"max_connections must be a whole number >= 1, got {max_connections!r}")
+    if (
+        isinstance(idle_timeout, bool)
+        or not isinstance(idle_timeout, (int, float))
+        or not 0 < idle_timeout < float("inf")
+    ):
+        raise ValueError(f"idle_timeout must be a number of seconds > 0, got {idle_timeout!r}")
+
+
+def _bind(port: int, host: str, max_connections: int, idle_timeout: float) -> _Server:
+    _check_limits(max_connections, idle_timeout)
     try:
-        return _Server((host, port), _Handler)
+        return _Server((host, port), max_connections, float(idle_timeout))
     except (OSError, UnicodeError, OverflowError) as exc:
         reason = getattr(exc, "strerror", None) or exc
         raise ValueError(f"cannot listen on {host}:{port}: {reason}") from None
 
 
-def make_server(agent: Any, port: int, host: str = "127.0.0.1") -> socketserver.ThreadingTCPServer:
+def make_server(
+    agent: Any,
+    port: int,
+    host: str = "127.0.0.1",
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+) -> socketserver.ThreadingTCPServer:
     """A TCP server (bound and listening, not yet serving) answering gnubg's external-player requests.
 
     Args:
         agent: the :class:`nard_ai.search.lookahead.Agent` that decides.
         port: TCP port; 0 picks a free one (``server.server_address[1]`` tells which).
         host: address to listen on.
+        max_connections: connections served at once; one more gets an ``Error:`` line and is closed.
+        idle_timeout: seconds a connection may send nothing (or leave a reply unread) before it is closed.
 
     Raises:
-        ValueError: ``cannot listen on HOST:PORT: <reason>`` (a port in use, a bad address).
+        ValueError: ``cannot listen on HOST:PORT: <reason>`` (a port in use, a bad address);
+            a ``max_connections`` below 1 or not an integer, an ``idle_timeout`` not above 0.
     """
-    server = _bind(port, host)
-    server.player = ExternalPlayer(agent)  # type: ignore[attr-defined]
+    server = _bind(port, host, max_connections, idle_timeout)
+    server.player = ExternalPlayer(agent)
     return server
 
 
-def serve_external(port: int, host: str = "127.0.0.1", checkpoint: str | None = None, ply: int = 0) -> None:
+def serve_external(
+    port: int,
+    host: str = "127.0.0.1",
+    checkpoint: str | None = None,
+    ply: int = 0,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+) -> None:
     """Serve gnubg's external-player protocol until interrupted.
 
     The address is bound before the network loads, and the port actually
     bound (port 0: one the system picks) is logged with the gnubg command.
+    ``max_connections`` and ``idle_timeout`` are as for :func:`make_server`.
 
     Raises:
-        ValueError: when ``host:port`` cannot be bound or the agent cannot be built.
+        ValueError: when ``host:port`` cannot be bound, a limit is out of range, or the agent cannot be built.
         FileNotFoundError: on a missing checkpoint.
     """
     from nard_ai.agents import load_agent
 
-    server = _bind(port, host)
+    server = _bind(port, host, max_connections, idle_timeout)
     with server:
-        server.player = ExternalPlayer(load_agent(checkpoint, ply=ply))  # type: ignore[attr-defined]
+        server.player = ExternalPlayer(load_agent(checkpoint, ply=ply))
         bound = server.server_address[1]
-        log.info("external player on %s:%d; in gnubg: set player 1 external %s:%d", host, bound, host, bound)
+        log.info(
+            "external player on %s:%d; in gnubg: set player 1 external %s:%d "
+            "(at most %d connections, idle timeout %g s)",
+            host,
+            bound,
+            host,
+            bound,
+            max_connections,
+            idle_timeout,
+        )
         server.serve_forever()
