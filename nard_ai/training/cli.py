@@ -1,0 +1,237 @@
+"""``python -m nard_ai.training``: make position sets, label them, check two sets do not overlap.
+
+::
+
+    python -m nard_ai.training positions --network checkpoints/nard-rich.pt --count 150000 \\
+        --out runs/train-pos --seed 1
+    python -m nard_ai.training label --positions runs/train-pos --out runs/train-2ply --method 2ply
+    python -m nard_ai.training label --positions runs/bench-pos --out runs/bench-ro \\
+        --method rollout --games 1296 --rollout-ply 0
+    python -m nard_ai.training overlap runs/train-pos runs/bench-pos
+
+Exit status: 0 done; 1 ``overlap`` found shared positions; 2 bad input (a
+message, no traceback); 130 interrupted (rerun the same ``label`` command to
+resume: complete shards are kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
+    return value
+
+
+def _shard_range(text: str) -> range:
+    start, sep, stop = text.partition(":")
+    try:
+        a = int(start) if start else 0
+        b = int(stop) if stop else 10**9
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--shards takes START:STOP (shard numbers), got {text!r}") from None
+    if not sep:
+        b = a + 1
+    if a < 0 or b <= a:
+        raise argparse.ArgumentTypeError(f"--shards START:STOP needs 0 <= START < STOP, got {text!r}")
+    return range(a, b)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m nard_ai.training",
+        description="Training data made by nard_ai itself: position sets from self-play, and their labels.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+
+    g = sub.add_parser("positions", help="generate a deduplicated, stratified position set from self-play")
+    g.add_argument("--network", default=None, help="checkpoint to play (default: the shipped nard-rich.pt)")
+    g.add_argument("--count", type=_positive_int, required=True, help="positions wanted")
+    g.add_argument("--out", required=True, help="output folder (must not hold a position set)")
+    g.add_argument("--seed", type=_non_negative_int, default=0)
+    g.add_argument(
+        "--classes",
+        default=None,
+        help="class proportions, e.g. contact=0.55,crashed=0.15,race=0.25,bearoff=0.05 (the default)",
+    )
+    g.add_argument("--epsilon", type=float, default=0.05, help="chance of a random play (default 0.05)")
+    g.add_argument(
+        "--temperature", type=float, default=0.0, help="softmax temperature of the other plays (0: best)"
+    )
+    g.add_argument("--pool", type=_positive_int, default=256, help="games in lockstep")
+    g.add_argument("--oversample", type=float, default=2.0, help="candidates kept per class, x its quota")
+    g.add_argument("--max-games", type=_positive_int, default=None)
+    g.add_argument(
+        "--exclude", action="append", default=[], help="a position set none of whose positions to use"
+    )
+    g.add_argument(
+        "--disagreement-ply",
+        type=int,
+        choices=(1, 2),
+        default=None,
+        help="keep per class the candidates where PLY-ply and 0-ply disagree most (costs one PLY-ply "
+        "evaluation of each of oversample x count candidates)",
+    )
+    g.add_argument(
+        "--shard-size", type=_positive_int, default=1000, help="positions per shard (default 1000)"
+    )
+    g.add_argument("--no-progress", action="store_true")
+
+    lab = sub.add_parser("label", help="label a position set (resumable: rerun to finish)")
+    lab.add_argument("--positions", required=True, help="a position set folder")
+    lab.add_argument("--out", required=True, help="labels folder")
+    lab.add_argument("--method", default="2ply", choices=("0ply", "1ply", "2ply", "rollout"))
+    lab.add_argument("--mix", default=None, help="per-class methods, e.g. race=rollout,bearoff=exact")
+    lab.add_argument("--network", default=None, help="checkpoint (default: the position set's)")
+    lab.add_argument("--seed", type=_non_negative_int, default=0)
+    lab.add_argument("--workers", type=_positive_int, default=2, help="worker processes (default 2)")
+    lab.add_argument("--games", type=_positive_int, default=1296, help="rollout games per position")
+    lab.add_argument(
+        "--rollout-ply", type=int, choices=(0, 1), default=0, help="depth the rollout games play at"
+    )
+    lab.add_argument("--truncate", type=_positive_int, default=None, help="rollout truncation, plies")
+    lab.add_argument("--variance-reduction", choices=("auto", "on", "off"), default="auto")
+    lab.add_argument("--shards", type=_shard_range, default=None, help="only shards START:STOP")
+    lab.add_argument("--max-shards", type=_positive_int, default=None, help="stop after this many shards")
+    lab.add_argument("--no-progress", action="store_true")
+
+    o = sub.add_parser("overlap", help="count positions two position sets share (exit 1 if any)")
+    o.add_argument("first")
+    o.add_argument("second")
+    return p
+
+
+def _positions(args) -> int:
+    from nard_ai.model.network import default_checkpoint_path, load_checkpoint
+    from nard_ai.training.positions import (
+        generate_positions,
+        load_keys,
+        parse_proportions,
+        write_position_set,
+    )
+    from nard_ai.training.store import file_sha256
+
+    out = Path(args.out)
+    if (out / "positions.json").exists():
+        raise ValueError(f"{out} already holds a position set; choose another --out")
+    proportions = parse_proportions(args.classes) if args.classes else None
+    network = Path(args.network) if args.network else default_checkpoint_path()
+    exclude_keys = load_keys(args.exclude) if args.exclude else None
+
+    import numba
+    import torch
+
+    from nard_ai.eval.evaluator import NetworkEvaluator
+
+    torch.set_num_threads(1)
+    numba.set_num_threads(1)
+    evaluator = NetworkEvaluator(load_checkpoint(network).network)
+    t0 = time.perf_counter()
+    ps = generate_positions(
+        evaluator,
+        args.count,
+        args.seed,
+        proportions=proportions,
+        epsilon=args.epsilon,
+        temperature=args.temperature,
+        pool=args.pool,
+        oversample=args.oversample,
+        max_games=args.max_games,
+        exclude=exclude_keys,
+        disagreement_ply=args.disagreement_ply,
+        progress=not args.no_progress,
+    )
+    seconds = time.perf_counter() - t0
+    extra = {
+        "network": {"file": network.name, "path": str(network.resolve()), "sha256": file_sha256(network)},
+        "exclude": [
+            {"path": str(Path(d).resolve()), "manifest_sha256": file_sha256(Path(d) / "positions.json")}
+            for d in args.exclude
+        ],
+    }
+    manifest = write_position_set(out, ps, shard_size=args.shard_size, extra=extra)
+    info = ps.info
+    print(
+        f"{len(ps)} positions in {len(manifest['shards'])} shards under {out} "
+        f"({info['plies']} plies of {info['games_started']} games in {seconds:.1f} s, "
+        f"{info['plies'] / max(seconds, 1e-9):.0f} plies/s)"
+    )
+    print("classes: " + json.dumps(manifest["classes"]))
+    if info["shortfall"]:
+        print(f"shortfall (raise --max-games): {json.dumps(info['shortfall'])}", file=sys.stderr)
+    return 0
+
+
+def _label(args) -> int:
+    from nard_ai.training.labels import make_plan, run_labels
+
+    vr = {"auto": None, "on": True, "off": False}[args.variance_reduction]
+    plan = make_plan(
+        args.method,
+        args.mix,
+        games=args.games,
+        play_ply=args.rollout_ply,
+        truncate=args.truncate,
+        variance_reduction=vr,
+    )
+    summary = run_labels(
+        args.positions,
+        args.out,
+        plan,
+        network=args.network,
+        seed=args.seed,
+        workers=args.workers,
+        shards=args.shards,
+        progress=not args.no_progress,
+        max_shards=args.max_shards,
+    )
+    rate = summary["rows"] / max(summary["seconds"], 1e-9)
+    print(
+        f"{summary['done']} shards labelled ({summary['rows']} positions, {rate:.1f}/s), "
+        f"{summary['skipped']} already complete, {summary['shards']} in all, under {args.out}"
+    )
+    return 0
+
+
+def _overlap(args) -> int:
+    from nard_ai.training.positions import load_keys
+
+    a, b = load_keys([args.first]), load_keys([args.second])
+    shared = len(a & b)
+    print(f"{shared} positions shared ({len(a)} in {args.first}, {len(b)} in {args.second})")
+    return 1 if shared else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (module docstring)."""
+    args = _parser().parse_args(argv)  # exits 2 on a usage error
+    try:
+        return {"positions": _positions, "label": _label, "overlap": _overlap}[args.command](args)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; complete shards are kept: rerun the same command to resume", file=sys.stderr)
+        return 130

@@ -1,0 +1,607 @@
+"""Position sets for supervised training: seeded self-play with exploration, gnubg's classes, dedup, strata.
+
+Every position is a board **before its side on roll rolls**, from that side's
+view (:mod:`nard_ai.core.board`), the state a label is the value of
+(:func:`nard_ai.search.position_probs`).
+
+Classes (gnubg ``ClassifyPosition``, eval.c)
+--------------------------------------------
+:func:`classify_positions` puts each board in one of :data:`CLASS_NAMES`:
+
+* ``over``: a side has borne off all 15 checkers.
+* contact (a checker of one side still has an opposing checker in front of
+  it: gnubg's ``nBack + nOppBack > 22``, :func:`nard_ai.eval.evaluator.has_contact`),
+  then ``crashed`` if **either** side is crashed, else ``contact``. gnubg's
+  rule for one side, in its own numbering, with ``tot`` its checkers not borne
+  off (points and bar), ``a1`` and ``a2`` its checkers on its 1- and 2-point
+  and ``N = 6``: crashed when ``tot <= N``; or, if ``a1 > 1``, when
+  ``tot <= N + a1`` or (``a2 > 1`` and ``1 + tot - (a1 + a2) <= N``); or, if
+  ``a1 <= 1``, when ``tot <= N + a2 - 1``. (A side whose checkers not piled
+  deep on its lowest points number six or fewer has "crashed" its board.)
+* no contact: ``bearoff`` when both sides have every checker in their home
+  boards and none on the bar (the range of nard_ai's one-sided bear-off
+  database, 15 checkers on 6 points, gnubg's ``gnubg_os0.bd``:
+  :func:`nard_ai.eval.bearoff.is_bearoff`; gnubg's ``CLASS_BEAROFF1``), else
+  ``race``.
+
+Generation (:func:`generate_positions`)
+---------------------------------------
+``pool`` games in lockstep, self-play of one network at 0-ply from the
+starting position; every pre-roll position of every game is a candidate.
+Each play is the network's best (highest cubeless equity, ties to the first
+play in generator order) except for **exploration**, decided per play:
+
+* with probability ``epsilon``, a uniformly random legal play;
+* otherwise, with ``temperature > 0``, a play drawn with probability
+  proportional to ``exp(equity / temperature)`` (softmax over the legal
+  plays' 0-ply equities, sampled by the Gumbel-max trick); with
+  ``temperature = 0`` the best play.
+
+Random plays are what bring the rarer classes (crashed boards, back games,
+gammonish positions) into a set, at a cost: they are not positions either
+side would steer to. ``epsilon = 0.05`` (the default) is one random play in
+twenty, a few per game.
+
+Candidates are **deduplicated** by position (a Position ID is a one-to-one
+image of the board, so equal boards are equal IDs), minus those of
+``exclude`` (another set's positions: a benchmark never overlaps training
+data). Per class the quota is ``round(count * proportion)``; a class keeps
+up to ``oversample * quota`` distinct candidates, and generation stops when
+every class has its quota (or ``max_games`` games have started). Each class's
+quota is then a seeded random sample of its candidates (or, with
+``disagreement_ply``, the candidates where the ``disagreement_ply``-ply and
+0-ply cubeless equities differ most: that needs ``oversample * quota``
+candidates per class and costs one ``disagreement_ply``-ply evaluation of
+each), and the whole set is shuffled so that every shard is a stratified
+sample. A class that falls short gets all its candidates; the shortfall is
+in the result.
+
+Everything random comes from ``np.random.default_rng(seed)``: the same
+network, arguments and seed give the same set, on one thread (torch and
+numba thread counts change the last bits of network outputs, and so, rarely,
+a play).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nard_ai.core.board import BOARD_SIZE, starting_board, swap_sides_unchecked, validate_board
+from nard_ai.core.game import opening_roll, roll_dice
+from nard_ai.core.movegen import legal_plays_batch
+from nard_ai.eval.bearoff import is_bearoff
+from nard_ai.eval.evaluator import has_contact
+from nard_ai.formats.position_id import board_from_position_id, position_id
+from nard_ai.model.network import cubeless_equity
+from nard_ai.search import STANDARD_RULES, afterstate_probs, position_probs
+from nard_ai.training.store import (
+    FORMAT_VERSION,
+    POSITIONS_FORMAT,
+    atomic_write_bytes,
+    atomic_write_json,
+    code_version,
+    file_sha256,
+    format_positions_csv,
+    parse_positions_csv,
+    remove_stale_temporaries,
+)
+
+__all__ = [
+    "CLASS_NAMES",
+    "OVER",
+    "BEAROFF",
+    "RACE",
+    "CRASHED",
+    "CONTACT",
+    "DEFAULT_PROPORTIONS",
+    "PositionSet",
+    "classify_positions",
+    "crashed_sides",
+    "disagreement",
+    "generate_positions",
+    "parse_proportions",
+    "position_keys",
+    "read_position_set",
+    "read_positions_shard",
+    "write_position_set",
+]
+
+OVER, BEAROFF, RACE, CRASHED, CONTACT = range(5)
+CLASS_NAMES = ("over", "bearoff", "race", "crashed", "contact")
+"""Class names by class number (:func:`classify_positions`)."""
+_CLASS_OF_NAME = {name: k for k, name in enumerate(CLASS_NAMES)}
+
+DEFAULT_PROPORTIONS = {"contact": 0.55, "crashed": 0.15, "race": 0.25, "bearoff": 0.05}
+"""Default strata: mostly contact, crashed boards over-represented (about 8% of the distinct
+positions of self-play of ``nard-rich.pt`` with ``epsilon = 0.05``, and hard for a network), races,
+and a few bear-offs (the evaluator takes those from the bear-off database anyway)."""
+
+_CRASHED_N = 6  # gnubg's "crashed edge"
+MANIFEST = "positions.json"
+
+
+# --------------------------------------------------------------------------- classes
+
+
+def _side_crashed(tot: np.ndarray, a1: np.ndarray, a2: np.ndarray) -> np.ndarray:
+    n = _CRASHED_N
+    deep = a1 > 1
+    return (
+        (tot <= n)
+        | (deep & ((tot <= n + a1) | ((a2 > 1) & (1 + tot - (a1 + a2) <= n))))
+        | (~deep & (tot <= n + a2 - 1))
+    )
+
+
+def crashed_sides(boards: np.ndarray) -> np.ndarray:
+    """gnubg's crashed test for each side (module docstring), whatever the contact.
+
+    Args:
+        boards: ``(N, 26)`` int8 valid boards, side on roll's view.
+
+    Returns:
+        ``(N, 2)`` bool: ``[:, 0]`` the side on roll crashed, ``[:, 1]`` its opponent.
+    """
+    b = np.asarray(boards, dtype=np.int64).reshape(-1, BOARD_SIZE)
+    mine = np.clip(b, 0, None)
+    theirs = np.clip(-b, 0, None)
+    me = _side_crashed(mine.sum(axis=1), mine[:, 1], mine[:, 2])
+    # the opponent's 1- and 2-points are the mover's indices 24 and 23
+    opp = _side_crashed(theirs.sum(axis=1), theirs[:, 24], theirs[:, 23])
+    return np.stack([me, opp], axis=1)
+
+
+def classify_positions(boards: np.ndarray) -> np.ndarray:
+    """gnubg's ``ClassifyPosition`` of boards (module docstring, "Classes").
+
+    Args:
+        boards: ``(N, 26)`` (or ``(26,)``) integer boards, side on roll's view.
+
+    Returns:
+        ``(N,)`` int8 class numbers (:data:`OVER` .. :data:`CONTACT`, names in :data:`CLASS_NAMES`).
+
+    Raises:
+        ValueError: on an invalid board (:func:`nard_ai.core.board.validate_board`).
+    """
+    b = validate_board(boards).reshape(-1, BOARD_SIZE)
+    out = np.full(len(b), RACE, dtype=np.int8)
+    over = ~(b > 0).any(axis=1) | ~(b < 0).any(axis=1)
+    contact = has_contact(b) & ~over
+    crashed = crashed_sides(b).any(axis=1)
+    out[contact] = np.where(crashed[contact], CRASHED, CONTACT)
+    race = ~contact & ~over
+    if race.any():
+        bo = np.zeros(len(b), dtype=bool)
+        bo[race] = is_bearoff(b[race])
+        out[bo] = BEAROFF
+    out[over] = OVER
+    return out
+
+
+def position_keys(boards: np.ndarray) -> list[bytes]:
+    """Hashable keys of ``(N, 26)`` int8 boards (their bytes): equal keys, equal boards, equal Position IDs."""
+    b = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
+    return [bytes(row) for row in b.view(np.uint8)]
+
+
+def parse_proportions(spec: str | dict) -> dict[str, float]:
+    """Class proportions from ``"contact=0.55,crashed=0.15,..."`` (or a dict), normalised to sum 1.
+
+    Raises:
+        ValueError: an unknown class, ``over`` (no pre-roll position is over), a proportion that is
+            not a number >= 0, or all zero.
+    """
+    if isinstance(spec, str):
+        items = {}
+        for part in spec.split(","):
+            if not part.strip():
+                continue
+            name, sep, value = part.partition("=")
+            if not sep:
+                raise ValueError(f"class proportions must be CLASS=NUMBER,..., got {part.strip()!r}")
+            items[name.strip()] = value.strip()
+    elif isinstance(spec, dict):
+        items = dict(spec)
+    else:
+        raise ValueError(f"class proportions must be a string or a dict, got {spec!r}")
+    out = {}
+    for name, value in items.items():
+        if name not in _CLASS_OF_NAME or name == "over":
+            raise ValueError(
+                f"unknown position class {name!r}; one of {', '.join(n for n in CLASS_NAMES if n != 'over')}"
+            )
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"the proportion of {name} must be a number, got {value!r}") from None
+        if not math.isfinite(x) or x < 0:
+            raise ValueError(f"the proportion of {name} must be a finite number >= 0, got {value!r}")
+        out[name] = x
+    total = sum(out.values())
+    if total <= 0:
+        raise ValueError("class proportions: at least one must be > 0")
+    return {k: v / total for k, v in out.items() if v > 0}
+
+
+def _quotas(count: int, proportions: dict[str, float]) -> dict[str, int]:
+    # largest remainder: the quotas sum to count exactly
+    raw = {k: count * v for k, v in proportions.items()}
+    q = {k: int(math.floor(v)) for k, v in raw.items()}
+    for k in sorted(raw, key=lambda k: (q[k] - raw[k], k))[: count - sum(q.values())]:
+        q[k] += 1
+    return q
+
+
+# --------------------------------------------------------------------------- generation
+
+
+@dataclass
+class PositionSet:
+    """A deduplicated, stratified set of positions.
+
+    Attributes:
+        boards: ``(N, 26)`` int8, side on roll's view, in the set's (shuffled) order.
+        classes: ``(N,)`` int8 class numbers.
+        info: how it was made (JSON-able): requested quotas, candidates found per class,
+            shortfalls, games and plies played, settings.
+    """
+
+    boards: np.ndarray
+    classes: np.ndarray
+    info: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.boards)
+
+    def counts(self) -> dict[str, int]:
+        """Positions per class name."""
+        return {name: int((self.classes == k).sum()) for k, name in enumerate(CLASS_NAMES)}
+
+
+def _segment_argmax(score: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    # owner ascending and contiguous; ties go to the first row (lexsort is stable)
+    order = np.lexsort((-score, owner))
+    first = np.flatnonzero(np.r_[True, owner[order][1:] != owner[order][:-1]])
+    return order[first]
+
+
+def _check_int(name: str, value, low: int, allow_none: bool = False):
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def _check_float(name: str, value, low: float, high: float = math.inf) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if isinstance(value, bool) or not (low <= x <= high) or not math.isfinite(x):
+        raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
+    return x
+
+
+def disagreement(evaluator, boards: np.ndarray, ply: int = 2, rules=STANDARD_RULES) -> np.ndarray:
+    """``|equity at ply - equity at 0-ply|`` of positions (cubeless, side on roll), ``(N,)`` float64.
+
+    Where the search and the static evaluation disagree most, the network has the most to learn.
+    """
+    e0 = cubeless_equity(position_probs(evaluator, boards, 0, rules).astype(np.float64))
+    ek = cubeless_equity(position_probs(evaluator, boards, ply, rules).astype(np.float64))
+    return np.abs(ek - e0)
+
+
+def generate_positions(
+    evaluator,
+    count: int,
+    seed: int,
+    *,
+    proportions: dict[str, float] | str | None = None,
+    epsilon: float = 0.05,
+    temperature: float = 0.0,
+    pool: int = 256,
+    oversample: float = 2.0,
+    max_games: int | None = None,
+    exclude: set[bytes] | None = None,
+    disagreement_ply: int | None = None,
+    rules=STANDARD_RULES,
+    progress: bool = False,
+) -> PositionSet:
+    """Positions from seeded self-play of ``evaluator`` at 0-ply (module docstring, "Generation").
+
+    Args:
+        evaluator: a network evaluator (anything with ``evaluate(boards) -> (N, 5)``).
+        count: positions wanted, >= 1.
+        seed: seed of the dice, the exploration and the sampling (an integer >= 0).
+        proportions: class proportions (:func:`parse_proportions`); :data:`DEFAULT_PROPORTIONS`
+            when ``None``.
+        epsilon: chance of a uniformly random play, 0..1.
+        temperature: softmax temperature of the other plays, in points per game; 0 plays the best.
+        pool: games in lockstep (the batch of each network call).
+        oversample: candidates kept per class, as a multiple of its quota (>= 1).
+        max_games: stop after this many games have started; ``None``: ``max(1000, count)``.
+        exclude: keys (:func:`position_keys`) of positions that must not be in the set.
+        disagreement_ply: choose each class's quota among its candidates by :func:`disagreement`
+            at this ply (1 or 2) instead of at random; ``None`` (default): at random.
+        rules: rule settings.
+        progress: show a tqdm bar of candidates found.
+
+    Returns:
+        A :class:`PositionSet` of at most ``count`` positions (fewer when a class fell short;
+        ``info["shortfall"]`` says by how much).
+
+    Raises:
+        ValueError: on a bad argument.
+    """
+    count = _check_int("count", count, 1)
+    seed = _check_int("seed", seed, 0)
+    pool = _check_int("pool", pool, 1)
+    epsilon = _check_float("epsilon", epsilon, 0.0, 1.0)
+    temperature = _check_float("temperature", temperature, 0.0)
+    oversample = _check_float("oversample", oversample, 1.0)
+    max_games = _check_int("max_games", max_games, 1, allow_none=True)
+    if max_games is None:
+        max_games = max(1000, count)
+    if disagreement_ply is not None and disagreement_ply not in (1, 2):
+        raise ValueError(f"disagreement_ply must be 1, 2 or None, got {disagreement_ply!r}")
+    props = parse_proportions(DEFAULT_PROPORTIONS if proportions is None else proportions)
+    quota = _quotas(count, props)
+    cap = {k: max(q, int(math.ceil(oversample * q))) for k, q in quota.items()}
+    need = cap if disagreement_ply is not None else quota
+    quota_c = np.zeros(len(CLASS_NAMES), dtype=np.int64)
+    cap_c = np.zeros(len(CLASS_NAMES), dtype=np.int64)
+    need_c = np.zeros(len(CLASS_NAMES), dtype=np.int64)
+    for name in quota:
+        k = _CLASS_OF_NAME[name]
+        quota_c[k], cap_c[k], need_c[k] = quota[name], cap[name], need[name]
+    exclude = exclude or set()
+
+    rng = np.random.default_rng(seed)
+    found: list[dict[bytes, None]] = [{} for _ in CLASS_NAMES]  # insertion-ordered sets
+    excluded = 0
+    boards = np.tile(starting_board(), (min(pool, max_games), 1))
+    _, dice = opening_roll(len(boards), rng)
+    started = len(boards)
+    games = plies = 0
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=int(need_c.sum()), desc="positions", unit="pos", smoothing=0.05)
+    try:
+        while len(boards):
+            # record the pre-roll positions
+            cls = classify_positions(boards)
+            for key, c in zip(position_keys(boards), cls.tolist(), strict=True):
+                bucket = found[c]
+                if len(bucket) >= cap_c[c] or key in bucket:
+                    continue
+                if key in exclude:
+                    excluded += 1
+                    continue
+                bucket[key] = None
+                if bar is not None and len(bucket) <= need_c[c]:
+                    bar.update(1)
+            if all(len(found[k]) >= need_c[k] for k in range(len(CLASS_NAMES))):
+                break
+            # choose the plays
+            afterstates, owner = legal_plays_batch(boards, dice, rules, sort=False)
+            equity = cubeless_equity(afterstate_probs(evaluator, afterstates).astype(np.float64))
+            score = equity
+            if temperature > 0:
+                score = equity / temperature - np.log(-np.log(rng.random(len(equity)) + 1e-300) + 1e-300)
+            explore = rng.random(len(boards)) < epsilon
+            if explore.any():
+                rows = explore[owner]
+                score = np.where(rows, 0.0, score)
+                score[rows] = rng.random(int(rows.sum()))
+            after = afterstates[_segment_argmax(score, owner)]
+            plies += len(boards)
+            finished = ~(after > 0).any(axis=1)
+            games += int(finished.sum())
+            cont = swap_sides_unchecked(after[~finished])
+            new = min(int(finished.sum()), max_games - started)
+            parts = [cont]
+            if new:
+                parts.append(np.tile(starting_board(), (new, 1)))
+            next_boards = np.concatenate(parts)
+            next_dice = roll_dice(len(next_boards), rng)
+            if new:
+                _, next_dice[len(cont) :] = opening_roll(new, rng)
+            started += new
+            boards, dice = next_boards, next_dice
+    finally:
+        if bar is not None:
+            bar.close()
+
+    chosen_boards, chosen_classes = [], []
+    shortfall = {}
+    for name in quota:
+        k = _CLASS_OF_NAME[name]
+        cand = np.frombuffer(b"".join(found[k]), dtype=np.int8).reshape(-1, BOARD_SIZE)
+        q = int(quota_c[k])
+        if len(cand) < q:
+            shortfall[name] = q - len(cand)
+        take = min(q, len(cand))
+        if disagreement_ply is not None and len(cand) > take:
+            gap = disagreement(evaluator, cand, disagreement_ply, rules)
+            pick = np.sort(np.argsort(-gap, kind="stable")[:take])
+        else:
+            pick = (
+                np.sort(rng.choice(len(cand), size=take, replace=False))
+                if len(cand) > take
+                else np.arange(take)
+            )
+        chosen_boards.append(cand[pick])
+        chosen_classes.append(np.full(take, k, dtype=np.int8))
+    all_boards = np.concatenate(chosen_boards) if chosen_boards else np.zeros((0, BOARD_SIZE), np.int8)
+    all_classes = np.concatenate(chosen_classes) if chosen_classes else np.zeros(0, np.int8)
+    order = rng.permutation(len(all_boards))
+    info = {
+        "requested": quota,
+        "candidates": {
+            CLASS_NAMES[k]: len(found[k]) for k in range(len(CLASS_NAMES)) if CLASS_NAMES[k] in quota
+        },
+        "shortfall": shortfall,
+        "excluded_seen": excluded,
+        "games_started": int(started),
+        "games_finished": int(games),
+        "plies": int(plies),
+        "settings": {
+            "count": count,
+            "seed": seed,
+            "proportions": props,
+            "epsilon": epsilon,
+            "temperature": temperature,
+            "pool": pool,
+            "oversample": oversample,
+            "max_games": max_games,
+            "disagreement_ply": disagreement_ply,
+            "rules": rules.code if hasattr(rules, "code") else None,
+        },
+    }
+    return PositionSet(all_boards[order], all_classes[order], info)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _shard_name(k: int) -> str:
+    return f"positions-{k:05d}.csv"
+
+
+def write_position_set(
+    folder: str | os.PathLike, positions: PositionSet, *, shard_size: int = 1000, extra: dict | None = None
+) -> dict:
+    """Write a position set as shards and a manifest (:mod:`nard_ai.training.store`).
+
+    Args:
+        folder: created if needed; must not hold another position set.
+        positions: the set.
+        shard_size: rows per shard (the unit of labelling work), >= 1.
+        extra: more manifest entries (the network, exclusions).
+
+    Returns:
+        The manifest written.
+
+    Shards without a manifest (a write that was killed) are replaced.
+
+    Raises:
+        ValueError: ``folder`` already holds a complete position set (a manifest).
+    """
+    shard_size = _check_int("shard_size", shard_size, 1)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if (folder / MANIFEST).exists():
+        raise ValueError(f"{folder} already holds a position set; choose another --out")
+    remove_stale_temporaries(folder)
+    for stale in folder.glob("positions-*.csv"):
+        stale.unlink()
+    ids = [position_id(b) for b in positions.boards]
+    names = [CLASS_NAMES[c] for c in positions.classes.tolist()]
+    shards = []
+    for k, start in enumerate(range(0, len(ids), shard_size)):
+        stop = min(start + shard_size, len(ids))
+        path = atomic_write_bytes(
+            folder / _shard_name(k), format_positions_csv(ids[start:stop], names[start:stop])
+        )
+        shards.append({"file": path.name, "rows": stop - start, "sha256": file_sha256(path)})
+    manifest = {
+        "format": POSITIONS_FORMAT,
+        "format_version": FORMAT_VERSION,
+        "perspective": "side on roll, before it rolls (gnubg Position ID, player on roll)",
+        "count": len(ids),
+        "shard_size": shard_size,
+        "shards": shards,
+        "classes": positions.counts(),
+        "generation": positions.info,
+        "code": code_version(),
+        **(extra or {}),
+    }
+    atomic_write_json(folder / MANIFEST, manifest)
+    return manifest
+
+
+def read_position_set(folder: str | os.PathLike) -> dict:
+    """The manifest of a complete position set (``positions.json``).
+
+    Raises:
+        FileNotFoundError: no such folder.
+        ValueError: no manifest (an incomplete or foreign folder), or one of another format.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no positions folder {folder}")
+    path = folder / MANIFEST
+    if not path.is_file():
+        raise ValueError(f"{folder} holds no {MANIFEST}: not a (complete) position set")
+    try:
+        manifest = json.loads(path.read_text())
+    except ValueError as exc:
+        raise ValueError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != POSITIONS_FORMAT:
+        raise ValueError(f"{path}: not a nard_ai position set (format {POSITIONS_FORMAT!r})")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{path}: format version {manifest.get('format_version')!r}, this code reads {FORMAT_VERSION}"
+        )
+    shards = manifest.get("shards")
+    if not isinstance(shards, list) or not all(isinstance(s, dict) and "file" in s for s in shards):
+        raise ValueError(f"{path}: no list of shards")
+    return manifest
+
+
+def read_positions_shard(
+    path: str | os.PathLike, sha256: str | None = None
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """One positions shard: ``(Position IDs, (N, 26) int8 boards, (N,) int8 classes)``.
+
+    Args:
+        path: the CSV file.
+        sha256: if given, the file's bytes must have this digest.
+
+    Raises:
+        FileNotFoundError: no such file.
+        ValueError: a digest mismatch, a malformed file or Position ID, a class that is not the
+            position's own (:func:`classify_positions`).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no positions file {path}")
+    data = path.read_bytes()
+    if sha256 is not None:
+        import hashlib
+
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise ValueError(f"{path}: its SHA-256 does not match the manifest (the file changed)")
+    ids, names = parse_positions_csv(data, str(path))
+    boards = np.empty((len(ids), BOARD_SIZE), dtype=np.int8)
+    for i, pid in enumerate(ids):
+        try:
+            boards[i] = board_from_position_id(pid)
+        except ValueError as exc:
+            raise ValueError(f"{path}, line {i + 2}: {exc}") from None
+    classes = classify_positions(boards) if len(boards) else np.zeros(0, np.int8)
+    for i, (name, c) in enumerate(zip(names, classes.tolist(), strict=True)):
+        if name != CLASS_NAMES[c]:
+            raise ValueError(f"{path}, line {i + 2}: class {name!r}, but the position is {CLASS_NAMES[c]!r}")
+    return ids, boards, classes
+
+
+def load_keys(folders) -> set[bytes]:
+    """Keys (:func:`position_keys`) of every position of the given position sets (for ``exclude``)."""
+    keys: set[bytes] = set()
+    for folder in folders:
+        manifest = read_position_set(folder)
+        for s in manifest["shards"]:
+            _, boards, _ = read_positions_shard(Path(folder) / s["file"], s.get("sha256"))
+            keys.update(position_keys(boards))
+    return keys
