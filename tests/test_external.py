@@ -551,10 +551,10 @@ def test_server_limits_out_of_range_are_value_errors(limits, message):
     ("argv", "message"),
     [
         (["serve", "--idle-timeout", "5"], "--idle-timeout applies to --external only"),
-        (["serve", "--max-connections", "5"], "--max-connections applies to --external only"),
+        (["serve", "--external", "0", "--max-body-bytes", "5"], "--max-body-bytes applies to HTTP only"),
         (
             ["serve", "--external", "0", "--max-connections", "0"],
-            "--max-connections must be 1 or more, got 0",
+            "argument --max-connections: must be >= 1, got 0",
         ),
         (
             ["serve", "--external", "0", "--idle-timeout", "-1"],

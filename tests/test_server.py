@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
+import threading
 import time
 import urllib.request
 import warnings
@@ -10,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("fastapi")
 pytest.importorskip("httpx")
@@ -23,11 +28,23 @@ from nard_ai.core.movegen import legal_plays
 from nard_ai.formats.notation import play_notation
 from nard_ai.formats.position_id import board_from_position_id
 from nard_ai.formats.xgid import from_xgid
-from nard_ai.interfaces.http import bind_socket, create_app
+from nard_ai.interfaces.http import (
+    KEEP_ALIVE_TIMEOUT,
+    MAX_BODY_BYTES,
+    MAX_CONNECTIONS,
+    MAX_ECHO,
+    MAX_ERRORS,
+    MAX_HEADER_BYTES,
+    REQUEST_TIMEOUT,
+    bind_socket,
+    create_app,
+    server_config,
+)
 from tests.conftest import cli_server
 from tests.test_analysis import GammonChaser
 
 REPO = Path(__file__).resolve().parents[1]
+JSON = {"content-type": "application/json"}
 
 START_ID = "4HPwATDgc/ABMA"
 START_GNUBG_ID = "4HPwATDgc/ABMA:cAkAAAAAAAAE"
@@ -207,7 +224,7 @@ def test_a_finished_game_is_a_400(client):
 
 def test_schema_violations_get_422_and_the_server_keeps_answering(client):
     assert client.get("/move", params={"die1": "x", "die2": 1, **START_PIPS}).status_code == 422
-    assert client.post("/move", content=b"{not json").status_code == 422
+    assert client.post("/move", content=b"{not json", headers=JSON).status_code == 422
     assert client.get("/health").json()["status"] == "ok"
 
 
@@ -272,3 +289,477 @@ def test_non_finite_numbers_in_a_json_body_are_a_400_not_a_500(client, path, bod
 def test_an_enormous_bad_id_is_not_echoed_whole(client):
     r = client.get("/move", params={"id": "A" * 10_000, "die1": 3, "die2": 1})
     assert r.status_code == 400 and len(r.json()["detail"]) < 700
+
+
+# --------------------------------------------------------------------------- strict types (issue 15)
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "loc"),
+    [
+        # JSON true is not the die 1, nor "3" the die 3, nor 3.0 (pydantic strict ints)
+        ("/move", {"id": START_ID, "dice": [True, True]}, ["body", "dice", 0]),
+        ("/move", {"id": START_ID, "dice": ["3", "1"]}, ["body", "dice", 0]),
+        ("/move", {"id": START_ID, "dice": [3.0, 1]}, ["body", "dice", 0]),
+        ("/move", {"id": START_ID, "dice": [3, 1], "ply": True}, ["body", "ply"]),
+        ("/eval", {"id": START_ID, "ply": "0"}, ["body", "ply"]),
+        ("/eval", {"board": [True] + [0] * 25}, ["body", "board", 0]),
+        ("/eval", {"id": 5}, ["body", "id"]),
+        ("/cube", {"id": START_ID, "score": [1, "2"], "match_length": 7}, ["body", "score", 1]),
+        ("/cube", {"id": START_ID, "cube_value": 2.0}, ["body", "cube_value"]),
+        ("/cube", {"id": START_ID, "crawford": 1}, ["body", "crawford"]),  # a flag is true or false
+        ("/cube", {"id": START_ID, "cube_owner": 1}, ["body", "cube_owner"]),
+    ],
+)
+def test_json_body_fields_are_strictly_typed_and_a_wrong_type_is_a_422_at_its_field(client, path, body, loc):
+    r = client.post(path, json=body)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["loc"] == loc
+
+
+@pytest.mark.parametrize("text", ["3.0", "3e0", "true", " 3", "3 ", "0x3", "٣", "3_0", ""])
+def test_query_integers_are_digits_only_so_a_float_bool_or_spaced_die_is_a_422(client, text):
+    r = client.get(f"/move?id={START_ID}&die2=1&die1={text}")
+    assert r.status_code == 422, r.text
+    (error,) = r.json()["detail"]
+    assert (
+        error["loc"] == ["query", "die1"]
+        and error["msg"] == "Input should be an integer written in digits, e.g. 3"
+    )
+
+
+def test_query_integers_in_digits_still_work_with_a_sign(client):
+    r = client.get(f"/move?id={START_ID}&die1=%2B3&die2=1&ply=0")
+    assert r.status_code == 200 and r.json()["dice"] == [3, 1]
+    assert (
+        client.get("/move", params={"die1": "3", "die2": "1", **START_PIPS, "p24": "+2"}).status_code == 200
+    )
+
+
+@pytest.mark.parametrize("ply", [3, -1, 10**30])
+def test_ply_is_bounded_to_gnubgs_0_to_2_in_query_and_body(client, ply):
+    """lookahead.MAX_PLY is 2: a deeper search is refused as a 400 naming the range, before any agent is built."""
+    for r in (
+        client.get("/eval", params={"id": START_ID, "ply": ply}),
+        client.post("/eval", json={"id": START_ID, "ply": ply}),
+    ):
+        assert r.status_code == 400 and r.json()["detail"] == f"ply must be 0..2 (gnubg numbering), got {ply}"
+
+
+# --------------------------------------------------------------------------- bounded error answers (issue 15)
+
+
+def test_a_body_of_many_bad_values_gets_a_short_422_listing_at_most_ten_errors_fast():
+    """Was: a 1 MB body of strings made a 35 MB answer in 6 s on the event loop. Lists stop at their first
+    bad item (pydantic fail_fast), an answer lists MAX_ERRORS errors and each value is cut to MAX_ECHO."""
+    app = TestClient(create_app(agent_factory=lambda ply: GammonChaser(), max_body_bytes=2_000_000))
+    bodies = [
+        {"id": START_ID, "board": ["x" * 10] * 90_000},  # 1.2 MB
+        ["x" * 10] * 90_000,  # not an object at all: the value shown is cut short
+        {"id": "A" * 1_000_000},
+        {"dice": ["y" * 500_000, "z" * 500_000], "ply": "p" * 100_000, "board": [[[[["x"]]]]] * 1000},
+    ]
+    for body in bodies:
+        started = time.perf_counter()
+        r = app.post("/move", json=body)
+        elapsed = time.perf_counter() - started
+        assert r.status_code in (400, 422), r.text[:500]
+        assert len(r.content) < 3_000, len(r.content)
+        assert elapsed < 1.0, elapsed  # of which most is reading the JSON
+        if r.status_code == 422:
+            assert len(r.json()["detail"]) <= MAX_ERRORS + 1
+    assert app.get("/health").status_code == 200
+
+
+def test_a_validation_error_shows_the_value_cut_to_80_characters_with_its_length(client):
+    r = client.post("/eval", json={"id": START_ID, "ply": "9" * 1000})
+    (error,) = r.json()["detail"]
+    assert error["input"] == "9" * MAX_ECHO + "... (1000 characters)"
+
+
+def test_more_than_ten_schema_errors_are_counted_not_listed(client):
+    wrong = {"id": [1], "ply": "x", "cube_value": "x", "cube_owner": 1, "match_length": "x", "score": "x",
+             "crawford": "x", "jacoby": "x", "board": "x"}  # fmt: skip
+    r = client.post("/cube", json=wrong)
+    assert r.status_code == 422 and len(r.json()["detail"]) == 9  # nine fields wrong: all listed
+    # two bad scores and an unknown field: 11 errors, 10 listed
+    r = client.post("/cube", json={**wrong, "score": ["a", "b"], "dice_": 1})
+    assert r.status_code == 422 and len(r.json()["detail"]) == MAX_ERRORS + 1 == 11
+    assert r.json()["detail"][-1] == {"type": "too_many_errors", "loc": [], "msg": "1 more error not shown"}
+
+
+def test_thousands_of_unknown_fields_are_named_ten_at_a_time(client):
+    r = client.post("/eval", json={f"k{i}": 1 for i in range(5000)})
+    assert r.status_code == 400
+    assert r.json()["detail"].startswith(
+        "unknown fields k0, k1, k2, k3, k4, k5, k6, k7, k8, k9 and 4990 more;"
+    )
+
+
+def test_thousands_of_unknown_query_parameters_are_named_ten_at_a_time(client):
+    query = "&".join(f"q{i}=1" for i in range(3000))
+    started = time.perf_counter()
+    r = client.get(f"/eval?id={START_ID}&{query}")
+    assert time.perf_counter() - started < 1.0
+    assert (
+        r.status_code == 400 and "q0, q1, q2, q3, q4, q5, q6, q7, q8, q9 and 2990 more" in r.json()["detail"]
+    )
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe\x00garbage", b'{"id": "4HPwATDgc/ABMA"}'])
+def test_a_body_without_a_json_content_type_is_a_415_even_when_not_utf8(client, content):
+    """Was a 500 (FastAPI's 422 could not echo the undecodable bytes)."""
+    r = client.post("/eval", content=content, headers={"content-type": "text/plain"})
+    assert r.status_code == 415
+    assert r.json() == {"detail": "the body must be JSON, sent with Content-Type: application/json"}
+
+
+@pytest.mark.parametrize(
+    ("content", "status"),
+    [
+        (b"\xff garbage", 400),  # not UTF-8: FastAPI's "There was an error parsing the body"
+        (b"\xff\xfe garbage", 422),  # read as UTF-16 (its byte-order mark), then FastAPI's json_invalid
+    ],
+)
+def test_a_non_utf8_body_sent_as_json_is_a_4xx_from_fastapi(client, content, status):
+    r = client.post("/eval", content=content, headers=JSON)
+    assert r.status_code == status and r.json()["detail"]
+
+
+def test_a_json_body_nested_too_deep_to_read_is_a_400(client):
+    r = client.post("/eval", content=b"[" * 20_000 + b"]" * 20_000, headers=JSON)
+    assert r.status_code == 400 and r.json() == {"detail": "There was an error parsing the body"}
+
+
+# --------------------------------------------------------------------------- transport limits (issue 15)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_body_bytes": -1}, "max_body_bytes must be an integer >= 0, got -1"),
+        ({"max_body_bytes": 1.5}, "max_body_bytes must be an integer >= 0, got 1.5"),
+        ({"request_timeout": 0}, "request_timeout must be a number > 0, got 0"),
+        ({"request_timeout": float("inf")}, "request_timeout must be a number > 0, got inf"),
+        ({"request_timeout": True}, "request_timeout must be a number > 0, got True"),
+    ],
+)
+def test_create_app_refuses_a_limit_that_is_not_a_positive_number(kwargs, message):
+    with pytest.raises(ValueError, match=f"^{message}$"):
+        create_app(agent_factory=lambda ply: GammonChaser(), **kwargs)
+
+
+def test_server_config_refuses_zero_connections_and_sets_uvicorns_limits():
+    app = create_app(agent_factory=lambda ply: GammonChaser())
+    with pytest.raises(ValueError, match="^max_connections must be an integer > 0, got 0$"):
+        server_config(app, max_connections=0)
+    config = server_config(app, request_timeout=3.5, max_connections=7)
+    assert config.limit_concurrency == 7
+    assert config.h11_max_incomplete_event_size == MAX_HEADER_BYTES == 16_384
+    assert config.timeout_keep_alive == KEEP_ALIVE_TIMEOUT == 5
+    assert config.http.header_timeout == 3.5
+
+
+def test_nard_serve_help_states_the_http_modules_default_limits(capsys):
+    from nard_ai.interfaces import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"answered 413 (default: {MAX_BODY_BYTES})" in text
+    assert f"answer is 408 (default: {REQUEST_TIMEOUT:g})" in text
+    assert f"answers 503 (default: {MAX_CONNECTIONS})" in text
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--max-body-bytes", "-1"], "argument --max-body-bytes: must be >= 0, got -1"),
+        (["--request-timeout", "0"], "argument --request-timeout: must be a number of seconds > 0, got 0"),
+        (
+            ["--request-timeout", "nan"],
+            "argument --request-timeout: must be a number of seconds > 0, got nan",
+        ),
+        (["--max-connections", "0"], "argument --max-connections: must be >= 1, got 0"),
+    ],
+)
+def test_nard_serve_refuses_a_bad_limit_with_status_2(capsys, option, message):
+    from tests.conftest import run_cli
+
+    status, _, err = run_cli(["serve", "--port", "0", *option], capsys)
+    assert status == 2 and err.strip().endswith(f"nard serve: error: {message}"), err
+
+
+@contextlib.contextmanager
+def live_server(
+    max_body_bytes: int = MAX_BODY_BYTES, request_timeout: float = 1.0, max_connections: int = 16
+):
+    """A real uvicorn server (the settings of `nard serve`) on 127.0.0.1, an ephemeral port, in a thread."""
+    import uvicorn
+
+    app = create_app(
+        agent_factory=lambda ply: GammonChaser(),
+        max_body_bytes=max_body_bytes,
+        request_timeout=request_timeout,
+    )
+    sock = bind_socket("127.0.0.1", 0)
+    port = sock.getsockname()[1]
+    config = server_config(app, port=port, request_timeout=request_timeout, max_connections=max_connections)
+    config.log_level = "warning"
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.started
+    try:
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+def read_response(conn: socket.socket) -> bytes:
+    """One HTTP response off ``conn``: its head, and its body by Content-Length (or up to the close)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = conn.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        (
+            int(line.split(b":")[1])
+            for line in head.lower().split(b"\r\n")
+            if line.startswith(b"content-length:")
+        ),
+        None,
+    )
+    while length is None or len(body) < length:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
+
+
+def exchange(port: int, data: bytes, timeout: float = 10.0) -> tuple[bytes, float]:
+    """Send raw bytes and read one response; the response and the seconds it took."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
+        started = time.monotonic()
+        conn.sendall(data)
+        return read_response(conn), time.monotonic() - started
+
+
+def status_and_json(answer: bytes) -> tuple[int, dict]:
+    head, _, body = answer.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def health(port: int) -> bytes:
+    return urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=10).read()
+
+
+POST_HEAD = b"POST /eval HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+
+
+def test_a_body_declared_over_the_limit_is_a_413_at_once_unread_and_the_connection_closed():
+    """Was: a 200 MB body was read whole (the server's memory +744 MB). Now its Content-Length is enough."""
+    with live_server() as port:
+        answer, seconds = exchange(port, POST_HEAD + b"Content-Length: 200000000\r\n\r\n{")
+        assert status_and_json(answer) == (
+            413,
+            {"detail": "request body too large: the limit is 65536 bytes"},
+        )
+        assert b"connection: close" in answer.lower() and seconds < 5
+        # the limit is inclusive: 65,536 bytes are read (and refused as JSON), 65,537 are not
+        at_limit = b'{"id": "' + b"A" * (MAX_BODY_BYTES - 10) + b'"}'
+        assert len(at_limit) == MAX_BODY_BYTES
+        answer, _ = exchange(
+            port, POST_HEAD + b"Content-Length: 65536\r\nConnection: close\r\n\r\n" + at_limit
+        )
+        assert status_and_json(answer)[0] == 400  # a bad ID, so the body was read
+        assert b'"status":"ok"' in health(port)
+
+
+def test_a_chunked_body_is_counted_while_read_and_refused_413_past_the_limit():
+    with live_server(max_body_bytes=10_000) as port:
+        chunks = b"1000\r\n" + b" " * 4096 + b"\r\n"  # 4,096 bytes a chunk: the third passes 10,000
+        answer, _ = exchange(
+            port, POST_HEAD + b"Transfer-Encoding: chunked\r\n\r\n" + chunks * 3 + b"0\r\n\r\n"
+        )
+        assert status_and_json(answer) == (
+            413,
+            {"detail": "request body too large: the limit is 10000 bytes"},
+        )
+        assert b"connection: close" in answer.lower()
+        assert b'"status":"ok"' in health(port)
+
+
+def test_a_body_that_stalls_is_a_408_after_the_request_timeout():
+    """Was: a client that sent half a body and stalled held the request forever."""
+    with live_server(request_timeout=1.0) as port:
+        answer, seconds = exchange(port, POST_HEAD + b'Content-Length: 100\r\n\r\n{"id": ')
+        assert status_and_json(answer) == (
+            408,
+            {"detail": "request timeout: the body did not arrive within 1 s"},
+        )
+        assert 0.9 < seconds < 5 and b"connection: close" in answer.lower()
+        assert b'"status":"ok"' in health(port)
+
+
+def test_headers_that_stall_are_a_408_after_the_request_timeout_also_on_a_kept_alive_connection():
+    with live_server(request_timeout=1.0) as port:
+        answer, seconds = exchange(port, b"POST /eval HTTP/1.1\r\nHost: t\r\nContent-Ty")
+        message = "request timeout: the request line and headers did not arrive within 1 s"
+        assert status_and_json(answer) == (408, {"detail": message}) and 0.9 < seconds < 5
+        # a second request on the same connection starts its own deadline at its first byte
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+            conn.sendall(b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+            assert read_response(conn).startswith(b"HTTP/1.1 200")
+            conn.sendall(b"GET /hea")
+            started = time.monotonic()
+            answer = read_response(conn)
+            assert status_and_json(answer) == (408, {"detail": message})
+            assert time.monotonic() - started < 3.5  # its own 1 s, not the 5 s keep-alive
+        assert b'"status":"ok"' in health(port)
+
+
+def test_connections_beyond_max_connections_are_answered_503_by_uvicorn():
+    with live_server(max_connections=2) as port:
+        held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(2)]
+        try:
+            time.sleep(0.2)  # let the server accept them
+            answer, _ = exchange(port, b"GET /health HTTP/1.1\r\nHost: t\r\n\r\n")
+            assert answer.startswith(b"HTTP/1.1 503") and answer.endswith(b"Service Unavailable")
+        finally:
+            for conn in held:
+                conn.close()
+        time.sleep(0.2)
+        assert b'"status":"ok"' in health(port)
+
+
+def test_a_bad_content_length_is_a_400_and_the_server_keeps_answering():
+    with live_server() as port:
+        answer, _ = exchange(port, POST_HEAD + b"Content-Length: 12abc\r\n\r\n{}")
+        assert answer.startswith(b"HTTP/1.1 400")  # h11 refuses it before the app sees it
+        assert b'"status":"ok"' in health(port)
+
+
+# --------------------------------------------------------------------------- fuzz (issue 15)
+
+BASE_BODIES = {
+    "/move": {"id": START_ID, "dice": [3, 1]},
+    "/eval": {"id": START_ID},
+    "/cube": {"id": START_ID, "match_length": 7, "score": [2, 4]},
+}
+FIELDS = {
+    "/move": {"id": str, "board": list, "ply": int, "dice": list},
+    "/eval": {"id": str, "board": list, "ply": int},
+    "/cube": {"id": str, "board": list, "ply": int, "cube_value": int, "cube_owner": str,
+              "match_length": int, "score": list, "crawford": bool, "jacoby": bool},
+}  # fmt: skip
+JSON_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=30)
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=8), inner, max_size=6),
+    max_leaves=20,
+)
+
+
+def wrong_value(kind: type) -> st.SearchStrategy:
+    """A JSON value that is not of the field's kind (None is allowed for every field, so never None)."""
+    if kind is int:  # JSON true is no integer for a strict int, nor 3.0
+        return JSON_VALUES.filter(lambda v: v is not None and (type(v) is not int))
+    if kind is str:
+        return JSON_VALUES.filter(lambda v: v is not None and not isinstance(v, str))
+    if kind is bool:
+        return JSON_VALUES.filter(lambda v: v is not None and not isinstance(v, bool))
+    # a list field: not a list, or a list holding a non-integer
+    return JSON_VALUES.filter(
+        lambda v: v is not None and (not isinstance(v, list) or any(type(x) is not int for x in v) or not v)
+    )
+
+
+@st.composite
+def malformed_body(draw, path: str) -> tuple[bytes, dict[str, str]]:
+    """A body that must be refused: a field of the wrong type, an unknown field, cut JSON, raw bytes."""
+    base = BASE_BODIES[path]
+    how = draw(st.sampled_from(["wrong type", "unknown field", "cut", "bytes", "not json type"]))
+    if how == "wrong type":
+        name = draw(st.sampled_from(sorted(FIELDS[path])))
+        body = {**base, name: draw(wrong_value(FIELDS[path][name]))}
+        return json.dumps(body).encode(), JSON
+    if how == "unknown field":
+        name = draw(st.text(min_size=1, max_size=12).filter(lambda n: n not in FIELDS[path]))
+        return json.dumps({**base, name: draw(JSON_VALUES)}).encode(), JSON
+    text = json.dumps(base).encode()
+    if how == "cut":  # a proper prefix of a JSON object is never JSON
+        return text[: draw(st.integers(0, len(text) - 1))], JSON
+    if how == "bytes":
+        return draw(st.binary(max_size=200)), JSON
+    return text, draw(
+        st.sampled_from([{}, {"content-type": "text/plain"}, {"content-type": "application/xml"}])
+    )
+
+
+def assert_json_4xx(r) -> None:
+    assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+    assert isinstance(r.json()["detail"], (str, list)), r.text[:300]
+
+
+@pytest.mark.parametrize("path", sorted(BASE_BODIES))
+def test_fuzzed_malformed_bodies_get_a_json_4xx_never_a_500_and_health_answers_after(client, path):
+    @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(malformed_body(path))
+    def check(sent):
+        content, headers = sent
+        assert_json_4xx(client.post(path, content=content, headers=headers))
+
+    check()
+    assert client.get("/health").json()["status"] == "ok"
+
+
+@pytest.mark.parametrize("path", sorted(BASE_BODIES))
+def test_fuzzed_json_bodies_of_any_shape_never_get_a_500(client, path):
+    @settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(JSON_VALUES | st.fixed_dictionaries({}, optional={n: JSON_VALUES for n in FIELDS[path]}))
+    def check(body):
+        # json.dumps writes NaN and Infinity, which Python's reader (FastAPI's) takes back
+        r = client.post(path, content=json.dumps(body), headers=JSON)
+        if r.status_code != 200:  # a random body is a real request only by luck ({"id": ...} that parses)
+            assert_json_4xx(r)
+
+    check()
+    assert client.get("/health").json()["status"] == "ok"
+
+
+QUERY_NAMES = {
+    "/move": ["id", "die1", "die2", "ply", "p0", "p1", "p13", "p24", "p25", "dice", "p26"],
+    "/eval": ["id", "ply", "p0", "p6", "p24", "p25", "board"],
+    "/cube": ["id", "ply", "cube_value", "cube_owner", "match_length", "score_on_roll", "score_opponent",
+              "crawford", "jacoby", "p24", "score"],
+}  # fmt: skip
+QUERY_VALUES = st.one_of(
+    st.integers(-(10**25), 10**25).map(str),
+    st.sampled_from(["3.0", "true", "", "-0", "1e3", START_ID]),
+    st.text(max_size=20),
+)
+
+
+@pytest.mark.parametrize("path", sorted(QUERY_NAMES))
+def test_fuzzed_query_strings_never_get_a_500_and_health_answers_after(client, path):
+    @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.tuples(st.sampled_from(QUERY_NAMES[path]), QUERY_VALUES), max_size=6))
+    def check(params):
+        r = client.get(path, params=[("id", START_ID), *params])
+        if r.status_code != 200:
+            assert_json_4xx(r)
+
+    check()
+    assert client.get("/health").json()["status"] == "ok"

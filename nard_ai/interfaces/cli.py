@@ -239,6 +239,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_seconds(text: str) -> float:
+    """argparse type: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
+    return value
+
+
 def _thresholds(text: str):
     """argparse type: three comma-separated skill thresholds ``doubtful,bad,very_bad``."""
     from nard_ai.reports.analysis import SkillThresholds
@@ -964,15 +975,15 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"{name} must be 0..65535, got {port}")
     limits = {"max_connections": args.max_connections, "idle_timeout": args.idle_timeout}
     if args.external is None:
+        if args.idle_timeout is not None:
+            parser.error("--idle-timeout applies to --external only")
+    else:
         for flag, value in (
-            ("--max-connections", args.max_connections),
-            ("--idle-timeout", args.idle_timeout),
+            ("--max-body-bytes", args.max_body_bytes),
+            ("--request-timeout", args.request_timeout),
         ):
             if value is not None:
-                parser.error(f"{flag} applies to --external only")
-    else:
-        if args.max_connections is not None and args.max_connections < 1:
-            parser.error(f"--max-connections must be 1 or more, got {args.max_connections}")
+                parser.error(f"{flag} applies to HTTP only, not to --external")
         if args.idle_timeout is not None and not 0 < args.idle_timeout < float("inf"):
             parser.error(f"--idle-timeout must be a number of seconds above 0, got {args.idle_timeout:g}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -985,7 +996,12 @@ def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         else:
             from nard_ai.interfaces.http import serve
 
-            serve(host=args.host, port=args.port, checkpoint=args.checkpoint, ply=args.ply)
+            limits = {
+                name: getattr(args, name)
+                for name in ("max_body_bytes", "request_timeout", "max_connections")
+                if getattr(args, name) is not None
+            }
+            serve(host=args.host, port=args.port, checkpoint=args.checkpoint, ply=args.ply, **limits)
     except (ValueError, FileNotFoundError, OSError) as exc:
         parser.error(str(exc))
     except KeyboardInterrupt:
@@ -1244,12 +1260,29 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PORT",
         help="serve gnubg's external-player protocol on PORT",
     )
+    # defaults None: nard_ai.interfaces.http's (not imported here: the web stack is slow to load);
+    # tests/test_server.py checks that the numbers in these help texts are its defaults
+    p.add_argument(
+        "--max-body-bytes",
+        type=_non_negative_int,
+        default=None,
+        help="HTTP: the largest request body taken, in bytes; a larger one is answered 413 (default: 65536)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="HTTP: seconds a request's line and headers may take to arrive, and again its body; "
+        "then the answer is 408 (default: 10)",
+    )
     p.add_argument(
         "--max-connections",
-        type=int,
+        type=_positive_int,
         default=None,
-        metavar="N",
-        help="with --external: connections served at once; one more is refused with an Error line (default: 64)",
+        help="HTTP: connections open and requests in progress at most; beyond, uvicorn answers 503 "
+        "(default: 128); with --external: connections served at once, one more is refused with an "
+        "Error line (default: 64)",
     )
     p.add_argument(
         "--idle-timeout",

@@ -51,30 +51,49 @@ Each play of ``/move`` is given as wildbg's ``play`` (a list of single
 checker moves ``{"from": 24, "to": 18}``, 25 = bar, 0 = off) and as gnubg's
 notation (``"24/18 13/11*"``).
 
-Errors: a malformed request (bad ID, dice, pips, a finished game, an
-unsupported ply, unknown or repeated parameters, an unknown body field) gets
+Errors: a malformed request (bad ID, dice, pips, a finished game, a ply
+outside 0..2, unknown or repeated parameters, an unknown body field) gets
 ``400`` with ``{"detail": "..."}`` naming the field (documented as the
 ``400`` response of each endpoint in the OpenAPI schema); a request failing
-the schema otherwise (a non-integer die) gets FastAPI's ``422``. The server
-never dies on input: any other exception is answered ``500`` and logged.
+the schema otherwise gets ``422`` with FastAPI's list of errors, at most
+:data:`MAX_ERRORS` of them, each refused value cut to :data:`MAX_ECHO`
+characters. Types are strict: a JSON integer field takes only a JSON integer
+(not ``true``, ``"3"`` or ``3.0``), a query integer only digits (``die1=3``,
+not ``3.0``). A body not sent as JSON (``Content-Type: application/json``)
+is a ``415``.
+
+Limits (README "Serving the engine"): a body over ``max_body_bytes``
+(:data:`MAX_BODY_BYTES`) is a ``413``, refused unread when its Content-Length
+says so and counted while read otherwise; a request whose line and headers,
+or whose body after them, take over ``request_timeout``
+(:data:`REQUEST_TIMEOUT`) seconds is a ``408``; both close the connection.
+uvicorn's own settings do the rest (:func:`server_config`). The server never
+dies on input: any other exception is answered ``500`` and logged.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import math
 import re
+import reprlib
 import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+import h11
 import numpy as np
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
-from fastapi.exception_handlers import request_validation_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic_core import PydanticCustomError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from nard_ai import cube as _cube
 from nard_ai.core.board import BAR, BOARD_SIZE, OPP_BAR, game_result, validate_board, validate_dice
@@ -85,10 +104,25 @@ from nard_ai.formats.position import parse_position
 from nard_ai.formats.position_id import position_id
 from nard_ai.interfaces.external import checker_moves
 from nard_ai.reports.analysis import score_plays
+from nard_ai.search.lookahead import MAX_PLY
 
-__all__ = ["create_app", "bind_socket", "serve", "parse_position", "cube_state_from_match", "checker_moves"]
+__all__ = [
+    "create_app", "bind_socket", "server_config", "serve", "parse_position", "cube_state_from_match",
+    "checker_moves", "MAX_BODY_BYTES", "REQUEST_TIMEOUT", "MAX_CONNECTIONS", "MAX_HEADER_BYTES",
+    "KEEP_ALIVE_TIMEOUT", "MAX_ERRORS", "MAX_ECHO",
+]  # fmt: skip
 
 log = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------- limits (README "Serving the engine")
+
+MAX_BODY_BYTES = 65_536  # a request body, bytes (the largest real one is a few hundred)
+REQUEST_TIMEOUT = 10.0  # seconds for a request's headers to arrive, and again for its body
+MAX_CONNECTIONS = 128  # open connections and requests in progress; beyond: uvicorn's 503
+MAX_HEADER_BYTES = 16_384  # request line and headers (h11's incomplete-event limit); beyond: uvicorn's 400
+KEEP_ALIVE_TIMEOUT = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
+MAX_ERRORS = 10  # schema errors listed in a 422 answer
+MAX_ECHO = 80  # characters of a refused value shown back in a 422 answer
 
 # --------------------------------------------------------------------------- parsing (no HTTP here)
 
@@ -186,35 +220,60 @@ class CubeResponse(BaseModel):
 
 
 class PositionBody(BaseModel):
-    """A position by ID, or by the 26 counts of :mod:`nard_ai.core.board` (``board``); unknown fields are refused."""
+    """A position by ID, or by the 26 counts of :mod:`nard_ai.core.board` (``board``); unknown fields are refused.
+
+    Types are strict: an integer field takes a JSON integer only (not ``true``, ``"3"`` or ``3.0``), a
+    string field a JSON string, a flag ``true`` or ``false``. A list stops at its first bad item, so a
+    long list of bad values is one error.
+    """
 
     model_config = ConfigDict(extra="forbid")
-    id: str | None = Field(default=None, description="Position ID, PositionID:MatchID, or XGID")
-    board: list[int] | None = Field(default=None, description="26 counts: [p0, p1, ..., p25]")
-    ply: int | None = None
+    id: StrictStr | None = Field(default=None, description="Position ID, PositionID:MatchID, or XGID")
+    board: list[StrictInt] | None = Field(
+        default=None, max_length=BOARD_SIZE, fail_fast=True, description="26 counts: [p0, p1, ..., p25]"
+    )
+    ply: StrictInt | None = Field(default=None, description=f"search depth 0..{MAX_PLY}, gnubg numbering")
 
 
 class MoveBody(PositionBody):
-    dice: tuple[int, int] | None = Field(default=None, description="the roll; default: the dice in the ID")
+    dice: tuple[StrictInt, StrictInt] | None = Field(
+        default=None, description="the roll; default: the dice in the ID"
+    )
 
 
 class CubeBody(PositionBody):
-    cube_value: int | None = None
-    cube_owner: str | None = Field(default=None, description="centred, on_roll or opponent")
-    match_length: int | None = None
-    score: tuple[int, int] | None = Field(default=None, description="(side on roll, opponent)")
-    crawford: bool | None = None
-    jacoby: bool | None = None
+    cube_value: StrictInt | None = None
+    cube_owner: StrictStr | None = Field(default=None, description="centred, on_roll or opponent")
+    match_length: StrictInt | None = None
+    score: tuple[StrictInt, StrictInt] | None = Field(default=None, description="(side on roll, opponent)")
+    crawford: StrictBool | None = None
+    jacoby: StrictBool | None = None
 
 
 # --------------------------------------------------------------------------- request decoding
 
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
+def _int_text(value: Any) -> Any:
+    """A query integer is written in digits: ``3``, not ``3.0``, ``1e3``, `` 3`` or ``true``.
+
+    Raises:
+        PydanticCustomError: ``int_parsing`` (FastAPI's 422) for any other text.
+    """
+    if isinstance(value, str) and not _INT_TEXT.fullmatch(value):
+        raise PydanticCustomError("int_parsing", "Input should be an integer written in digits, e.g. 3")
+    return value
+
+
+QInt = Annotated[int, BeforeValidator(_int_text)]
+
 
 def _pip_query(
-    p0: int = 0, p1: int = 0, p2: int = 0, p3: int = 0, p4: int = 0, p5: int = 0, p6: int = 0,
-    p7: int = 0, p8: int = 0, p9: int = 0, p10: int = 0, p11: int = 0, p12: int = 0, p13: int = 0,
-    p14: int = 0, p15: int = 0, p16: int = 0, p17: int = 0, p18: int = 0, p19: int = 0, p20: int = 0,
-    p21: int = 0, p22: int = 0, p23: int = 0, p24: int = 0, p25: int = 0,
+    p0: QInt = 0, p1: QInt = 0, p2: QInt = 0, p3: QInt = 0, p4: QInt = 0, p5: QInt = 0, p6: QInt = 0,
+    p7: QInt = 0, p8: QInt = 0, p9: QInt = 0, p10: QInt = 0, p11: QInt = 0, p12: QInt = 0, p13: QInt = 0,
+    p14: QInt = 0, p15: QInt = 0, p16: QInt = 0, p17: QInt = 0, p18: QInt = 0, p19: QInt = 0,
+    p20: QInt = 0, p21: QInt = 0, p22: QInt = 0, p23: QInt = 0, p24: QInt = 0, p25: QInt = 0,
 ) -> list[int]:  # fmt: skip
     """wildbg's pip parameters: p0 = opponent's bar (<= 0), p1..p24 points, p25 = mover's bar."""
     return [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19,
@@ -225,18 +284,12 @@ Pips = Annotated[list[int], Depends(_pip_query)]
 IdQuery = Annotated[
     str | None, Query(description="Position ID, PositionID:MatchID or XGID (instead of p0..p25)")
 ]
-PlyQuery = Annotated[int | None, Query(ge=0, description="search depth, gnubg numbering")]
+PlyQuery = Annotated[QInt | None, Query(description=f"search depth 0..{MAX_PLY}, gnubg numbering")]
 
 
 def _not_json(value: Any) -> bool:
-    """A value strict JSON cannot hold (NaN, +-Infinity), anywhere inside ``value``."""
-    if isinstance(value, float):
-        return value != value or value in (float("inf"), float("-inf"))
-    if isinstance(value, dict):
-        return any(_not_json(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_not_json(v) for v in value)
-    return False
+    """A number strict JSON cannot hold (NaN, +-Infinity; ``1e400`` reads as infinity)."""
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 def _bad(message: str) -> HTTPException:
@@ -255,6 +308,12 @@ _QUERY_HINTS = {
 }
 
 
+def _name_list(names: list[str], most: int = 10) -> str:
+    """``a, b, c`` of the first ``most`` names (each cut to 40 characters), ``and N more`` after."""
+    shown = ", ".join(n if len(n) <= 40 else n[:40] + "..." for n in names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 def _check_query(request: Request, allowed: frozenset[str]) -> bool:
     """Refuse unknown and repeated query parameters; returns whether any of p0..p25 was given.
 
@@ -262,21 +321,24 @@ def _check_query(request: Request, allowed: frozenset[str]) -> bool:
         HTTPException: 400 naming the parameters, or when both ``id`` and pips are given.
     """
     names = [name for name, _ in request.query_params.multi_items()]
-    unknown = sorted({n for n in names if n not in allowed}, key=names.index)
+    unknown = [n for n in dict.fromkeys(names) if n not in allowed]  # first-seen order, linear time
     if unknown:
         hints = [_QUERY_HINTS[n] for n in unknown if n in _QUERY_HINTS]
         if any(_PIP_NAME.fullmatch(n) for n in unknown):
             hints.append("points are p0..p25")
         expected = ", ".join(sorted(n for n in allowed if n not in _PIP_NAMES))
         raise _bad(
-            f"unknown query parameter{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}"
+            f"unknown query parameter{'s' if len(unknown) > 1 else ''} {_name_list(unknown)}"
             + (f" ({'; '.join(hints)})" if hints else "")
             + f"; this endpoint takes {expected} and p0..p25"
         )
-    repeated = sorted({n for n in names if names.count(n) > 1}, key=names.index)
+    counts: dict[str, int] = {}
+    for n in names:
+        counts[n] = counts.get(n, 0) + 1
+    repeated = [n for n, k in counts.items() if k > 1]
     if repeated:
         raise _bad(
-            f"query parameter{'s' if len(repeated) > 1 else ''} {', '.join(repeated)} given more than once"
+            f"query parameter{'s' if len(repeated) > 1 else ''} {_name_list(repeated)} given more than once"
         )
     pips_given = any(n in _PIP_NAMES for n in names)
     if pips_given and "id" in names:
@@ -367,7 +429,7 @@ _BODY_MODELS = {"/move": "MoveBody", "/eval": "PositionBody", "/cube": "CubeBody
 
 def _extra_fields_message(request: Request, errors: list[dict[str, Any]]) -> str:
     """``unknown field(s) ...`` of a JSON body, with the field meant and the fields the endpoint takes."""
-    names = [str(e["loc"][-1]) for e in errors if e.get("loc")]
+    names = list(dict.fromkeys(str(e["loc"][-1]) for e in errors if e.get("loc")))
     hints = list(dict.fromkeys(_BODY_HINTS[n] for n in names if n in _BODY_HINTS))
     if any(_PIP_NAME.fullmatch(n) for n in names):
         hints.append('the position is "id" or "board": [p0, ..., p25]')
@@ -376,10 +438,193 @@ def _extra_fields_message(request: Request, errors: list[dict[str, Any]]) -> str
     ]
     expected = ", ".join(model.model_fields)
     return (
-        f"unknown field{'s' if len(names) > 1 else ''} {', '.join(names)}"
+        f"unknown field{'s' if len(names) > 1 else ''} {_name_list(names)}"
         + (f" ({'; '.join(hints)})" if hints else "")
         + f"; the body takes {expected}"
     )
+
+
+# --------------------------------------------------------------------------- schema errors, bounded
+
+_ECHO = reprlib.Repr()  # keyword arguments only from Python 3.12
+_ECHO.maxlevel, _ECHO.maxtuple, _ECHO.maxlist, _ECHO.maxdict = 2, 4, 4, 4
+_ECHO.maxstring = _ECHO.maxother = _ECHO.maxlong = MAX_ECHO
+
+
+def _cut(text: str, most: int = MAX_ECHO) -> str:
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
+
+
+def _echo(value: Any) -> Any:
+    """A refused value as shown back: a short scalar as it is, anything else cut to a short text.
+
+    Bounded in time and size whatever the value (reprlib stops at a few items and levels).
+    """
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        if abs(value) < 10**18:
+            return value
+        digits = value.bit_length() * 0.30103
+        return _cut(str(value)) if digits < 4000 else f"an integer of about {digits:.0f} digits"
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, str):
+        return _cut(value)
+    if isinstance(value, (list, tuple, dict)) and not value:
+        return type(value)() if isinstance(value, dict) else []
+    return _ECHO.repr(value)
+
+
+def _brief_errors(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """FastAPI's 422 ``detail`` list, bounded: the first :data:`MAX_ERRORS` errors, each value cut short.
+
+    A further item ``{"type": "too_many_errors", ...}`` counts the errors left out. Every item
+    is plain JSON (a ``ctx`` holding an exception is given as its message).
+    """
+    brief = []
+    for e in errors[:MAX_ERRORS]:
+        item: dict[str, Any] = {
+            "type": e.get("type"),
+            "loc": [x if isinstance(x, int) else _cut(str(x), 40) for x in e.get("loc", ())],
+            "msg": _cut(str(e.get("msg", "")), 200),
+        }
+        if "input" in e:
+            item["input"] = _echo(e["input"])
+        if e.get("ctx"):
+            item["ctx"] = {
+                str(k): _echo(v if isinstance(v, (int, float, str)) else str(v)) for k, v in e["ctx"].items()
+            }
+        brief.append(item)
+    if len(errors) > MAX_ERRORS:
+        left = len(errors) - MAX_ERRORS
+        brief.append(
+            {"type": "too_many_errors", "loc": [], "msg": f"{left} more error{'s' * (left > 1)} not shown"}
+        )
+    return brief
+
+
+# --------------------------------------------------------------------------- transport limits
+
+
+def _limit_error(status: int, detail: str) -> HTTPException:
+    """An answer that also closes the connection (the rest of the body is not read)."""
+    return HTTPException(status_code=status, detail=detail, headers={"Connection": "close"})
+
+
+def _too_large(limit: int) -> HTTPException:
+    return _limit_error(413, f"request body too large: the limit is {limit} bytes")
+
+
+class _RequestLimits:
+    """ASGI middleware for what uvicorn lacks: a request body's size and the time it may take to arrive.
+
+    A body over ``max_body_bytes`` is a 413: at once, unread, when its Content-Length says so, else as soon
+    as the bytes read pass the limit (a chunked body). A body still incomplete ``timeout`` seconds after
+    the request's headers is a 408. Both answers close the connection. A Content-Length that is not a
+    number is a 400 (uvicorn's h11 refuses most such requests before they get here).
+    """
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int, timeout: float) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.timeout = timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = None
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                if not value.strip().isdigit():
+                    refusal = _limit_error(400, "Content-Length must be a number of bytes")
+                elif int(value) > self.max_body_bytes:
+                    refusal = _too_large(self.max_body_bytes)
+        if refusal is not None:
+            response = JSONResponse(
+                status_code=refusal.status_code, content={"detail": refusal.detail}, headers=refusal.headers
+            )
+            await response(scope, receive, send)
+            return
+        deadline = asyncio.get_running_loop().time() + self.timeout
+        body_done = False
+        size = 0
+
+        async def limited_receive() -> Message:
+            nonlocal body_done, size
+            if body_done:  # after the body: a disconnect may be awaited as long as it takes
+                return await receive()
+            try:
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
+            except TimeoutError:
+                raise _limit_error(
+                    408, f"request timeout: the body did not arrive within {self.timeout:g} s"
+                ) from None
+            if message["type"] == "http.request":
+                size += len(message.get("body", b""))
+                if size > self.max_body_bytes:
+                    raise _too_large(self.max_body_bytes)
+                body_done = not message.get("more_body", False)
+            else:
+                body_done = True
+            return message
+
+        await self.app(scope, limited_receive, send)
+
+
+_TIMEOUT_408 = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n"
+    b"content-length: %d\r\n\r\n%s"
+)
+
+
+class _H11WithHeaderTimeout(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for a request's line and headers, which uvicorn lacks.
+
+    From a connection's start, and from the first byte of each later request, the headers must be in
+    within ``header_timeout`` seconds, or the connection is answered 408 and closed.
+    """
+
+    header_timeout: float = REQUEST_TIMEOUT
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._arm_header_timer()
+
+    def _arm_header_timer(self) -> None:
+        if self._header_timer is None:
+            self._header_timer = self.loop.call_later(self.header_timeout, self._headers_timed_out)
+
+    def _disarm_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.their_state is h11.IDLE:
+            self._arm_header_timer()
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._disarm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+    def _headers_timed_out(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            return
+        body = json.dumps(
+            {
+                "detail": f"request timeout: the request line and headers did not arrive within {self.header_timeout:g} s"
+            }
+        ).encode()
+        self.transport.write(_TIMEOUT_408 % (len(body), body))
+        self.transport.close()
 
 
 # --------------------------------------------------------------------------- the app
@@ -389,6 +634,8 @@ def create_app(
     checkpoint: str | Path | None = None,
     ply: int = 0,
     agent_factory: Callable[[int], Any] | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    request_timeout: float = REQUEST_TIMEOUT,
 ) -> FastAPI:
     """The FastAPI application.
 
@@ -398,10 +645,15 @@ def create_app(
         agent_factory: ``ply -> agent`` (a :class:`nard_ai.search.lookahead.Agent`);
             default :func:`nard_ai.agents.load_agent` with ``checkpoint``.
             Agents are built on first use and cached per ply.
+        max_body_bytes: the largest request body taken; a larger one is answered 413.
+        request_timeout: seconds a request's body may take to arrive after its headers; then 408.
 
     Raises:
-        ValueError, FileNotFoundError: if the default-ply agent cannot be built.
+        ValueError: on a limit that is not a positive number (``max_body_bytes`` may be 0), or if the
+            default-ply agent cannot be built.
+        FileNotFoundError: on a missing checkpoint.
     """
+    _check_limits(max_body_bytes=max_body_bytes, request_timeout=request_timeout)
     if agent_factory is None:
         from nard_ai.agents import load_agent
 
@@ -414,8 +666,8 @@ def create_app(
 
     def agent_for(p: int | None):
         p = ply if p is None else int(p)
-        if p < 0:
-            raise _bad(f"ply: must be >= 0, got {p}")
+        if not 0 <= p <= MAX_PLY:
+            raise _bad(f"ply must be 0..{MAX_PLY} (gnubg numbering), got {p}")
         with build_lock:
             if p not in agents:
                 try:
@@ -432,21 +684,32 @@ def create_app(
         description=(__doc__ or "").split("\n\n")[0]
         + " Positions as wildbg's p0..p25 or as gnubg/XG IDs; see each endpoint.",
     )
+    app.add_middleware(_RequestLimits, max_body_bytes=max_body_bytes, timeout=request_timeout)
 
     @app.exception_handler(RequestValidationError)
     async def _schema_error(request: Request, exc: RequestValidationError):
-        # an unknown body field is a 400 naming it and the expected fields; other schema errors stay 422
+        # an unknown body field is a 400 naming it and the expected fields; other schema errors stay 422,
+        # with at most MAX_ERRORS errors and each refused value cut short: bounded work on the event loop
         errors = exc.errors()
         extra = [e for e in errors if e.get("type") == "extra_forbidden"]
         if extra and len(extra) == len(errors):
             return JSONResponse(status_code=400, content={"detail": _extra_fields_message(request, extra)})
-        if any(_not_json(e.get("input")) for e in errors):
-            # NaN, Infinity or 1e400 in a JSON body: FastAPI's 422 would echo the value and fail to encode it
-            fields = ", ".join(".".join(str(x) for x in e.get("loc", ())[1:]) or "body" for e in errors)
+        if any(isinstance(e.get("input"), bytes) for e in errors):
+            # the body was not read as JSON: no JSON content type (and perhaps not even UTF-8)
+            return JSONResponse(
+                status_code=415,
+                content={"detail": "the body must be JSON, sent with Content-Type: application/json"},
+            )
+        bad_numbers = [e for e in errors if _not_json(e.get("input"))]
+        if bad_numbers:
+            # NaN, Infinity or 1e400 in a JSON body (Python's JSON reader takes them)
+            fields = _name_list(
+                [".".join(str(x) for x in e.get("loc", ())[1:]) or "body" for e in bad_numbers]
+            )
             return JSONResponse(
                 status_code=400, content={"detail": f"{fields}: not a finite number in range (NaN/Infinity?)"}
             )
-        return await request_validation_exception_handler(request, exc)
+        return JSONResponse(status_code=422, content={"detail": _brief_errors(errors)})
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):  # the server never dies on input
@@ -557,8 +820,8 @@ def create_app(
     def get_move(
         request: Request,
         pips: Pips,
-        die1: Annotated[int | None, Query(description="first die, 1..6")] = None,
-        die2: Annotated[int | None, Query(description="second die, 1..6")] = None,
+        die1: Annotated[QInt | None, Query(description="first die, 1..6")] = None,
+        die2: Annotated[QInt | None, Query(description="second die, 1..6")] = None,
         id: IdQuery = None,  # noqa: A002 - the public parameter name
         ply: PlyQuery = None,
     ) -> MoveResponse:
@@ -599,11 +862,11 @@ def create_app(
         pips: Pips,
         id: IdQuery = None,  # noqa: A002
         ply: PlyQuery = None,
-        cube_value: int | None = None,
+        cube_value: QInt | None = None,
         cube_owner: Annotated[str | None, Query(description="centred, on_roll or opponent")] = None,
-        match_length: int | None = None,
-        score_on_roll: int | None = None,
-        score_opponent: int | None = None,
+        match_length: QInt | None = None,
+        score_on_roll: QInt | None = None,
+        score_opponent: QInt | None = None,
         crawford: bool | None = None,
         jacoby: bool | None = None,
     ) -> CubeResponse:
@@ -677,24 +940,87 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(host: str = "127.0.0.1", port: int = 8080, checkpoint: str | None = None, ply: int = 0) -> None:
+def _check_limits(**limits: float) -> None:
+    """Raises ValueError naming a limit that is not a positive number (``max_body_bytes`` may be 0)."""
+    for name, value in limits.items():
+        integral = name != "request_timeout"
+        ok = isinstance(value, int) if integral else isinstance(value, (int, float))
+        ok = ok and not isinstance(value, bool) and math.isfinite(value)
+        if not ok or value < 0 or (value == 0 and name != "max_body_bytes"):
+            kind = "an integer" if integral else "a number"
+            least = ">= 0" if name == "max_body_bytes" else "> 0"
+            raise ValueError(f"{name} must be {kind} {least}, got {value!r}")
+
+
+def server_config(
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    request_timeout: float = REQUEST_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
+) -> Any:
+    """The ``uvicorn.Config`` of :func:`serve`: uvicorn's own limits where they do the job.
+
+    h11 with a deadline for the request line and headers (``request_timeout``, 408),
+    ``limit_concurrency=max_connections`` (beyond: uvicorn's 503), ``h11_max_incomplete_event_size``
+    :data:`MAX_HEADER_BYTES` (beyond: uvicorn's 400), ``timeout_keep_alive`` :data:`KEEP_ALIVE_TIMEOUT`.
+
+    Raises:
+        ValueError: on a limit that is not a positive number.
+    """
+    import uvicorn
+
+    _check_limits(request_timeout=request_timeout, max_connections=max_connections)
+    protocol = type(
+        "H11WithHeaderTimeout", (_H11WithHeaderTimeout,), {"header_timeout": float(request_timeout)}
+    )
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=protocol,
+        limit_concurrency=max_connections,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+        timeout_keep_alive=KEEP_ALIVE_TIMEOUT,
+        log_level="info",
+    )
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    checkpoint: str | None = None,
+    ply: int = 0,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    request_timeout: float = REQUEST_TIMEOUT,
+    max_connections: int = MAX_CONNECTIONS,
+) -> None:
     """Run the HTTP server with uvicorn until interrupted.
 
     The address is bound before the network loads (:func:`bind_socket`), and
-    the port actually bound (port 0: one the system picks) is logged.
+    the port actually bound (port 0: one the system picks) is logged. The limits
+    are those of :func:`create_app` and :func:`server_config`.
 
     Raises:
-        ValueError: when ``host:port`` cannot be bound, or the agent cannot be built.
+        ValueError: when ``host:port`` cannot be bound, a limit is not a positive number, or the agent
+            cannot be built.
         FileNotFoundError: on a missing checkpoint.
     """
     import uvicorn
 
+    _check_limits(
+        max_body_bytes=max_body_bytes, request_timeout=request_timeout, max_connections=max_connections
+    )
     sock = bind_socket(host, port)
     try:
-        app = create_app(checkpoint=checkpoint, ply=ply)
+        app = create_app(
+            checkpoint=checkpoint, ply=ply, max_body_bytes=max_body_bytes, request_timeout=request_timeout
+        )
         bound = sock.getsockname()[1]
         log.info("nard_ai HTTP server on http://%s:%d (OpenAPI schema at /openapi.json)", host, bound)
-        config = uvicorn.Config(app, host=host, port=bound, log_level="info")
+        config = server_config(
+            app, host, bound, request_timeout=request_timeout, max_connections=max_connections
+        )
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         sock.close()
