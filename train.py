@@ -225,8 +225,18 @@ def supervised(args: Args, given: set[str] | None) -> None:
     if not args.resume and args.checkpoint_path.exists() and not args.force:
         _fail(f"{args.checkpoint_path} exists: pass --resume to continue it or --force to start over")
     torch.manual_seed(args.seed)
-    network = None if args.resume else Network(NetworkConfig(encoder=args.encoder, hidden=(args.hidden,),
-                                                             activation=args.activation, race_net=args.race_net))
+    network = (
+        None
+        if args.resume
+        else Network(
+            NetworkConfig(
+                encoder=args.encoder,
+                hidden=(args.hidden,),
+                activation=args.activation,
+                race_net=args.race_net,
+            )
+        )
+    )
     lr = args.lr if given is None or "lr" in given else SupervisedConfig.lr
     config = SupervisedConfig(lr=lr, batch_size=args.batch_size, epochs=args.epochs, patience=args.patience,
                               seed=args.seed)  # fmt: skip

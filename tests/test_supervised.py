@@ -75,7 +75,9 @@ def test_training_lowers_the_validation_loss_and_is_reproducible(labels):
     assert history.best_epoch >= 1
     assert final < history.initial_val_loss - 0.05
     assert final == pytest.approx(history.best_val_loss, abs=1e-6)  # the best epoch's weights are kept
-    assert final == final2 and [e.train_loss for e in history.epochs] == [e.train_loss for e in history2.epochs]
+    assert final == final2 and [e.train_loss for e in history.epochs] == [
+        e.train_loss for e in history2.epochs
+    ]
 
 
 def test_a_run_writes_a_checkpoint_that_loads_and_plays(labels, tmp_path):

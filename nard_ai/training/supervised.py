@@ -36,9 +36,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -85,7 +86,7 @@ class LabelledSet:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def subset(self, mask: np.ndarray) -> "LabelledSet":
+    def subset(self, mask: np.ndarray) -> LabelledSet:
         idx = np.flatnonzero(mask)
         return LabelledSet([self.ids[i] for i in idx], self.boards[idx], self.targets[idx])
 
@@ -122,10 +123,7 @@ def validation_mask(ids: list[str], fraction: float, seed: int = 0) -> np.ndarra
         raise ValueError(f"fraction must be in [0, 1), got {fraction}")
     limit = int(fraction * 2**64)
     return np.fromiter(
-        (
-            int.from_bytes(hashlib.sha256(f"{seed}:{pid}".encode()).digest()[:8], "big") < limit
-            for pid in ids
-        ),
+        (int.from_bytes(hashlib.sha256(f"{seed}:{pid}".encode()).digest()[:8], "big") < limit for pid in ids),
         dtype=bool,
         count=len(ids),
     )
@@ -196,7 +194,9 @@ def _entropy(targets: np.ndarray) -> float:
 
 
 @torch.no_grad()
-def evaluate_loss(network: Network, x: torch.Tensor, targets: torch.Tensor, chunk: int = 8192) -> tuple[float, float]:
+def evaluate_loss(
+    network: Network, x: torch.Tensor, targets: torch.Tensor, chunk: int = 8192
+) -> tuple[float, float]:
     """``(mean cross-entropy, mean |equity error|)`` of ``network`` on encoded inputs and targets."""
     was_training = network.training
     network.eval()
@@ -244,7 +244,9 @@ def train_supervised(
     history = History()
     loss0, mae0 = evaluate_loss(network, x_val, t_val)
     history.initial_val_loss, history.initial_val_kl, history.initial_val_equity_mae = (
-        loss0, loss0 - val_entropy, mae0,
+        loss0,
+        loss0 - val_entropy,
+        mae0,
     )
     if writer is not None:
         writer.add_scalar("losses/val", loss0, 0)
@@ -326,7 +328,13 @@ def run_supervised(
     checkpoint = Path(checkpoint)
     if network is None:
         ckpt = load_checkpoint(checkpoint)
-        network, games, args, rng, extra = ckpt.network, ckpt.games_trained, ckpt.args, ckpt.rng_state, ckpt.extra
+        network, games, args, rng, extra = (
+            ckpt.network,
+            ckpt.games_trained,
+            ckpt.args,
+            ckpt.rng_state,
+            ckpt.extra,
+        )
         source = {"path": str(checkpoint), "sha256": file_sha256(checkpoint)}
     else:
         games, args, rng, extra, source = 0, {}, None, {}, None
@@ -355,7 +363,9 @@ def run_supervised(
             extra={**extra, "supervised": runs},
         )  # fmt: skip
 
-    history = train_supervised(network, train, val, config, writer=writer, on_best=save, should_stop=should_stop)
+    history = train_supervised(
+        network, train, val, config, writer=writer, on_best=save, should_stop=should_stop
+    )
     if history.best_epoch:
         save(history)  # the final record (epochs after the best one, early stop)
     else:
