@@ -4,6 +4,8 @@ python train.py                                 # a new network, 200,000 games, 
 python train.py --resume --games 400000         # continue that network up to 400,000 games
 python train.py --resume --checkpoint checkpoints/nard-rich.pt --games N   # continue the shipped network
 tensorboard --logdir runs                       #   (N above its games_trained)
+cp checkpoints/nard-rich.pt runs/gen1.pt && python train.py --supervised LABEL_DIR --resume --checkpoint runs/gen1.pt
+                                                # fit it to labelled positions (nard_ai.training.supervised)
 """
 
 from __future__ import annotations
@@ -91,6 +93,13 @@ class Args:
     one thread in each worker thread, and this applies to the rest (the benchmark matches)"""
     progress: bool = True
     """show a tqdm progress bar"""
+    supervised: str = ""
+    """instead of self-play, fit the network (--resume: the one in --checkpoint; else a new one) to this
+    labels folder (nard_ai.training.supervised; uses --lr (default 2e-4 here), --batch-size, --seed)"""
+    epochs: int = 20
+    """--supervised: at most this many epochs"""
+    patience: int = 3
+    """--supervised: stop after this many epochs without a better validation loss"""
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2, before any file is written)."""
@@ -210,6 +219,40 @@ def _resumed_args(args: Args, saved: dict, given: set[str]) -> Args:
     return resumed
 
 
+def supervised(args: Args, given: set[str] | None) -> None:
+    """--supervised: nard_ai.training.supervised.run_supervised on --checkpoint."""
+    from nard_ai.training.supervised import SupervisedConfig, run_supervised
+
+    if not args.resume and args.checkpoint_path.exists() and not args.force:
+        _fail(f"{args.checkpoint_path} exists: pass --resume to continue it or --force to start over")
+    torch.manual_seed(args.seed)
+    network = (
+        None
+        if args.resume
+        else Network(
+            NetworkConfig(
+                encoder=args.encoder,
+                hidden=(args.hidden,),
+                activation=args.activation,
+                race_net=args.race_net,
+            )
+        )
+    )
+    lr = args.lr if given is None or "lr" in given else SupervisedConfig.lr
+    config = SupervisedConfig(lr=lr, batch_size=args.batch_size, epochs=args.epochs, patience=args.patience,
+                              seed=args.seed)  # fmt: skip
+    writer = SummaryWriter(f"runs/{args.exp_name}-supervised__{args.seed}__{int(time.time())}")
+    try:
+        history = run_supervised(args.supervised, args.checkpoint_path, config, network=network, writer=writer,
+                                 should_stop=lambda: _STOP["requested"])  # fmt: skip
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    finally:
+        writer.close()
+    logging.info("checkpoint %s: best epoch %d, val loss %.5f", args.checkpoint_path, history.best_epoch,
+                 history.best_val_loss)  # fmt: skip
+
+
 def main(args: Args, given: set[str] | None = None) -> None:
     """Train (see :class:`Args`). ``given``: the flags set on the command line; with ``--resume`` the others
     among :data:`RESUMED_FIELDS` come from the checkpoint (``None``: all of them are taken as given)."""
@@ -221,6 +264,8 @@ def main(args: Args, given: set[str] | None = None) -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
     path = args.checkpoint_path
+    if args.supervised:
+        return supervised(args, given)
     if args.resume:
         try:
             ckpt = load_checkpoint(path)

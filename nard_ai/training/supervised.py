@@ -1,0 +1,373 @@
+"""Supervised training of a network on labelled positions (issue 14, section 3).
+
+A network (usually a TD(lambda) checkpoint) is fitted to the labels of a
+labels folder (:mod:`nard_ai.training.store`): each row is a gnubg Position ID
+(side on roll, before it rolls) and gnubg's five cumulative probabilities for
+that side; they become the network's 6 exclusive outcomes
+(:func:`nard_ai.network.gnubg_to_exclusive`) and the loss is the
+cross-entropy between that target distribution and the network's softmax
+(:func:`nard_ai.learn.td_loss`, the same loss TD uses against its
+lambda-returns), on the network's own ``forward`` over its encoder's inputs
+(contact and race nets routed as in play).
+
+* Validation split: a position is held out when a seeded hash of its
+  Position ID falls below ``val_fraction`` (:func:`validation_mask`), so the
+  split depends on the position only: the same position is on the same side
+  in every shard, every run and every labels folder made with the same seed.
+* Optimizer: AdamW, minibatches in a seeded order, one pass over the training
+  rows per epoch; early stopping when the validation loss has not improved
+  for ``patience`` epochs; the best epoch's weights are kept.
+* Logs: TensorBoard scalars ``losses/train``, ``losses/val``,
+  ``losses/val_kl`` (cross-entropy minus the targets' entropy: 0 = a
+  perfect fit) and ``eval/val_equity_mae`` (mean absolute error of the
+  cubeless equity, points per game), per epoch.
+* Checkpoint: :func:`nard_ai.network.save_checkpoint` (atomic), written at
+  each new best epoch. It keeps the source checkpoint's ``games_trained``,
+  ``args`` (its TD settings, so ``train.py --resume`` continues TD as before)
+  and RNG state; the supervised run is described in
+  ``extra["supervised"]`` (one entry per run, appended). The AdamW state is
+  not saved: TD's Adam must not inherit it.
+
+Runs are deterministic on the CPU for a seed and a thread count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..formats.position_id import board_from_position_id
+from ..learn import td_loss
+from ..network import (
+    OUTCOME_POINTS,
+    Network,
+    gnubg_to_exclusive,
+    load_checkpoint,
+    save_checkpoint,
+)
+from .store import file_sha256, read_labels
+
+__all__ = [
+    "LabelledSet",
+    "SupervisedConfig",
+    "EpochStats",
+    "load_labelled",
+    "validation_mask",
+    "evaluate_loss",
+    "train_supervised",
+    "run_supervised",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LabelledSet:
+    """Labelled positions in memory.
+
+    Attributes:
+        ids: Position IDs, ``N`` strings.
+        boards: ``(N, 26)`` int8 boards, side on roll's view.
+        targets: ``(N, 6)`` float32 exclusive outcome probabilities (rows sum to 1).
+    """
+
+    ids: list[str]
+    boards: np.ndarray
+    targets: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def subset(self, mask: np.ndarray) -> LabelledSet:
+        idx = np.flatnonzero(mask)
+        return LabelledSet([self.ids[i] for i in idx], self.boards[idx], self.targets[idx])
+
+
+def exclusive_targets(p5: np.ndarray) -> np.ndarray:
+    """gnubg cumulative probabilities ``(N, 5)`` -> exclusive targets ``(N, 6)`` float32, renormalised."""
+    p6 = gnubg_to_exclusive(np.asarray(p5, dtype=np.float64))
+    p6 /= p6.sum(axis=1, keepdims=True)  # the 6-decimal rounding leaves sums off 1 by ~1e-6
+    return p6.astype(np.float32)
+
+
+def load_labelled(folder: str | Path) -> LabelledSet:
+    """All complete label shards of ``folder`` (:func:`nard_ai.training.store.read_labels`) as boards and
+    exclusive targets.
+
+    Raises:
+        FileNotFoundError: no such folder.
+        ValueError: a shard that does not parse, a malformed Position ID, or no labelled rows.
+    """
+    ids, p5 = read_labels(folder)
+    if not ids:
+        raise ValueError(f"{folder}: no complete label shards")
+    boards = np.empty((len(ids), 26), dtype=np.int8)
+    for i, pid in enumerate(ids):
+        boards[i] = board_from_position_id(pid)
+    return LabelledSet(ids, boards, exclusive_targets(p5))
+
+
+def validation_mask(ids: list[str], fraction: float, seed: int = 0) -> np.ndarray:
+    """``(N,)`` bool: True for the held-out rows. A row is held out when the first 8 bytes of
+    ``sha256(f"{seed}:{position_id}")``, read as a fraction of 2**64, are below ``fraction``; so the split
+    is a function of the position and the seed only (not of the row order or the other rows)."""
+    if not 0.0 <= fraction < 1.0:
+        raise ValueError(f"fraction must be in [0, 1), got {fraction}")
+    limit = int(fraction * 2**64)
+    return np.fromiter(
+        (int.from_bytes(hashlib.sha256(f"{seed}:{pid}".encode()).digest()[:8], "big") < limit for pid in ids),
+        dtype=bool,
+        count=len(ids),
+    )
+
+
+@dataclass(frozen=True)
+class SupervisedConfig:
+    """Settings of a supervised run (saved in the checkpoint's ``extra["supervised"]``)."""
+
+    lr: float = 2e-4
+    """AdamW learning rate"""
+    weight_decay: float = 0.0
+    """AdamW decoupled weight decay (0: none; the TD network was trained without any)"""
+    batch_size: int = 512
+    """rows per gradient step"""
+    epochs: int = 20
+    """at most this many passes over the training rows"""
+    patience: int = 3
+    """stop after this many epochs without a new best validation loss"""
+    val_fraction: float = 0.05
+    """share of positions held out for validation (by a hash of the Position ID)"""
+    split_seed: int = 0
+    """seed of the validation split's hash"""
+    seed: int = 1
+    """seed of the minibatch order"""
+
+    def validate(self) -> None:
+        if not (self.lr > 0 and np.isfinite(self.lr)):
+            raise ValueError(f"lr must be a positive number, got {self.lr}")
+        if self.weight_decay < 0:
+            raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
+        for name in ("batch_size", "epochs", "patience"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if not 0.0 < self.val_fraction < 1.0:
+            raise ValueError(f"val_fraction must be in (0, 1), got {self.val_fraction}")
+
+
+@dataclass
+class EpochStats:
+    epoch: int
+    train_loss: float
+    val_loss: float
+    val_kl: float
+    val_equity_mae: float
+    seconds: float
+
+
+@dataclass
+class History:
+    epochs: list[EpochStats] = field(default_factory=list)
+    initial_val_loss: float = float("nan")
+    initial_val_kl: float = float("nan")
+    initial_val_equity_mae: float = float("nan")
+    best_epoch: int = 0
+    """0: no epoch beat the starting network (its weights are kept)"""
+    stopped_early: bool = False
+
+    @property
+    def best_val_loss(self) -> float:
+        losses = [e.val_loss for e in self.epochs if e.epoch == self.best_epoch]
+        return losses[0] if losses else self.initial_val_loss
+
+
+def _entropy(targets: np.ndarray) -> float:
+    t = targets.astype(np.float64)
+    return float(-(t * np.log(np.where(t > 0, t, 1.0))).sum(axis=1).mean())
+
+
+@torch.no_grad()
+def evaluate_loss(
+    network: Network, x: torch.Tensor, targets: torch.Tensor, chunk: int = 8192
+) -> tuple[float, float]:
+    """``(mean cross-entropy, mean |equity error|)`` of ``network`` on encoded inputs and targets."""
+    was_training = network.training
+    network.eval()
+    ce, mae = 0.0, 0.0
+    points = torch.from_numpy(OUTCOME_POINTS)
+    for s in range(0, len(x), chunk):
+        logits = network(x[s : s + chunk])
+        t = targets[s : s + chunk]
+        ce += float(-(t * torch.log_softmax(logits, dim=-1)).sum())
+        mae += float((torch.softmax(logits, dim=-1) @ points - t @ points).abs().sum())
+    network.train(was_training)
+    return ce / len(x), mae / len(x)
+
+
+def train_supervised(
+    network: Network,
+    train: LabelledSet,
+    val: LabelledSet,
+    config: SupervisedConfig = SupervisedConfig(),
+    *,
+    writer=None,
+    on_best: Callable[[History], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> History:
+    """Fit ``network`` (in place) to ``train`` with early stopping on ``val``; it ends with the best
+    epoch's weights (or its starting ones when no epoch improved the validation loss).
+
+    Args:
+        writer: a TensorBoard ``SummaryWriter`` (or ``None``); scalars per epoch, epoch 0 = the start.
+        on_best: called after each epoch that sets a new best validation loss (e.g. to save a checkpoint).
+        should_stop: polled between minibatches; True ends the run after restoring the best weights.
+    """
+    config.validate()
+    if len(train) == 0 or len(val) == 0:
+        raise ValueError(f"need training and validation rows, got {len(train)} and {len(val)}")
+    enc = network.encoder
+    x_train = torch.from_numpy(enc.encode(train.boards))
+    t_train = torch.from_numpy(train.targets)
+    x_val = torch.from_numpy(enc.encode(val.boards))
+    t_val = torch.from_numpy(val.targets)
+    val_entropy = _entropy(val.targets)
+    optimizer = torch.optim.AdamW(network.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    generator = torch.Generator().manual_seed(config.seed)
+
+    history = History()
+    loss0, mae0 = evaluate_loss(network, x_val, t_val)
+    history.initial_val_loss, history.initial_val_kl, history.initial_val_equity_mae = (
+        loss0,
+        loss0 - val_entropy,
+        mae0,
+    )
+    if writer is not None:
+        writer.add_scalar("losses/val", loss0, 0)
+        writer.add_scalar("losses/val_kl", loss0 - val_entropy, 0)
+        writer.add_scalar("eval/val_equity_mae", mae0, 0)
+    log.info("start: val loss %.5f (KL %.5f), equity MAE %.4f", loss0, loss0 - val_entropy, mae0)
+    best_loss = loss0
+    best_state = {k: v.detach().clone() for k, v in network.state_dict().items()}
+    since_best = 0
+    network.train()
+    try:
+        for epoch in range(1, config.epochs + 1):
+            t0 = time.perf_counter()
+            order = torch.randperm(len(x_train), generator=generator)
+            total, seen = 0.0, 0
+            for s in range(0, len(order), config.batch_size):
+                if should_stop():
+                    break
+                idx = order[s : s + config.batch_size]
+                loss = td_loss(network(x_train[idx]), t_train[idx])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+                total += loss.item() * len(idx)
+                seen += len(idx)
+            if seen < len(order):  # interrupted mid-epoch: not a full epoch, not scored
+                log.info("stopped in epoch %d", epoch)
+                break
+            network.weights_changed()
+            val_loss, val_mae = evaluate_loss(network, x_val, t_val)
+            stats = EpochStats(
+                epoch, total / seen, val_loss, val_loss - val_entropy, val_mae, time.perf_counter() - t0
+            )
+            history.epochs.append(stats)
+            if writer is not None:
+                writer.add_scalar("losses/train", stats.train_loss, epoch)
+                writer.add_scalar("losses/val", stats.val_loss, epoch)
+                writer.add_scalar("losses/val_kl", stats.val_kl, epoch)
+                writer.add_scalar("eval/val_equity_mae", stats.val_equity_mae, epoch)
+                writer.add_scalar("charts/epoch_seconds", stats.seconds, epoch)
+            log.info(
+                "epoch %d: train %.5f  val %.5f (KL %.5f)  equity MAE %.4f  %.1fs",
+                epoch, stats.train_loss, val_loss, stats.val_kl, val_mae, stats.seconds,
+            )  # fmt: skip
+            if val_loss < best_loss:
+                best_loss, history.best_epoch, since_best = val_loss, epoch, 0
+                best_state = {k: v.detach().clone() for k, v in network.state_dict().items()}
+                if on_best is not None:
+                    network.eval()
+                    on_best(history)
+                    network.train()
+            else:
+                since_best += 1
+                if since_best >= config.patience:
+                    history.stopped_early = True
+                    break
+    finally:
+        network.load_state_dict(best_state)
+        network.weights_changed()
+        network.eval()
+    return history
+
+
+def run_supervised(
+    label_dir: str | Path,
+    checkpoint: str | Path,
+    config: SupervisedConfig = SupervisedConfig(),
+    *,
+    network: Network | None = None,
+    writer=None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> History:
+    """Train on ``label_dir`` and write ``checkpoint`` at each new best epoch.
+
+    ``network=None`` continues the network in ``checkpoint`` (its TD settings, games and RNG state are
+    kept); else ``network`` (e.g. a fresh one) is trained and written there.
+    """
+    config.validate()
+    checkpoint = Path(checkpoint)
+    if network is None:
+        ckpt = load_checkpoint(checkpoint)
+        network, games, args, rng, extra = (
+            ckpt.network,
+            ckpt.games_trained,
+            ckpt.args,
+            ckpt.rng_state,
+            ckpt.extra,
+        )
+        source = {"path": str(checkpoint), "sha256": file_sha256(checkpoint)}
+    else:
+        games, args, rng, extra, source = 0, {}, None, {}, None
+    data = load_labelled(label_dir)
+    held_out = validation_mask(data.ids, config.val_fraction, config.split_seed)
+    train, val = data.subset(~held_out), data.subset(held_out)
+    log.info("%s: %d positions, %d for training, %d held out", label_dir, len(data), len(train), len(val))
+    run_info: dict[str, Any] = {
+        "labels": str(label_dir),
+        "config": asdict(config),
+        "source": source,
+        "rows": {"train": len(train), "val": len(val)},
+    }
+
+    def save(history: History) -> None:
+        entry = {
+            **run_info,
+            "best_epoch": history.best_epoch,
+            "initial_val_loss": history.initial_val_loss,
+            "val_loss": history.best_val_loss,
+            "epochs": [asdict(e) for e in history.epochs],
+        }
+        runs = [*extra.get("supervised", []), entry]
+        save_checkpoint(
+            checkpoint, network, games_trained=games, args=args, rng_state=rng,
+            extra={**extra, "supervised": runs},
+        )  # fmt: skip
+
+    history = train_supervised(
+        network, train, val, config, writer=writer, on_best=save, should_stop=should_stop
+    )
+    if history.best_epoch:
+        save(history)  # the final record (epochs after the best one, early stop)
+    else:
+        log.info("no epoch beat the starting network: %s left as it was", checkpoint)
+    return history

@@ -1,0 +1,95 @@
+"""Supervised training on labelled positions (nard_ai.training.supervised): a few seconds."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from nard_ai.arena import load_agent
+from nard_ai.evaluator import NetworkEvaluator
+from nard_ai.formats.position_id import position_id
+from nard_ai.network import Network, NetworkConfig, default_checkpoint_path, load_checkpoint
+from nard_ai.training.positions import generate_positions
+from nard_ai.training.store import atomic_write_bytes, file_sha256, format_labels_csv
+from nard_ai.training.supervised import (
+    SupervisedConfig,
+    evaluate_loss,
+    load_labelled,
+    run_supervised,
+    train_supervised,
+    validation_mask,
+)
+
+
+@pytest.fixture(scope="module")
+def labels(tmp_path_factory):
+    """400 self-play positions of the shipped network labelled by its 0-ply values, in two shards."""
+    evaluator = NetworkEvaluator(load_checkpoint(default_checkpoint_path()).network)
+    boards = generate_positions(evaluator, 400, 5, pool=64).boards
+    probs = evaluator.evaluate(boards)
+    folder = tmp_path_factory.mktemp("labels")
+    for k, part in enumerate(np.array_split(np.arange(len(boards)), 2)):
+        csv = folder / f"labels-{k:05d}.csv"
+        atomic_write_bytes(csv, format_labels_csv([position_id(b) for b in boards[part]], probs[part]))
+        (folder / f"labels-{k:05d}.json").write_text(json.dumps({"csv_sha256": file_sha256(csv)}))
+    return folder
+
+
+def _small_network(seed=0):
+    torch.manual_seed(seed)
+    return Network(NetworkConfig(encoder="td198", hidden=(16,)))
+
+
+def test_labels_load_as_boards_and_exclusive_targets(labels):
+    data = load_labelled(labels)
+    assert len(data) == 400 and data.boards.shape == (400, 26) and data.targets.shape == (400, 6)
+    np.testing.assert_allclose(data.targets.sum(axis=1), 1.0, atol=1e-6)
+    assert (data.targets >= 0).all()
+    assert position_id(data.boards[7]) == data.ids[7]
+
+
+def test_the_split_is_a_seeded_function_of_the_position_only(labels):
+    ids = load_labelled(labels).ids
+    mask = validation_mask(ids, 0.25, seed=3)
+    assert (mask == validation_mask(ids, 0.25, seed=3)).all()
+    assert (validation_mask(ids[::-1], 0.25, seed=3) == mask[::-1]).all()  # not the row order
+    assert 50 < mask.sum() < 150
+    assert (mask != validation_mask(ids, 0.25, seed=4)).any()
+
+
+def test_training_lowers_the_validation_loss_and_is_reproducible(labels):
+    data = load_labelled(labels)
+    held = validation_mask(data.ids, 0.25)
+    train, val = data.subset(~held), data.subset(held)
+    config = SupervisedConfig(lr=3e-3, batch_size=32, epochs=4, patience=2)
+    results = []
+    for _ in range(2):
+        net = _small_network()
+        history = train_supervised(net, train, val, config)
+        x = torch.from_numpy(net.encoder.encode(val.boards))
+        results.append((history, evaluate_loss(net, x, torch.from_numpy(val.targets))[0]))
+    (history, final), (history2, final2) = results
+    assert history.best_epoch >= 1
+    assert final < history.initial_val_loss - 0.05
+    assert final == pytest.approx(history.best_val_loss, abs=1e-6)  # the best epoch's weights are kept
+    assert final == final2 and [e.train_loss for e in history.epochs] == [
+        e.train_loss for e in history2.epochs
+    ]
+
+
+def test_a_run_writes_a_checkpoint_that_loads_and_plays(labels, tmp_path):
+    path = tmp_path / "sup.pt"
+    config = SupervisedConfig(lr=3e-3, batch_size=64, epochs=2, val_fraction=0.25)
+    history = run_supervised(labels, path, config, network=_small_network())
+    ckpt = load_checkpoint(path)
+    assert ckpt.extra["supervised"][-1]["best_epoch"] == history.best_epoch >= 1
+    assert ckpt.optimizer_state is None
+    agent = load_agent(path)
+    assert agent is not None
+    # continuing it: the source checkpoint's record is kept and a second run appended
+    run_supervised(labels, path, SupervisedConfig(lr=1e-3, batch_size=64, epochs=1, val_fraction=0.25))
+    runs = load_checkpoint(path).extra["supervised"]
+    assert len(runs) in (1, 2) and runs[0]["source"] is None
