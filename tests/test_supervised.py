@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from nard_ai.arena import load_agent
-from nard_ai.evaluator import NetworkEvaluator
+from nard_ai.agents import load_agent
+from nard_ai.eval.evaluator import NetworkEvaluator
 from nard_ai.formats.position_id import position_id
-from nard_ai.network import Network, NetworkConfig, default_checkpoint_path, load_checkpoint
+from nard_ai.model.network import Network, NetworkConfig, default_checkpoint_path, load_checkpoint
 from nard_ai.training.positions import generate_positions
 from nard_ai.training.store import atomic_write_bytes, file_sha256, format_labels_csv
 from nard_ai.training.supervised import (

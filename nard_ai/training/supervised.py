@@ -4,9 +4,9 @@ A network (usually a TD(lambda) checkpoint) is fitted to the labels of a
 labels folder (:mod:`nard_ai.training.store`): each row is a gnubg Position ID
 (side on roll, before it rolls) and gnubg's five cumulative probabilities for
 that side; they become the network's 6 exclusive outcomes
-(:func:`nard_ai.network.gnubg_to_exclusive`) and the loss is the
+(:func:`nard_ai.model.network.gnubg_to_exclusive`) and the loss is the
 cross-entropy between that target distribution and the network's softmax
-(:func:`nard_ai.learn.td_loss`, the same loss TD uses against its
+(:func:`nard_ai.model.learn.td_loss`, the same loss TD uses against its
 lambda-returns), on the network's own ``forward`` over its encoder's inputs
 (contact and race nets routed as in play).
 
@@ -21,7 +21,7 @@ lambda-returns), on the network's own ``forward`` over its encoder's inputs
   ``losses/val_kl`` (cross-entropy minus the targets' entropy: 0 = a
   perfect fit) and ``eval/val_equity_mae`` (mean absolute error of the
   cubeless equity, points per game), per epoch.
-* Checkpoint: :func:`nard_ai.network.save_checkpoint` (atomic), written at
+* Checkpoint: :func:`nard_ai.model.network.save_checkpoint` (atomic), written at
   each new best epoch. It keeps the source checkpoint's ``games_trained``,
   ``args`` (its TD settings, so ``train.py --resume`` continues TD as before)
   and RNG state; the supervised run is described in
@@ -44,16 +44,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..formats.position_id import board_from_position_id
-from ..learn import td_loss
-from ..network import (
+from nard_ai.formats.position_id import board_from_position_id
+from nard_ai.model.learn import td_loss
+from nard_ai.model.network import (
     OUTCOME_POINTS,
     Network,
     gnubg_to_exclusive,
     load_checkpoint,
     save_checkpoint,
 )
-from .store import file_sha256, read_labels
+from nard_ai.training.store import file_sha256, read_labels
 
 __all__ = [
     "LabelledSet",
