@@ -34,10 +34,52 @@ from nard_ai.eval.evaluator import NetworkEvaluator
 from nard_ai.interfaces.cli import given_fields, parse_dataclass_args
 from nard_ai.model.encoding import ENCODERS
 from nard_ai.model.learn import Learner
-from nard_ai.model.network import Network, NetworkConfig, load_checkpoint, save_checkpoint
+from nard_ai.model.network import (
+    Network,
+    NetworkConfig,
+    load_checkpoint,
+    remove_stale_temporaries,
+    save_checkpoint,
+)
 from nard_ai.play.arena import play_match
 from nard_ai.play.selfplay import RoundStats, play_round, rng_from_state, rng_state
 from nard_ai.search.lookahead import Agent
+
+LIMITS = {
+    "hidden": 4096,
+    "pool": 16_384,
+    "batch_size": 65_536,
+    "workers": 64,
+    "eval_games": 1_000_000,
+    "threads": 256,
+}
+"""Upper bounds of the size arguments (the shipped network: 128 hidden units, pool 1024, batch 512,
+2 workers). Beyond them a run would not fit in memory or would take no sensible time; checked
+before anything is written."""
+MAX_POOL_X_HIDDEN = 4_194_304
+"""Each ply the search evaluates the afterstates of every game in the pool (about 30 a game, many
+more on doubles), with ``hidden`` float32 activations twice: ``pool * hidden`` up to this
+(1024 x 4096, 16,384 x 256) keeps that near 1 GB."""
+MAX_BATCH_X_HIDDEN = 16_777_216
+"""A gradient step holds several ``(batch_size, hidden)`` float32 tensors: ``batch_size * hidden``
+up to this (64 MB each; 4096 x 4096, 65,536 x 256)."""
+MAX_SEED = 2**64 - 1
+"""torch.manual_seed takes at most a 64-bit unsigned seed."""
+
+
+def check_sizes(pool: int, hidden: int, batch_size: int) -> None:
+    """Raise ``ValueError`` (one line naming the flags) when ``pool`` or ``batch_size`` times ``hidden``
+    is above :data:`MAX_POOL_X_HIDDEN` or :data:`MAX_BATCH_X_HIDDEN`."""
+    if pool * hidden > MAX_POOL_X_HIDDEN:
+        raise ValueError(
+            f"argument --pool: --pool x --hidden must be at most {MAX_POOL_X_HIDDEN:,} (each ply evaluates "
+            f"about 30 afterstates per game with that many activations), got {pool:,} x {hidden:,}"
+        )
+    if batch_size * hidden > MAX_BATCH_X_HIDDEN:
+        raise ValueError(
+            f"argument --batch-size: --batch-size x --hidden must be at most {MAX_BATCH_X_HIDDEN:,}, "
+            f"got {batch_size:,} x {hidden:,}"
+        )
 
 
 @dataclass
@@ -47,7 +89,8 @@ class Args:
     exp_name: str = "nard-rich"
     """experiment name; TensorBoard logs go to runs/{exp_name}__{seed}__{unix time}"""
     seed: int = 1
-    """seed of the initial weights, the dice and the sample order (runs are deterministic on CPU)"""
+    """seed of the initial weights, the dice and the sample order, 0 .. 2**64 - 1 (runs are deterministic on
+    CPU, for a seed and --workers)"""
     games: int = 200_000
     """total self-play games behind the network; with --resume, training continues up to this total"""
     checkpoint: str = ""
@@ -63,7 +106,8 @@ class Args:
     race_net: bool = True
     """a separate network for race positions (needs an encoder with a race unit, e.g. rich); ignored on --resume"""
     hidden: int = 128
-    """hidden units (one hidden layer); ignored on --resume (the checkpoint's network is used)"""
+    """hidden units (one hidden layer), 1 .. 4096, with --pool x --hidden <= 4,194,304 and --batch-size x --hidden
+    <= 16,777,216; ignored on --resume (the checkpoint's network is used)"""
     activation: str = "sigmoid"
     """hidden activation: sigmoid, tanh or relu; ignored on --resume"""
     lr: float = 1e-3
@@ -75,21 +119,21 @@ class Args:
     over the opponent's 21 replies, and the targets come from that lookahead; about 100x slower with a trained
     network, more with an untrained one, whose games last longer)"""
     pool: int = 1024
-    """self-play games in flight at once (the batch of each network call is all their afterstates)"""
+    """self-play games in flight at once (the batch of each network call is all their afterstates), 1 .. 16384"""
     workers: int = 2
-    """self-play threads: the pool is split into this many shards, each played by its own thread while
+    """self-play threads, 1 .. 64: the pool is split into this many shards, each played by its own thread while
     another takes the gradient steps (nard_ai.play.selfplay, "Workers"); results depend on it (not on the machine)"""
     batch_size: int = 512
-    """training samples (pre-roll states) per gradient step"""
+    """training samples (pre-roll states) per gradient step, 1 .. 65536"""
     checkpoint_every: int = 5000
     """games per round; a round ends with no game in flight (its pool drains) and writes the checkpoint, so the
     result depends on it: resume with the same value to continue exactly"""
     eval_every: int = 25_000
     """games between benchmark matches against pubeval (0 = never)"""
     eval_games: int = 1000
-    """games (duplicate pairs x 2) per benchmark match against pubeval"""
+    """games (duplicate pairs x 2) per benchmark match against pubeval, 4 .. 1,000,000"""
     threads: int = 0
-    """torch CPU threads; 0 = torch's default, one per core. With --workers above 1, self-play runs torch on
+    """torch CPU threads, 0 .. 256; 0 = torch's default, one per core. With --workers above 1, self-play runs torch on
     one thread in each worker thread, and this applies to the rest (the benchmark matches)"""
     progress: bool = True
     """show a tqdm progress bar"""
@@ -108,10 +152,15 @@ class Args:
                 raise ValueError(
                     f"argument --{name.replace('_', '-')}: must be >= 1, got {getattr(self, name)}"
                 )
+        for name, limit in LIMITS.items():
+            if getattr(self, name) > limit:
+                raise ValueError(
+                    f"argument --{name.replace('_', '-')}: must be at most {limit:,}, got {getattr(self, name):,}"
+                )
         if self.ply not in (0, 1, 2):
             raise ValueError(f"argument --ply: must be 0, 1 or 2, got {self.ply}")
-        if self.seed < 0:
-            raise ValueError(f"argument --seed: must be >= 0, got {self.seed}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ValueError(f"argument --seed: must be 0 .. 2**64 - 1, got {self.seed}")
         if self.threads < 0:
             raise ValueError(f"argument --threads: must be >= 0 (0 = one per core), got {self.threads}")
         if self.eval_every < 0:
@@ -131,7 +180,8 @@ class Args:
                 f"got {self.eval_games}"
             )
         if self.resume:
-            return  # the architecture comes from the checkpoint
+            return  # the architecture comes from the checkpoint (main checks check_sizes with it)
+        check_sizes(self.pool, self.hidden, self.batch_size)
         if self.encoder not in ENCODERS:
             raise ValueError(
                 f"argument --encoder: must be one of {', '.join(sorted(ENCODERS))}, got {self.encoder!r}"
@@ -294,6 +344,10 @@ def main(args: Args, given: set[str] | None = None) -> None:
                 )
         if args.workers > args.pool:
             _fail(f"argument --workers: at most --pool ({args.pool}), got {args.workers}")
+        try:
+            check_sizes(args.pool, max(ckpt.network.config.hidden), args.batch_size)
+        except ValueError as exc:
+            _fail(f"{exc} (the checkpoint's network)")
         args = _with_architecture(args, ckpt.network.config)
         learner = Learner(ckpt.network, lr=args.lr)
         try:
@@ -329,6 +383,8 @@ def main(args: Args, given: set[str] | None = None) -> None:
         "checkpoint": str(path),
         "network": dataclasses.asdict(learner.network.config),
     }
+    for tmp in remove_stale_temporaries(path):
+        logging.info("removed %s, left by an interrupted checkpoint write", tmp)
     writer = SummaryWriter(f"runs/{args.exp_name}__{args.seed}__{int(time.time())}")
     writer.add_text(
         "hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in hyper.items())
@@ -346,8 +402,11 @@ def main(args: Args, given: set[str] | None = None) -> None:
         )
 
     bar = tqdm(total=args.games, initial=games_done, unit="game", disable=not args.progress, smoothing=0.05)
+    # whole: the weights are those of games_done games (False inside a round); saved: and on disk
+    whole, saved = True, False
     try:
         while games_done < args.games and not _STOP["requested"]:
+            whole = saved = False
             # rounds end on multiples of checkpoint_every, so a resumed run replays the same rounds
             n = min(args.checkpoint_every - games_done % args.checkpoint_every, args.games - games_done)
             rs = play_round(
@@ -363,6 +422,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
                 should_stop=lambda: _STOP["requested"],
             )
             games_done += rs.games  # an interrupted round's finished games are in the weights too
+            whole = True
             if rs.interrupted:
                 logging.info("stopped by a signal; saving at %d games", games_done)
                 break
@@ -388,8 +448,24 @@ def main(args: Args, given: set[str] | None = None) -> None:
             if not args.progress:
                 logging.info("games %d: %s", games_done, "  ".join(f"{k} {v}" for k, v in postfix.items()))
             save()
+            saved = True
+        if not saved:
+            save()  # stopped by a signal: the interrupted round's finished games count
+    except BaseException as exc:
+        # an error inside a round leaves weights that no game count describes: the checkpoint stays
+        # the last finished round's; one that ended after its round (the benchmark, say) saves it
+        if whole and not saved:
+            save()
+        if isinstance(exc, MemoryError) or (
+            isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc)
+        ):
+            what = (str(exc).splitlines() or [type(exc).__name__])[0]
+            _fail(
+                f"out of memory ({what}); the checkpoint keeps the last finished round: "
+                "try a smaller --pool or --hidden"
+            )
+        raise
     finally:
-        save()  # at exit, whatever the reason (a finished round is saved twice: harmless)
         bar.close()
         writer.close()
     logging.info("checkpoint %s: %d games", path, games_done)

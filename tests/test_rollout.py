@@ -6,16 +6,22 @@ Positions use ``pos(me=..., opp=...)``, each side in its own numbering
 
 from __future__ import annotations
 
+import json
+import tracemalloc
+from pathlib import Path
+
 import numpy as np
 import pytest
+from conftest import run_cli
 
 import nard_ai as na
 from nard_ai.agents import pubeval_agent
-from nard_ai.core.board import pip_count, pos
+from nard_ai.core.board import pip_count, pos, starting_board
 from nard_ai.cube import CubeState, cube_decision_from_probs
 from nard_ai.cube.met import match_equity_after
 from nard_ai.model.network import default_checkpoint_path, invert_probs
-from nard_ai.play.rollout import ROLL_WEIGHTS, ROLLS_21, ROLLS_36, rollout, rollout_dice
+from nard_ai.play import rollout as rollout_module
+from nard_ai.play.rollout import MAX_GAMES, ROLL_WEIGHTS, ROLLS_21, ROLLS_36, rollout, rollout_dice
 from nard_ai.search.lookahead import Agent, position_probs
 
 #: The side on roll has one checker on its 6-point, the opponent one on its 1-point:
@@ -557,7 +563,7 @@ def test_rollout_caps_the_number_of_games_and_rollout_plays_takes_no_root_action
     from nard_ai.play.rollout import MAX_GAMES, rollout_plays
 
     agent = Agent(LastRollEvaluator())
-    with pytest.raises(ValueError, match="games must be an integer 1..100,000,000"):
+    with pytest.raises(ValueError, match="games must be an integer 1..10,000,000"):
         rollout(LAST_ROLL, MAX_GAMES + 1, agent=agent)
     with pytest.raises(ValueError, match="root_action"):
         rollout_plays(LAST_ROLL, (6, 5), 36, agent=agent, cube=CubeState(), root_action="no_double")
@@ -571,3 +577,169 @@ def test_a_cubeful_rollout_counts_the_games_ended_by_a_pass():
     r = rollout(LAST_ROLL, 36, agent=agent, cube=CubeState())
     assert r.passes == 36
     assert rollout(LAST_ROLL, 36, agent=agent).passes == 0  # cubeless: no cube, no pass
+
+
+# ---------------------------------------------------------------- issue 15: memory, progress and a bound
+
+
+class PipGammonEvaluator:
+    """:class:`PipEvaluator` with gammons (a tenth of the wins and of the losses), so all five
+    probabilities and the cube have something to average."""
+
+    def evaluate(self, boards):
+        pips = pip_count(np.asarray(boards)).astype(np.float64)
+        win = 1.0 / (1.0 + np.exp(-(pips[:, 1] - pips[:, 0] + 4.0) / 10.0))
+        out = np.zeros((len(boards), 5), dtype=np.float32)
+        out[:, 0] = win
+        out[:, 1] = 0.1 * win
+        out[:, 3] = 0.1 * (1 - win)
+        return out
+
+
+RACE = pos(me={6: 3, 5: 3, 4: 3, 3: 2, 2: 2, 1: 2}, opp={6: 4, 5: 3, 4: 3, 3: 2, 2: 2, 1: 1})
+CONTACT = pos(me={24: 1, 13: 5, 8: 3, 6: 5, 5: 1}, opp={24: 2, 13: 5, 8: 3, 6: 4, 4: 1})
+
+
+def before_blocks_cases():
+    """Rollouts covering each path: luck adjustment (1 game: no interval), refilled slots, pubeval,
+    money and match cubes, beavers and Jacoby, truncation, a 1-ply agent."""
+    pip, pip1 = Agent(PipGammonEvaluator()), Agent(PipGammonEvaluator(), ply=1)
+    start = starting_board()
+    return {
+        "race_vr_1": lambda: rollout(RACE, 1, agent=pip, seed=0),
+        "race_vr_2": lambda: rollout(RACE, 2, agent=pip, seed=0),
+        "race_vr_37": lambda: rollout(RACE, 37, agent=pip, seed=3),
+        "race_novr_300_batch50": lambda: rollout(
+            RACE, 300, agent=pip, seed=4, variance_reduction=False, batch=50
+        ),
+        "start_pubeval_50": lambda: rollout(start, 50, agent=pubeval_agent(), seed=1),
+        "start_money_100": lambda: rollout(start, 100, agent=pip, seed=2, cube=CubeState()),
+        "contact_match_80_trunc7": lambda: rollout(
+            CONTACT, 80, agent=pip, seed=5, truncate=7, cube=CubeState(match_length=5, score=(2, 3))
+        ),
+        "start_beaver_60": lambda: rollout(
+            start, 60, agent=pip, seed=6, cube=CubeState(beavers=True, jacoby=True)
+        ),
+        "contact_ply1_12": lambda: rollout(CONTACT, 12, agent=pip1, seed=7, truncate=6),
+        "start_pip_vr_trunc_40": lambda: rollout(
+            start, 40, agent=pip, seed=8, truncate=5, variance_reduction=True
+        ),
+    }
+
+
+BEFORE_BLOCKS = json.loads((Path(__file__).parent / "data" / "rollout_before_blocks.json").read_text())
+FLOAT_FIELDS = ("probs", "probs_ci", "equity", "equity_ci", "cubeful", "cubeful_ci", "mean_plies")
+COUNT_FIELDS = ("games", "truncated", "passes", "variance_reduction", "ply")
+
+
+def _recorded(r) -> dict:
+    def num(x):
+        return None if x is None else [float(v) for v in np.atleast_1d(x)]
+
+    return {k: num(getattr(r, k)) for k in FLOAT_FIELDS} | {k: getattr(r, k) for k in COUNT_FIELDS}
+
+
+def _expected(name: str) -> dict:
+    saved = BEFORE_BLOCKS[name]
+
+    def num(x):
+        return None if x is None else [float.fromhex(v) for v in (x if isinstance(x, list) else [x])]
+
+    return {k: num(saved[k]) for k in FLOAT_FIELDS} | {k: saved[k] for k in COUNT_FIELDS}
+
+
+@pytest.mark.parametrize("name", sorted(k for k in BEFORE_BLOCKS if not k.startswith("_")))
+def test_results_are_bit_for_bit_those_of_the_code_before_the_blocks(name):
+    """Issue 15: the per-game results now live in blocks of CHUNK_GAMES games; a rollout of up to one
+    block is the same numbers, to the last bit (NaN where an interval needs 2 games), as the code
+    before that change printed for the same seed (tests/data/rollout_before_blocks.json, recorded
+    at commit 6e859cf)."""
+    got, expected = _recorded(before_blocks_cases()[name]()), _expected(name)
+    for key in COUNT_FIELDS:
+        assert got[key] == expected[key], key
+    for key in FLOAT_FIELDS:
+        if expected[key] is None:
+            assert got[key] is None, key
+        else:
+            np.testing.assert_array_equal(got[key], expected[key], err_msg=key)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 32])
+def test_splitting_the_games_into_small_blocks_changes_nothing_but_rounding(monkeypatch, chunk):
+    """Blocks of 1, 7 or 32 games (so 2 to 300 blocks, some finishing out of order) give the same
+    counts and the same means and intervals as one block, to 1e-14: the same games are played, and
+    Chan, Golub and LeVeque's merge of means and squared deviations is exact up to rounding."""
+    cases = before_blocks_cases()
+    monkeypatch.setattr(rollout_module, "CHUNK_GAMES", chunk)
+    for name, run in cases.items():
+        got, expected = _recorded(run()), _expected(name)
+        for key in COUNT_FIELDS:
+            assert got[key] == expected[key], (name, key)
+        for key in FLOAT_FIELDS:
+            if expected[key] is not None:
+                np.testing.assert_allclose(got[key], expected[key], rtol=0, atol=1e-14, err_msg=name)
+
+
+def _peak_bytes(games: int) -> int:
+    agent = Agent(LastRollEvaluator())
+    tracemalloc.start()
+    try:
+        rollout(LAST_ROLL, games, agent=agent, batch=64, seed=1)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_memory_does_not_grow_with_the_number_of_games(monkeypatch):
+    """Issue 15: 100,000,000 games took 9.7 GB (five float64 results and more per game, kept to
+    the end). With blocks of 256 games the peak of the traced allocations for 40,000 games is
+    that of 2,000 within 256 kB (numpy keeps a small cache of freed buffers, a few tens of kB);
+    the per-game arrays of the code before the blocks alone added 38,000 x 56 bytes = 2.1 MB
+    (measured there: 0.29 MB for 2,000 games, 2.2 MB for 20,000)."""
+    monkeypatch.setattr(rollout_module, "CHUNK_GAMES", 256)
+    _peak_bytes(300)  # warm-up: caches and compiled code
+    small, large = _peak_bytes(2_000), _peak_bytes(40_000)
+    assert large < small + 256_000, (small, large)
+
+
+def test_on_games_is_told_every_finished_game():
+    """The progress callback's counts add up to the games, in steps of at most one batch."""
+    seen = []
+    r = rollout(RACE, 300, agent=Agent(PipGammonEvaluator()), seed=4, batch=50, on_games=seen.append)
+    assert sum(seen) == r.games == 300 and max(seen) <= 50 and min(seen) >= 1
+    with pytest.raises(ValueError, match="on_games must be a callable"):
+        rollout(RACE, 3, agent=Agent(PipGammonEvaluator()), on_games=5)
+
+
+def test_nard_rollout_bounds_the_games_before_loading_anything(capsys, monkeypatch):
+    """--games above MAX_GAMES (10,000,000: about three hours at 0-ply) is one error line and status
+    2, found by argparse before the network loads; MAX_GAMES itself is accepted by the parser."""
+    from nard_ai.interfaces import cli
+
+    def no_agent(*args, **kwargs):
+        raise AssertionError("the agent was loaded before the check")
+
+    monkeypatch.setattr(cli, "_agent", no_agent)
+    status, out, err = run_cli(["rollout", "4HPwATDgc/ABMA", "--games", str(MAX_GAMES + 1)], capsys)
+    assert status == 2 and out == ""
+    assert err.strip().splitlines() == [
+        f"nard rollout: error: argument --games: at most {MAX_GAMES:,} games in one rollout (about three "
+        f"hours at 0-ply; run several seeds for more), got {MAX_GAMES + 1:,}"
+    ]
+    assert cli._rollout_games(str(MAX_GAMES)) == MAX_GAMES
+    status, out, _ = run_cli(["rollout", "--help"], capsys)
+    assert f"{MAX_GAMES:,}" in " ".join(out.split())
+
+
+@pytest.mark.skipif(not default_checkpoint_path().is_file(), reason="the shipped checkpoint is missing")
+def test_nard_rollout_draws_a_progress_bar_on_stderr_and_prints_the_same_numbers(capsys):
+    """--progress draws tqdm's bar on stderr ("rolling out", up to 36/36 games); stdout is what
+    --no-progress prints, but for the timing."""
+    argv = ["rollout", "4HPwATDgc/ABMA", "--games", "36", "--seed", "2", "--json"]
+    status, with_bar, err = run_cli([*argv, "--progress"], capsys)
+    assert status == 0 and "rolling out" in err and "36/36" in err
+    status, without, err = run_cli([*argv, "--no-progress"], capsys)
+    assert status == 0 and err == ""
+    a, b = json.loads(with_bar), json.loads(without)
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b and a["games"] == 36

@@ -51,6 +51,64 @@ def test_two_workers_are_deterministic_and_train_on_every_state():
         assert torch.equal(pa, pb)
 
 
+REPEATS = 12
+
+
+def test_two_worker_rounds_repeated_give_bit_identical_weights():
+    """Issue 15: two identical two-worker rounds differed (near 1e-8) in about a third of the pairs.
+    The cause: a worker thread's first GEMM ran on MKL's process default of one thread per core
+    (torch applies its thread count to a new thread only at its first parallel op), and which pool
+    thread had run one depended on timing. Now each worker thread sets torch to one thread at its
+    start (selfplay._one_torch_thread). Twelve rounds here, each bit for bit the first; the same
+    round repeated 30 times, and train.py's two-worker run of the issue 30 times, were all identical
+    when this was fixed (before: 7 of 20 and 1 of 3 differed)."""
+    runs = []
+    for _ in range(REPEATS):
+        learner = _learner()
+        stats = play_round(learner, 30, np.random.default_rng(4), pool=12, batch_size=32, workers=2)
+        runs.append((_weights(learner), (stats.plies, stats.positions, stats.updates, stats.loss_sum)))
+    (first, first_stats), rest = runs[0], runs[1:]
+    for weights, stats in rest:
+        assert stats == first_stats
+        assert all(torch.equal(p, q) for p, q in zip(first, weights, strict=True))
+
+
+def test_a_fresh_worker_thread_evaluates_as_one_torch_thread_on_the_caller(monkeypatch):
+    """The cause itself, checked where it happened: the first evaluation in each new worker thread
+    of a round (before it has run anything else) gives exactly the probabilities the calling thread
+    gets with torch on one thread. Without the initializer it differed in the last bit on this
+    2-core machine (the output layer's GEMM on two MKL threads)."""
+    learner = _learner(3)
+    rng = np.random.default_rng(11)
+    probe = legal_plays_batch(*random_play_positions(12, rng))[0]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with serial_kernels():
+            expected = learner.network.predict_grouped(probe)[0].copy()
+    finally:
+        torch.set_num_threads(threads)
+    seen = []
+    lock = threading.Lock()
+    original = selfplay._Shard.play
+
+    def play(self, evaluator, plies):
+        with lock:
+            first = threading.current_thread().name not in {name for name, _ in seen}
+        if first:
+            with serial_kernels():
+                probs = evaluator.network.predict_grouped(probe)[0].copy()
+            with lock:
+                seen.append((threading.current_thread().name, probs))
+        return original(self, evaluator, plies)
+
+    monkeypatch.setattr(selfplay._Shard, "play", play)
+    play_round(learner, 6, np.random.default_rng(1), pool=6, batch_size=16, workers=2)
+    assert len(seen) >= 2
+    for name, probs in seen[:2]:  # the first epoch: the search network still has the initial weights
+        np.testing.assert_array_equal(probs, expected, err_msg=name)
+
+
 def test_the_result_depends_on_the_number_of_workers_but_each_plays_every_game():
     stats = {}
     weights = {}

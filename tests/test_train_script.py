@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import load_script
 
 from nard_ai.model.network import load_checkpoint
 
@@ -160,3 +161,174 @@ def test_train_argument_checks(tmp_path, argv, message):
     r = _run([*argv, "--no-progress"], tmp_path)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
     assert not any(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------- issue 15: bounds, errors mid-round, stale files
+
+TINY = ["--hidden", "8", "--pool", "4", "--batch-size", "32", "--checkpoint-every", "4", "--eval-every", "0"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--hidden", "2000000"], "argument --hidden: must be at most 4,096, got 2,000,000"),
+        (["--pool", "100000"], "argument --pool: must be at most 16,384, got 100,000"),
+        (["--batch-size", "65537"], "argument --batch-size: must be at most 65,536, got 65,537"),
+        (["--workers", "65", "--pool", "100"], "argument --workers: must be at most 64, got 65"),
+        (["--eval-games", "1000001"], "argument --eval-games: must be at most 1,000,000, got 1,000,001"),
+        (["--threads", "257"], "argument --threads: must be at most 256, got 257"),
+        (["--seed", str(2**64)], f"argument --seed: must be 0 .. 2**64 - 1, got {2**64}"),
+        (
+            ["--pool", "16384", "--hidden", "257"],
+            "argument --pool: --pool x --hidden must be at most 4,194,304 (each ply evaluates about 30 "
+            "afterstates per game with that many activations), got 16,384 x 257",
+        ),
+        (
+            ["--batch-size", "65536", "--hidden", "257"],
+            "argument --batch-size: --batch-size x --hidden must be at most 16,777,216, got 65,536 x 257",
+        ),
+    ],
+)
+def test_sizes_beyond_the_limits_are_one_error_line_before_anything_is_written(
+    argv, message, monkeypatch, tmp_path, capsys
+):
+    """Issue 15: ``--hidden 2000000`` and a huge ``--pool`` ended in tracebacks (out of memory) and
+    left a 0-game checkpoint. The limits of train.LIMITS, MAX_POOL_X_HIDDEN and MAX_BATCH_X_HIDDEN
+    are argparse errors: exit status 2, one error line, before any file is written."""
+    from nard_ai.interfaces.cli import parse_dataclass_args
+
+    train = load_script(monkeypatch, "train.py")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        parse_dataclass_args(train.Args, argv)
+    assert info.value.code == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and errors[0].endswith(f"error: {message}")
+    assert not any(tmp_path.iterdir())
+    limits = {"hidden": 4096, "pool": 16384, "batch_size": 65536, "workers": 64, "eval_games": 10**6}
+    assert {k: train.LIMITS[k] for k in limits} == limits
+
+
+def test_the_hidden_size_limit_as_a_real_process_without_a_traceback(tmp_path):
+    r = _run(["--hidden", "2000000", "--no-progress"], tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        "train.py: error: argument --hidden: must be at most 4,096, got 2,000,000"
+    )
+    assert not any(tmp_path.iterdir())
+
+
+def test_resume_checks_the_pool_against_the_checkpoints_hidden_size(tmp_path):
+    """On --resume the hidden size is the checkpoint's: 16,384 x 512 is above MAX_POOL_X_HIDDEN, one
+    error line, and the checkpoint stays as it was."""
+    from nard_ai.model.network import Network, NetworkConfig, save_checkpoint
+
+    ckpt = save_checkpoint(tmp_path / "big.pt", Network(NetworkConfig(encoder="rich", hidden=(512,))))
+    before = ckpt.read_bytes()
+    r = _run(["--games", "10", "--checkpoint", str(ckpt), "--resume", "--pool", "16384"], tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        "train.py: error: argument --pool: --pool x --hidden must be at most 4,194,304 (each ply evaluates "
+        "about 30 afterstates per game with that many activations), got 16,384 x 512 (the checkpoint's network)"
+    )
+    assert len([line for line in r.stderr.splitlines() if "error" in line]) == 1
+    assert ckpt.read_bytes() == before
+
+
+def _main(train, argv: list[str]) -> None:
+    """train.py's main in this process (its SIGINT and SIGTERM handlers are put back after)."""
+    from nard_ai.interfaces.cli import given_fields, parse_dataclass_args
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        train.main(parse_dataclass_args(train.Args, argv), given_fields(train.Args, argv))
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+
+def test_an_error_inside_a_round_keeps_the_last_checkpoint_and_writes_none(monkeypatch, tmp_path, capsys):
+    """Issue 15: an error in a round (here out of memory on the second round) used to save at exit:
+    weights with part of the failed round under the previous game count, or a 0-game checkpoint when
+    the first round failed. Now it is one error line, exit status 2, and the checkpoint is the last
+    finished round's, byte for byte (none at all when no round finished)."""
+    train = load_script(monkeypatch, "train.py")
+    monkeypatch.chdir(tmp_path)
+    real = train.play_round
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError("Unable to allocate 1.24 GiB for an array with shape (50000, 1024, 26)")
+
+    monkeypatch.setattr(train, "play_round", out_of_memory)
+    with pytest.raises(SystemExit) as info:
+        _main(train, ["--games", "8", "--checkpoint", "a.pt", "--no-progress", *TINY])
+    assert info.value.code == 2 and not (tmp_path / "a.pt").exists()
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "train.py: error: out of memory (Unable to allocate 1.24 GiB for an array with shape (50000, 1024, 26)); "
+        "the checkpoint keeps the last finished round: try a smaller --pool or --hidden"
+    )
+    monkeypatch.setattr(train, "play_round", real)
+    _main(train, ["--games", "4", "--checkpoint", "a.pt", "--no-progress", *TINY])
+    before = (tmp_path / "a.pt").read_bytes()
+    calls = []
+
+    def fail_in_round_two(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError(
+                "[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory"
+            )
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(train, "play_round", fail_in_round_two)
+    with pytest.raises(SystemExit) as info:
+        _main(train, ["--games", "12", "--checkpoint", "a.pt", "--resume", "--no-progress", *TINY])
+    assert info.value.code == 2
+    assert "out of memory ([enforce fail" in capsys.readouterr().err
+    assert load_checkpoint(tmp_path / "a.pt").games_trained == 8  # round one of this run, saved when it ended
+    after_round_one = (tmp_path / "a.pt").read_bytes()
+    assert after_round_one != before
+    monkeypatch.setattr(train, "play_round", lambda *a, **k: (_ for _ in ()).throw(ValueError("a bug")))
+    with pytest.raises(ValueError, match="a bug"):  # other errors keep their traceback, and write nothing
+        _main(train, ["--games", "12", "--checkpoint", "a.pt", "--resume", "--no-progress", *TINY])
+    assert (tmp_path / "a.pt").read_bytes() == after_round_one
+
+
+def test_an_error_after_a_finished_round_still_saves_that_round(monkeypatch, tmp_path, capsys):
+    """The benchmark match runs after its round: the weights are then those of the games counted, so
+    an error there (out of memory, with no message) saves that round before the one error line."""
+    train = load_script(monkeypatch, "train.py")
+    monkeypatch.chdir(tmp_path)
+
+    def out_of_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(train, "play_match", out_of_memory)
+    argv = ["--games", "8", "--checkpoint", "a.pt", "--no-progress", *TINY, "--eval-every", "4"]
+    with pytest.raises(SystemExit) as info:
+        _main(train, argv)
+    assert info.value.code == 2 and load_checkpoint(tmp_path / "a.pt").games_trained == 4
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "train.py: error: out of memory (MemoryError); the checkpoint keeps the last finished round: "
+        "try a smaller --pool or --hidden"
+    )
+
+
+def test_a_run_removes_the_stale_temporaries_of_its_checkpoint_at_start(monkeypatch, tmp_path, caplog):
+    """Issue 15: a SIGKILL during a checkpoint write leaves ``.a.pt.XXXXXXXX.tmp``, which no later run
+    removed. train.py now removes such files of its own checkpoint at start (unlocked, older than
+    STALE_AFTER_S; nard_ai.model.network.remove_stale_temporaries) and logs each; another
+    checkpoint's stays."""
+    train = load_script(monkeypatch, "train.py")
+    monkeypatch.chdir(tmp_path)
+    stale, other = tmp_path / ".a.pt.Xy12_abc.tmp", tmp_path / ".b.pt.Xy12_abc.tmp"
+    for tmp in (stale, other):
+        tmp.write_bytes(b"PK" + bytes(100))
+        os.utime(tmp, (time.time() - 600, time.time() - 600))
+    with caplog.at_level("INFO"):
+        _main(train, ["--games", "4", "--checkpoint", "a.pt", "--no-progress", *TINY])
+    assert not stale.exists() and other.exists()
+    assert (
+        f"removed {stale.name}, left by an interrupted checkpoint write" in caplog.text
+    )  # --checkpoint a.pt
+    assert load_checkpoint(tmp_path / "a.pt").games_trained == 4

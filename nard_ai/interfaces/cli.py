@@ -762,7 +762,22 @@ def _cube(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 # --------------------------------------------------------------------------- rollout
 
 
+def _rollout_games(text: str) -> int:
+    """argparse type of ``rollout --games``: an integer 1 .. :data:`nard_ai.play.rollout.MAX_GAMES`."""
+    from nard_ai.play.rollout import MAX_GAMES
+
+    value = _positive_int(text)
+    if value > MAX_GAMES:
+        raise argparse.ArgumentTypeError(
+            f"at most {MAX_GAMES:,} games in one rollout (about three hours at 0-ply; run several seeds "
+            f"for more), got {value:,}"
+        )
+    return value
+
+
 def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from tqdm import tqdm
+
     from nard_ai.formats.position_id import position_id
     from nard_ai.play.rollout import rollout
 
@@ -771,6 +786,17 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     board, state = _position(parser, args.position)
     cube = _cube_state(parser, state) if args.cubeful else None
     agent = _agent(parser, args.checkpoint, args.ply)
+    # --progress forces the bar, --no-progress hides it; by default it shows when stderr is a terminal
+    show = args.progress if args.progress is not None else _is_terminal(sys.stderr)
+    bar = tqdm(
+        total=args.games,
+        desc="rolling out",
+        unit="game",
+        file=sys.stderr,
+        disable=not show,
+        leave=True,
+        **_bar_size(sys.stderr),
+    )
     try:
         r = rollout(
             board,
@@ -780,9 +806,12 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             agent=agent,
             truncate=args.truncate,
             variance_reduction=args.luck,
+            on_games=bar.update,
         )
     except ValueError as exc:
         parser.error(str(exc))
+    finally:
+        bar.close()
     if args.json:
         _print_json(
             {
@@ -1135,14 +1164,17 @@ def build_parser() -> argparse.ArgumentParser:
         "stratified (1296 games cover every pair). --cubeful plays the cube too, from the ID's cube and "
         "score. Cubeless results are luck-adjusted (variance reduction) from 1-ply up, not at 0-ply "
         "(there it costs about 20 times the work for about the same interval per second); --luck / --no-luck "
-        "force it.",
+        "force it. At most 10,000,000 games; a progress bar shows on stderr when it is a terminal "
+        "(--progress / --no-progress force it on / off).",
         [
             f"nard rollout {START_ID} --games 72 --seed 1",
             f"nard rollout {CUBE_XGID} --games 36 --cubeful --json",
         ],
     )
     _add_position(p)
-    p.add_argument("--games", type=_positive_int, default=144, help="games to play (default: 144)")
+    p.add_argument(
+        "--games", type=_rollout_games, default=144, help="games to play, 1 to 10,000,000 (default: 144)"
+    )
     _add_ply(p)
     p.add_argument("--seed", type=int, default=0, help="seed of the dice (default: 0)")
     p.add_argument("--cubeful", action="store_true", help="play the cube and report the cubeful equity")
@@ -1155,6 +1187,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="luck adjustment on or off (default: on from 1-ply and in races, off for contact at 0-ply); not with --cubeful, whose "
         "rollouts are never luck-adjusted",
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar on stderr (default: only when stderr is a terminal)",
     )
     _add_json(p)
     _add_checkpoint(p)

@@ -28,8 +28,11 @@ which equals the expected points ``ws + 2 wg + 3 wb - ls - 2 lg - 3 lb``.
 Checkpoints
 -----------
 :func:`save_checkpoint` writes one ``torch.save`` dict atomically (a temporary
-file in the same folder, fsync, ``os.replace``), so a crash never leaves a
-half-written checkpoint. Its contract:
+file ``.NAME.XXXXXXXX.tmp`` in the same folder, fsync, ``os.replace``), so a
+crash never leaves a half-written checkpoint. The writer holds an advisory
+lock (``flock``) on its temporary file; one left behind by a killed writer
+(SIGKILL, a power cut) has no lock, and :func:`remove_stale_temporaries`
+removes it (every save does, and ``train.py`` at start). Its contract:
 
 ==================  ============================================================
 key                 value
@@ -66,9 +69,13 @@ load, checked as far as their digest goes; every new save writes all three.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+import re
+import stat
 import sys
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,6 +104,7 @@ __all__ = [
     "result_probs",
     "save_checkpoint",
     "load_checkpoint",
+    "remove_stale_temporaries",
     "default_checkpoint_path",
     "CHECKPOINT_FORMAT",
     "CHECKPOINT_VERSION",
@@ -515,6 +523,9 @@ def save_checkpoint(
 ) -> Path:
     """Write a checkpoint atomically (temporary file in the same folder, fsync, ``os.replace``).
 
+    The temporary file is locked while it is written; after the write, the unlocked temporary
+    files that killed writes of the same checkpoint left are removed (:func:`remove_stale_temporaries`).
+
     Args:
         path: destination file; its folder is created if needed.
         network: the network to save.
@@ -551,9 +562,10 @@ def save_checkpoint(
         "optimizer": _digest(optimizer_state),
         "metadata": _digest(_metadata(payload)),
     }
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
+            _lock(f.fileno(), blocking=True)  # until this process closes it (or dies): not stale
             torch.save(payload, f)
             f.flush()
             os.fsync(f.fileno())
@@ -565,7 +577,73 @@ def save_checkpoint(
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+    remove_stale_temporaries(path)
     return path
+
+
+TMP_SUFFIX = ".tmp"
+STALE_AFTER_S = 10.0
+"""A temporary file modified less than this many seconds ago is never removed: it may be one that a
+writer has just created and not yet locked (a writer locks it right after ``mkstemp``)."""
+
+
+def _lock(fd: int, blocking: bool) -> bool:
+    """An exclusive advisory lock on ``fd``; ``False`` if another holds it (non-blocking). Where the
+    platform has no ``fcntl`` (Windows), nothing is locked and ``False`` is returned."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    return True
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
+    """Remove the temporary files that interrupted writes of the checkpoint ``path`` left behind.
+
+    Only files named as :func:`save_checkpoint` names them for this very checkpoint
+    (``.NAME.`` + mkstemp's 8 characters + ``.tmp``, in the same folder), that are regular files
+    (not links), older than :data:`STALE_AFTER_S` seconds, and that no process holds locked (a
+    writer keeps its lock until it closes the file, and the system drops it when the writer dies,
+    even by SIGKILL). Others' files, a live writer's file and anything else in the folder are left
+    alone; a file that cannot be checked or removed is skipped.
+
+    Args:
+        path: the checkpoint file (it need not exist).
+
+    Returns:
+        The files removed.
+    """
+    path = Path(path)
+    pattern = re.compile(re.escape(f".{path.name}.") + r"[A-Za-z0-9_]{8}" + re.escape(TMP_SUFFIX))
+    try:
+        names = [n for n in os.listdir(path.parent) if pattern.fullmatch(n)]
+    except OSError:
+        return []
+    removed = []
+    for name in names:
+        tmp = path.parent / name
+        try:
+            fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError:
+            continue  # gone already, a link, or not ours to read
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or time.time() - info.st_mtime < STALE_AFTER_S:
+                continue
+            if not _lock(fd, blocking=False):
+                continue  # a live writer holds it (or no locks here: leave it)
+            if os.path.samestat(info, os.lstat(tmp)):  # still the file we checked
+                os.unlink(tmp)
+                removed.append(tmp)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+    return removed
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
@@ -579,8 +657,11 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
 
     Raises:
         FileNotFoundError: if the file does not exist.
-        ValueError: if the file is not a readable nard_ai checkpoint, its
-            digest does not match its contents (``"corrupt checkpoint PATH:
+        ValueError: if the file cannot be read (``"PATH: cannot read the
+            checkpoint: ..."``, an OS error such as a permission), is not a
+            readable nard_ai checkpoint (``"PATH: not a readable nard_ai
+            checkpoint (corrupt or truncated; ...)"`` whatever torch raised on
+            its bytes), its digest does not match its contents (``"corrupt checkpoint PATH:
             digest mismatch ..."``), or its format version, board layout
             version or encoder does not match this code, or its tensors do not
             fit the declared network.
@@ -589,10 +670,14 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        data = path.read_bytes()  # read here: an OSError is then the file's, not torch's on bad bytes
     except OSError as exc:
         raise ValueError(f"{path}: cannot read the checkpoint: {exc.strerror or exc}") from exc
-    except Exception as exc:  # torch raises many kinds on a damaged file; its text can mislead
+    try:
+        # torch raises many kinds on a damaged file, an OSError "Invalid argument" among them when a
+        # truncated zip's directory points past the end; its text can mislead
+        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except Exception as exc:
         raise ValueError(
             f"{path}: not a readable nard_ai checkpoint (corrupt or truncated; "
             f"torch.load failed with {type(exc).__name__})"

@@ -76,6 +76,15 @@ How
 * **Confidence.** Every mean comes with the half-width of its 95% interval,
   ``1.96 * std / sqrt(games)`` over the per-game values (conservative with
   stratified dice).
+* **Memory.** Per-game results are kept for one block of :data:`CHUNK_GAMES`
+  consecutive game numbers at a time: when every game of a block has
+  finished, its sums and sums of squared deviations are taken and the block
+  is dropped; the blocks' statistics are merged in block order as they
+  complete (Chan, Golub and LeVeque's pairwise update). So memory does not grow with
+  ``games``, the games themselves are played exactly as in one lockstep
+  (the same dice and batches), and a rollout of at most :data:`CHUNK_GAMES`
+  games is computed with the same numpy operations as a whole-array mean and
+  standard deviation (bit for bit what the code before the blocks gave).
 """
 
 from __future__ import annotations
@@ -83,6 +92,7 @@ from __future__ import annotations
 import functools
 import sys
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass
 from numbers import Integral
@@ -123,6 +133,8 @@ __all__ = [
     "ROLL_WEIGHTS",
     "ROLLS_36",
     "VR_CHUNK",
+    "MAX_GAMES",
+    "CHUNK_GAMES",
 ]
 
 #: ``(21, 2)`` int8: the 21 distinct rolls, larger die first.
@@ -135,8 +147,13 @@ for _k, (_a, _b) in enumerate(ROLLS_21):
 #: ``(36, 2)`` int8: the 36 ordered rolls, ``(1, 1), (1, 2), ..., (6, 6)``.
 ROLLS_36 = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
 
-MAX_GAMES = 100_000_000
-"""The most games one rollout takes (each keeps five float64 results: 4 GB at this size)."""
+MAX_GAMES = 10_000_000
+"""The most games one rollout takes: about three hours for a 0-ply rollout of the opening on this
+project's two cores (about 1,000 games/s; deeper plies are many times slower). Memory does not depend
+on it (:data:`CHUNK_GAMES`)."""
+CHUNK_GAMES = 1 << 17
+"""Games per block of per-game results (module docstring, "Memory"): 131,072 games, about 7 MB of
+results and about as much again while a block's statistics are taken."""
 
 MAX_PLIES = 5000
 """A safety net: a rollout game longer than this raises ``RuntimeError``."""
@@ -196,13 +213,6 @@ class RolloutResult:
     def games_per_s(self) -> float:
         """Games per second of wall time."""
         return self.games / max(self.seconds, 1e-9)
-
-
-def _ci(values: np.ndarray) -> np.ndarray:
-    n = len(values)
-    if n < 2:
-        return np.full(values.shape[1:], np.nan)
-    return Z95 * values.std(axis=0, ddof=1) / np.sqrt(n)
 
 
 def _check_seed(seed) -> int:
@@ -326,6 +336,7 @@ def rollout(
     efficiency: CubeEfficiency | float = DEFAULT_EFFICIENCY,
     threads: int | None = None,
     root_action: str | None = None,
+    on_games: Callable[[int], object] | None = None,
 ) -> RolloutResult:
     """Roll out a position for the side on roll, before it rolls.
 
@@ -371,13 +382,16 @@ def rollout(
             first roll. Later cube actions follow the model. The results stay
             in the units of the root cube (money: points per unit of the root
             cube), so the three can be compared with double/pass (+1).
+        on_games: optional callable ``on_games(n)`` told each time ``n`` more
+            games finish (for a progress bar; the ``n`` add up to ``games``).
 
     Returns:
         A :class:`RolloutResult` for the root side.
 
     Raises:
-        ValueError: on an invalid or finished board, ``games < 1``, a
-            truncation below 1, a batch below 1, a bad seed or ``threads < 1``;
+        ValueError: on an invalid or finished board, ``games`` outside
+            ``1 ..`` :data:`MAX_GAMES`, a truncation below 1, a batch below 1,
+            a bad seed or ``threads < 1``; an ``on_games`` that is not callable;
             a ``ply`` that is not 0..2 or differs from the agent's; a ``cube``
             that is not a :class:`~nard_ai.cube.CubeState`; an agent without
             ``choose_plays`` and ``evaluate``, or one without real
@@ -418,6 +432,8 @@ def rollout(
         raise ValueError(f"root_action must be None, 'no_double' or 'double_take', got {root_action!r}")
     if root_action is not None and not cubeful:
         raise ValueError(f"root_action={root_action!r} needs a cube (a cubeful rollout)")
+    if on_games is not None and not callable(on_games):
+        raise ValueError(f"on_games must be a callable or None, got {on_games!r}")
     if root_action == "double_take" and not cube.can_double:
         raise ValueError("root_action='double_take': the side on roll may not double with this cube state")
     if agent is None:
@@ -446,28 +462,105 @@ def rollout(
             "it can roll out cubeless, untruncated and without luck adjustment only"
         )
     t0 = time.perf_counter()
-    run = _Lockstep(board, int(games), seed, agent, cube, truncate, vr, int(batch), efficiency)
+    run = _Lockstep(board, int(games), seed, agent, cube, truncate, vr, int(batch), efficiency, on_games)
     if root_action is not None:
         run.cubes.root_action(root_action)
     with _threads(threads):
         run.play()
-    values = run.values
-    equity = 2.0 * values[:, 0] - 1.0 + values[:, 1] + values[:, 2] - values[:, 3] - values[:, 4]
+    stats = run.statistics()
     return RolloutResult(
-        probs=values.mean(axis=0),
-        probs_ci=_ci(values),
-        equity=float(equity.mean()),
-        equity_ci=float(_ci(equity[:, None])[0]),
-        cubeful=float(run.cube_values.mean()) if cubeful else None,
-        cubeful_ci=float(_ci(run.cube_values[:, None])[0]) if cubeful else None,
+        probs=stats.probs.mean(),
+        probs_ci=stats.probs.ci(),
+        equity=float(stats.equity.mean()[0]),
+        equity_ci=float(stats.equity.ci()[0]),
+        cubeful=float(stats.cubeful.mean()[0]) if cubeful else None,
+        cubeful_ci=float(stats.cubeful.ci()[0]) if cubeful else None,
         games=int(games),
         truncated=run.truncated,
-        mean_plies=float(run.plies.mean()),
+        mean_plies=stats.plies / stats.games,
         seconds=time.perf_counter() - t0,
         variance_reduction=vr,
         ply=getattr(agent, "ply", ply),
         passes=run.passes,
     )
+
+
+@dataclass
+class _Moments:
+    """Count, sums and sums of squared deviations from the mean of per-game values (columns).
+
+    ``total`` is what the mean is taken from, ``m2`` what the variance is taken from; a block's
+    are computed as numpy's ``mean`` and ``std(ddof=1)`` compute them (so one block gives their
+    results exactly), and :meth:`merge` combines two blocks (Chan, Golub and LeVeque 1979)."""
+
+    n: int
+    total: np.ndarray
+    m2: np.ndarray
+
+    @classmethod
+    def of(cls, x: np.ndarray) -> _Moments:
+        """The moments of the rows of a 2-D ``x`` (``x.mean(axis=0)``, ``x.std(axis=0, ddof=1)``)."""
+        n = len(x)
+        total = x.sum(axis=0) if x.shape[1] > 1 else x[:, 0].sum(keepdims=True)  # 1-D: as ``x.mean()``
+        d = x - x.sum(axis=0, keepdims=True) / n
+        d *= d
+        return cls(n, total, d.sum(axis=0))
+
+    def merge(self, other: _Moments) -> _Moments:
+        n = self.n + other.n
+        delta = other.total / other.n - self.total / self.n
+        m2 = self.m2 + other.m2 + delta * delta * (self.n * other.n / n)
+        return _Moments(n, self.total + other.total, m2)
+
+    def mean(self) -> np.ndarray:
+        return self.total / self.n
+
+    def ci(self) -> np.ndarray:
+        """The 95% half-widths, ``1.96 * std / sqrt(n)`` (NaN below 2 values)."""
+        if self.n < 2:
+            return np.full(self.total.shape, np.nan)
+        return Z95 * np.sqrt(self.m2 / (self.n - 1)) / np.sqrt(self.n)
+
+
+@dataclass
+class _Statistics:
+    """What a rollout reports, from its per-game values (:meth:`_Lockstep.statistics`)."""
+
+    games: int
+    plies: int
+    probs: _Moments
+    equity: _Moments
+    cubeful: _Moments
+
+    @classmethod
+    def of(cls, values: np.ndarray, cube_values: np.ndarray, plies: np.ndarray) -> _Statistics:
+        equity = 2.0 * values[:, 0] - 1.0 + values[:, 1] + values[:, 2] - values[:, 3] - values[:, 4]
+        return cls(
+            len(values),
+            int(plies.sum()),
+            _Moments.of(values),
+            _Moments.of(equity[:, None]),
+            _Moments.of(cube_values[:, None]),
+        )
+
+    def merge(self, other: _Statistics) -> _Statistics:
+        return _Statistics(
+            self.games + other.games,
+            self.plies + other.plies,
+            self.probs.merge(other.probs),
+            self.equity.merge(other.equity),
+            self.cubeful.merge(other.cubeful),
+        )
+
+
+class _Block:
+    """Per-game results of the games ``start .. start + size - 1`` of a rollout, until all have finished."""
+
+    def __init__(self, start: int, size: int) -> None:
+        self.start, self.size, self.done = start, size, 0
+        self.values = np.zeros((size, 5))
+        self.cube_values = np.zeros(size)
+        self.plies = np.zeros(size, dtype=np.int64)
 
 
 class _Lockstep:
@@ -476,11 +569,14 @@ class _Lockstep:
     Slot arrays: ``game`` (the game number a slot plays), ``boards`` (the side
     on roll's view), ``ply`` (plies played; the root side is on roll at even
     plies), ``luck`` (summed luck, root side's view), ``running``. Per-game
-    outputs: ``values`` ``(games, 5)`` (root side's probabilities minus luck),
-    ``cube_values``, ``plies``.
+    outputs (root side's probabilities minus luck, cubeful value, plies) go
+    to the :class:`_Block` of their game number, whose statistics are taken
+    when its last game finishes (module docstring, "Memory").
     """
 
-    def __init__(self, board, games, seed, agent, cube, truncate, vr, batch, efficiency) -> None:
+    def __init__(
+        self, board, games, seed, agent, cube, truncate, vr, batch, efficiency, on_games=None
+    ) -> None:
         from nard_ai.model.network import result_probs
 
         self.result_probs = result_probs
@@ -494,9 +590,12 @@ class _Lockstep:
         self.running = np.ones(slots, dtype=bool)
         self.next_game = slots
         self.cubes = None if cube is None else _Cubes(cube, slots, efficiency)
-        self.values = np.zeros((games, 5))
-        self.cube_values = np.zeros(games)
-        self.plies = np.zeros(games, dtype=np.int64)
+        self.chunk = CHUNK_GAMES
+        self.blocks: dict[int, _Block] = {}  # block number -> the results of its finished games
+        self.done: dict[int, _Statistics] = {}  # finished blocks waiting for an earlier one
+        self.merged: _Statistics | None = None  # blocks 0 .. next_block - 1
+        self.next_block = 0
+        self.on_games = on_games
         self.truncated = 0
         self.passes = 0
         self.dedup = True
@@ -520,12 +619,44 @@ class _Lockstep:
             self._refill()
 
     def _finish(self, slots: np.ndarray, probs_root: np.ndarray, cube_value: np.ndarray | None) -> None:
+        if len(slots) == 0:
+            return
         game = self.game[slots]
-        self.values[game] = probs_root - self.luck[slots]
-        self.plies[game] = self.ply[slots]
-        if cube_value is not None:
-            self.cube_values[game] = cube_value
+        values = probs_root - self.luck[slots]
+        plies = self.ply[slots]
+        block = game // self.chunk
+        one = block.min() == block.max()  # the usual case: every game here is of one block
+        for k in block[:1] if one else np.unique(block):
+            here = slice(None) if one else block == k
+            b = self.blocks.get(int(k))
+            if b is None:
+                start = int(k) * self.chunk
+                b = self.blocks[int(k)] = _Block(start, min(self.chunk, self.games - start))
+            at = game[here] - b.start
+            b.values[at] = values[here]
+            b.plies[at] = plies[here]
+            if cube_value is not None:
+                b.cube_values[at] = cube_value[here]
+            b.done += len(at)
+            if b.done == b.size:  # the block's last game: keep its statistics, drop its results
+                self.done[int(k)] = _Statistics.of(b.values, b.cube_values, b.plies)
+                del self.blocks[int(k)]
+                self._merge_done()
         self.running[slots] = False
+        if self.on_games is not None:
+            self.on_games(len(slots))
+
+    def _merge_done(self) -> None:
+        # merge in block order (whatever order the blocks finish in, so the sums do not depend on batch)
+        while self.next_block in self.done:
+            stats = self.done.pop(self.next_block)
+            self.merged = stats if self.merged is None else self.merged.merge(stats)
+            self.next_block += 1
+
+    def statistics(self) -> _Statistics:
+        """The merged statistics of all blocks (after :meth:`play`)."""
+        assert not self.blocks and not self.done and self.merged is not None, "games left unfinished"
+        return self.merged
 
     def _refill(self) -> None:
         left = self.games - self.next_game

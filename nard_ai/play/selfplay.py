@@ -23,8 +23,9 @@ step takes effect from the next ply on. With ``workers = W > 1`` the pool and
 the games are split into ``W`` shards, each with its own dice generator
 (seeded from ``rng``). Play goes in epochs of :data:`EPOCH_PLIES` plies: each
 shard plays an epoch in its own Python thread
-(:func:`nard_ai.core.movegen.serial_kernels`: one numba thread each; the kernels
-and torch release the GIL) with a copy of the network, while another thread
+(:func:`nard_ai.core.movegen.serial_kernels`: one numba thread each; torch on
+one thread too, set as each thread starts, :func:`_one_torch_thread`; the
+kernels and torch release the GIL) with a copy of the network, while another thread
 takes the gradient steps due at the epoch's start; at the epoch's end the
 finished games' samples are collected in shard order and the new weights are
 copied into the search network. So a step takes effect up to two epochs later
@@ -400,7 +401,12 @@ def _play_threaded(learner, shards, buffer, stats, on_games, should_stop) -> Non
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with serial_kernels(), ThreadPoolExecutor(len(shards) + 1, thread_name_prefix="selfplay") as pool:
+        with (
+            serial_kernels(),
+            ThreadPoolExecutor(
+                len(shards) + 1, thread_name_prefix="selfplay", initializer=_one_torch_thread
+            ) as pool,
+        ):
             while True:
                 running = [s for s in shards if s.running]
                 if not running:
@@ -425,6 +431,19 @@ def _play_threaded(learner, shards, buffer, stats, on_games, should_stop) -> Non
                             buffer.add(finished.boards, finished.targets, train=False)
     finally:
         torch.set_num_threads(threads)
+
+
+def _one_torch_thread() -> None:
+    """Each worker thread's first act: torch (its OpenMP team and MKL) on one thread *in this thread*.
+
+    ``torch.set_num_threads`` on the calling thread sets that thread's own OpenMP and MKL thread counts
+    (``omp_set_num_threads``, ``mkl_set_num_threads_local``) and a process-wide number that a new
+    thread copies only lazily, on its first ``at::parallel_for``. Until then an MKL GEMM in a new
+    thread runs on MKL's process default (one thread per core), which rounds differently from one
+    thread (``addmm`` of the output layer, last bit). Which pool thread had already run a parallel
+    torch op depended on the threads' timing, so two identical rounds differed near 1e-8 in about a
+    third of the runs (issue 15). Set here, before any work, every thread computes alike."""
+    torch.set_num_threads(1)
 
 
 def _train_serial(buffer: _SampleBuffer, batches) -> None:
