@@ -299,7 +299,9 @@ def test_rules_core_and_formats_import_no_torch_gymnasium_or_server(package):
 def test_the_library_never_imports_the_env_package():
     # STYLE.md rule 3: "The library never imports `env`."
     for path in modules():
-        assert not {"env", "nard_ai_env"} & imported_roots(path), f"{path.relative_to(PACKAGE.parent)} imports env"
+        assert not {"env", "nard_ai_env"} & imported_roots(path), (
+            f"{path.relative_to(PACKAGE.parent)} imports env"
+        )
 
 
 def test_the_rank_order_is_the_one_the_readme_states():
