@@ -1029,7 +1029,7 @@ def test_a_move_blocked_on_every_route_names_the_closed_points():
     """RULES.md 3.2: every landing point must be open. 13/6 with 4-3 lands on 9 or on 10, both closed here
     (12 is closed too but no route lands there, so it is not named)."""
     board = pos(me={13: 5, 8: 3, 6: 5}, opp={24: 2, 16: 2, 15: 2, 13: 2})
-    with pytest.raises(ValueError, match=r"13/6 .* closed point \(10, 9\) \(RULES.md 3.2\)"):
+    with pytest.raises(ValueError, match=r"13/6 .* closed point \(10, 9\) \(docs/RULES.md 3.2\)"):
         parse_play(board, "13/6", (4, 3))
 
 

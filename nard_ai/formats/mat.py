@@ -316,7 +316,7 @@ def _replay_game(
         elif raw.kind == ActionKind.DOUBLE:
             if crawford:
                 raise ValueError(
-                    f"{where}: game {number} is the Crawford game: nobody may double (RULES.md 8)"
+                    f"{where}: game {number} is the Crawford game: nobody may double (docs/RULES.md 8)"
                 )
             if doubler is not None or raw.player != on_roll:
                 raise ValueError(f"{where}: {who} doubles, but it is not their turn to roll")
@@ -393,7 +393,7 @@ def _checked_afterstate(
 
 
 def _crawford_games(match_length: int, scores: list[tuple[int, int]], rule: bool) -> list[bool]:
-    """Which games are Crawford games, from the scores (gnubg's ``ImportGame``, RULES.md 8)."""
+    """Which games are Crawford games, from the scores (gnubg's ``ImportGame``, docs/RULES.md 8)."""
     flags = []
     post = False
     for s0, s1 in scores:

@@ -278,7 +278,7 @@ class MatchState:
                 raise ValueError(
                     "crawford is set with the cube turned (value "
                     f"{cube}, owner {owner}, double offered {self.double_offered}); "
-                    "nobody may double in the Crawford game (RULES.md 8)"
+                    "nobody may double in the Crawford game (docs/RULES.md 8)"
                 )
         self._check_reachable()
 

@@ -391,7 +391,7 @@ def _realisations(
 
 
 def _max_dice(start: Board, dice: tuple[int, ...]) -> tuple[int, frozenset[int]]:
-    """The most dice any sequence can play (RULES.md 3.4, 3.6), and which single dice can open it when that is 1."""
+    """The most dice any sequence can play (docs/RULES.md 3.4, 3.6), and which single dice can open it when that is 1."""
 
     @cache
     def most(state: Board, remaining: tuple[int, ...]) -> int:
@@ -437,7 +437,7 @@ def _leg_reason(board: Board, a: int, b: int, dice: tuple[int, ...], token: str)
 
 
 def _bear_off_reason(start: Board, path: Path, dice: tuple[int, ...], token: str) -> str | None:
-    """Why a path that ends ``off`` cannot be played, when a bearing-off rule (RULES.md 5) is what stops it.
+    """Why a path that ends ``off`` cannot be played, when a bearing-off rule (docs/RULES.md 5) is what stops it.
 
     Tried by dropping one condition at a time: if the checker can be played
     once "all checkers home" is dropped, that rule stops it; if once "from
@@ -449,7 +449,7 @@ def _bear_off_reason(start: Board, path: Path, dice: tuple[int, ...], token: str
     d1, d2 = dice[0], dice[-1]
     home_rule = (
         f"{token}: you cannot bear off until all your checkers are in your home board (points 1-6) "
-        "and none is on the bar (RULES.md 5)"
+        "and none is on the bar (docs/RULES.md 5)"
     )
     if _realisations(start, [path], dice, need_home=False):
         outside = ["the bar" if p == BAR else f"the {p}-point" for p in range(BAR, 6, -1) if start[p] > 0]
@@ -466,7 +466,7 @@ def _bear_off_reason(start: Board, path: Path, dice: tuple[int, ...], token: str
         return (
             f"{token}: with {d1}-{d2} no die bears a checker off from {where}: a die bears off a checker "
             "from the point of its own number, and a larger die only from the highest point that holds "
-            f"your checkers (RULES.md 5){above}"
+            f"your checkers (docs/RULES.md 5){above}"
         )
     if _realisations(start, [path], dice, need_home=False, need_highest=False):
         return home_rule
@@ -482,7 +482,7 @@ def _why_impossible(start: Board, paths: list[Path], text: str, dice: tuple[int,
     if on_bar and from_bar < min(on_bar, len(dice)) and any(path[0] != BAR for path in paths):
         return (
             f"you have {on_bar} checker(s) on the bar: they must enter (bar/...) "
-            "before any other checker moves (RULES.md 4)"
+            "before any other checker moves (docs/RULES.md 4)"
         )
     if on_bar and from_bar > on_bar:
         return (
@@ -527,7 +527,7 @@ def _why_impossible(start: Board, paths: list[Path], text: str, dice: tuple[int,
             where = f" ({', '.join(map(str, closed))})" if closed else ""
             return (
                 f"{token} cannot be played with {d1}-{d2} from this position: every way to move the checker "
-                f"lands on a closed point{where} (RULES.md 3.2)"
+                f"lands on a closed point{where} (docs/RULES.md 3.2)"
             )
     return f"{text!r} cannot be played with {d1}-{d2} from this position: the moves together need other dice"
 
@@ -629,7 +629,7 @@ def parse_play(
             written,
             f"it plays {used} {'die' if used == 1 else 'dice'} but {most} can be played, "
             "and as many dice as possible must be "
-            "played (RULES.md 3.4)",
+            "played (docs/RULES.md 3.4)",
             start,
             legal,
             (d1, d2),
@@ -637,7 +637,7 @@ def parse_play(
     if d1 != d2 and most == 1 and d1 in playable:
         return _raise_not_legal(
             written,
-            f"only one die can be played, and then it must be the larger one ({d1}) (RULES.md 3.4)",
+            f"only one die can be played, and then it must be the larger one ({d1}) (docs/RULES.md 3.4)",
             start,
             legal,
             (d1, d2),
@@ -645,7 +645,7 @@ def parse_play(
     if rules.no_hit_and_continue is not None:
         return _raise_not_legal(
             written,
-            f"the Iranian no-hit-and-continue rule (form {rules.no_hit_and_continue}, RULES.md 7) forbids it "
+            f"the Iranian no-hit-and-continue rule (form {rules.no_hit_and_continue}, docs/RULES.md 7) forbids it "
             "here: a checker that hits in your home board may not move on",
             start,
             legal,

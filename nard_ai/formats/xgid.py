@@ -200,7 +200,7 @@ def _check_cube(cube_log2: int, centred: bool, doubled: bool, max_cube_log2: int
         raise ValueError(
             f"the cube is centred (owner 0) at {1 << cube_log2} (field 'cube' {cube_log2}); a centred cube "
             "is one nobody has doubled, so its value is 1 (field 'cube' 0): after a take the taker owns it "
-            "(RULES.md 8)"
+            "(docs/RULES.md 8)"
         )
     if not centred and not cube_log2:
         raise ValueError(
