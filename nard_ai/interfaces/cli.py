@@ -1329,6 +1329,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="with --external: close a connection silent for this long (default: 600)",
     )
+    from nard_ai.interfaces.commands import command_modules
+
+    for module in command_modules():
+        p = _command(sub, module.NAME, module.run, module.SUMMARY, module.DESCRIPTION, module.EXAMPLES)
+        module.configure(p)
     return parser
 
 
