@@ -19,6 +19,7 @@ import io
 import json
 import os
 import queue
+import shlex
 import subprocess
 import sys
 import threading
@@ -191,32 +192,42 @@ def test_a_scripted_session_answers_every_command_and_every_error_code(engine):
     assert infos[0].startswith("info depth 1 score ") and infos[0].endswith(" pv 8/5 6/5")
 
 
-def test_the_session_over_a_real_nard_ubgi_process():
-    script = f"ubgi\nisready\nposition gnubgid {START_ID}\ndice 3 1\ngo\ngo cube\nfoo\nquit\n"
-    r = subprocess.run(
-        [sys.executable, "-m", "nard_ai.interfaces.cli", "ubgi"],
-        input=script,
+def _nard(args: list[str], stdin: str) -> subprocess.CompletedProcess:
+    """``nard ARGS`` as a real process (``python -m nard_ai.interfaces.cli``), ``stdin`` piped in."""
+    return subprocess.run(
+        [sys.executable, "-m", "nard_ai.interfaces.cli", *args],
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=300,
         env={**os.environ, "PYTHONPATH": str(REPO)},
         cwd=REPO,
     )
+
+
+def test_the_scripted_session_over_a_real_nard_ubgi_process():
+    r = _nard(["ubgi"], SCRIPT)
     assert r.returncode == 0, r.stderr
-    lines = without_info(r.stdout.splitlines())
-    assert lines[:4] == [
-        "id name nard_ai",
-        "id author the nard_ai developers",
-        "id version 0.1.0",
-        "proto 0.2",
-    ]
-    assert lines[-5:] == [
-        "ubgiok",
-        "readyok",
-        "bestmove 8/5 6/5",
-        "bestcube nodouble",
-        "error bad_command unknown command 'foo'",
-    ]
+    assert without_info(r.stdout.splitlines()) == EXPECTED
+    assert "Traceback" not in r.stderr
+
+
+def test_the_help_examples_run_as_written(capsys, monkeypatch):
+    """``nard ubgi --help``'s examples are ``printf SCRIPT | nard ubgi OPTIONS``: each runs through ``main``."""
+    from nard_ai.interfaces.commands import ubgi as command
+
+    outputs = []
+    for example in command.EXAMPLES:
+        printf, args = (part.strip() for part in example.split("| nard ubgi"))
+        script = shlex.split(printf)[1].encode().decode("unicode_escape")  # printf's \n escapes
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(script.encode())))
+        status, out, err = run_cli(["ubgi", *shlex.split(args)], capsys)
+        assert status == 0, err
+        outputs.append(out.splitlines())
+    assert without_info(outputs[0])[-3:] == ["ubgiok", "readyok", "bestmove 8/5 6/5"]
+    # engine.ply 2 = nard 1-ply; the XGID's own 5-2 is played (nard hint --ply 1's top play, tested above)
+    assert outputs[1][-2].startswith("info depth 2 ")
+    assert outputs[1][-1] == "bestturn cube=nodouble move=24/22 13/8"
 
 
 def test_the_end_of_input_is_quit(engine):
