@@ -140,7 +140,7 @@ EXPECTED = [
     # ubgi: id lines, the protocol version, the settings, ubgiok (spec section 4)
     "id name nard_ai",
     "id author the nard_ai developers",
-    "id version 0.1.0",
+    f"id version {UbgiEngine().version}",  # the installed distribution's version (pyproject: 0.1.0)
     "proto 0.2",
     "key engine.ply int 1..3 1 root-inclusive checker-play depth; UBGI 1 = nard/gnubg 0-ply",
     "key engine.filter enum tiny|narrow|normal|large|huge normal ! move filter of deeper searches (gnubg's presets)",
@@ -527,3 +527,29 @@ def test_a_duel_is_fixed_by_its_seed(agents):
     first = duel(players(), games=2, seed=5)
     assert duel(players(), games=2, seed=5) == first
     assert duel(players(), games=2, seed=6) != first
+
+
+def test_a_pending_resignation_blocks_the_play_and_the_cube(engine):
+    from nard_ai.formats.match_id import MatchState, Resignation, gnubg_id
+
+    # X (player 0, on roll) offers to resign a single game; player 1 must answer: no decision for X now
+    resigning = gnubg_id(starting_board(), MatchState(resignation=Resignation(1), turn=1))
+    assert engine.handle(f"position gnubgid {resigning}") == []
+    assert engine.handle("dice 3 1") == []
+    assert engine.handle("go") == ["error bad_state a resignation awaits its answer: no play now"]
+    assert engine.handle("go cube") == [
+        "error bad_state a resignation awaits its answer: no cube decision now"
+    ]
+
+
+def test_get_reads_back_every_key_that_keys_lists(engine):
+    keys = [line.split()[1] for line in engine.handle("keys")]
+    assert keys == ["engine.ply", "engine.filter", "game.variant"]
+    # the defaults of the key lines (spec section 4: key NAME TYPE [RANGE] DEFAULT)
+    assert [engine.handle(f"get {k}")[0] for k in keys] == [
+        "value engine.ply 1",
+        "value engine.filter normal",
+        "value game.variant backgammon",
+    ]
+    assert engine.handle("set game.variant backgammon") == []
+    assert engine.handle("get engine.ply extra") == ["error bad_command expected: get <key>"]
