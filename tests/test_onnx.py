@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import os
 import re
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -28,6 +30,7 @@ from nard_ai.core.board import game_result, pos, swap_sides
 from nard_ai.core.game import new_games, step
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.interfaces import cli
+from nard_ai.interfaces.commands.export import EXAMPLES
 from nard_ai.model import onnx_export
 from nard_ai.model.encoding import RICH, TD198, race_flags
 from nard_ai.model.network import (
@@ -88,16 +91,23 @@ def seeded_positions(count: int, seed: int, games: int = 48) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """The shipped network exported through ``nard export --onnx``: ``(path, status, stdout, stderr)``."""
-    path = tmp_path_factory.mktemp("onnx") / "nard-rich.onnx"
-    # a module fixture cannot take capsys: the CLI's output is captured by redirection
+    """The first example of ``nard export --help`` run as written, in an empty folder:
+    ``(path, status, stdout, stderr)``."""
+    folder = tmp_path_factory.mktemp("onnx")
+    argv = shlex.split(EXAMPLES[0])[1:]
+    # a module fixture cannot take capsys or monkeypatch: output by redirection, chdir by hand
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            status = cli.main(["export", "--onnx", str(path)])
-        except SystemExit as exc:
-            status = exc.code
-    return path, status, out.getvalue(), err.getvalue()
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                status = cli.main(argv)
+            except SystemExit as exc:
+                status = exc.code
+    finally:
+        os.chdir(here)
+    return folder / "nard-rich.onnx", status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -115,8 +125,9 @@ def test_the_cli_writes_a_file_that_loads_and_says_what_it_wrote(exported):
     path, status, out, err = exported
     assert (status, err) == (0, "")
     digest = hashlib.sha256(default_checkpoint_path().read_bytes()).hexdigest()
+    assert EXAMPLES[0] == "nard export --onnx nard-rich.onnx"
     assert out == (
-        f"wrote {path}: nard-rich.pt (contact, race nets), inputs (N, 221) encoded by rich@1; "
+        f"wrote nard-rich.onnx: nard-rich.pt (contact, race nets), inputs (N, 221) encoded by rich@1; "
         f"checkpoint sha256 {digest}\n"
     )
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
@@ -206,6 +217,9 @@ def test_a_single_net_checkpoint_exports_its_one_net(tmp_path, positions):
     with torch.no_grad():
         want = network.predict(torch.from_numpy(inputs)).numpy()
     assert np.max(np.abs(ort_outputs(path, inputs)["outcomes"] - want)) <= TOLERANCE
+    # the same checkpoint gives the same file, byte for byte
+    onnx_export.export_onnx(tmp_path / "again.onnx", TD198_CHECKPOINT)
+    assert (tmp_path / "again.onnx").read_bytes() == path.read_bytes()
 
 
 # ----------------------------------------------------------------- errors: one line, status 2
@@ -277,6 +291,17 @@ def test_a_failed_export_leaves_the_old_file_and_no_temporary(tmp_path, capsys, 
     )
     assert target.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nard-rich.onnx"]
+
+
+def test_the_help_examples_parse_and_name_files_a_clone_has(capsys):
+    status, out, _ = run_cli(["export", "--help"], capsys)
+    assert status == 0
+    shown = [line.strip() for line in out.split("examples:", 1)[1].splitlines() if line.strip()]
+    assert tuple(shown) == EXAMPLES  # the first runs as written in the `exported` fixture
+    for example in EXAMPLES:
+        args = cli.build_parser().parse_args(shlex.split(example)[1:])
+        assert args.onnx.endswith(".onnx")
+        assert args.checkpoint is None or (REPO / args.checkpoint).is_file()  # from a clone's root
 
 
 def test_the_onnx_option_is_required(capsys):
