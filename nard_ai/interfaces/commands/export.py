@@ -14,7 +14,7 @@ NAME = "export"
 SUMMARY = "write the network as an ONNX file (every phase net) for other languages' runtimes"
 DESCRIPTION = (
     "Write the network of a checkpoint (the shipped checkpoints/nard-rich.pt by default), every phase "
-    "net (contact and race), as one ONNX file: input 'inputs' (N, S) float32, the boards encoded "
+    "net (contact and race for the shipped network), as one ONNX file: input 'inputs' (N, S) float32, the boards encoded "
     "by the checkpoint's encoder (S = 221 for the shipped rich encoder) from the side on roll's "
     "view; outputs 'outcomes' (N, 6), "
     "'probabilities' (N, 5, gnubg's win, win-gammon, win-backgammon, lose-gammon, lose-backgammon) "
