@@ -1,0 +1,63 @@
+"""``nard export``: write the network as ONNX, for engines and frontends in other languages.
+
+The work is :func:`nard_ai.model.onnx_export.export_onnx` (its module docstring defines the graph's
+inputs, outputs and metadata); this module reads the command line, reports what was written on
+stdout, and turns every failure (a missing or corrupt checkpoint, a path that cannot be written,
+the ``onnx`` extra not installed) into one ``nard export: error: ...`` line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "export"
+SUMMARY = "write the network as an ONNX file (every phase net) for other languages' runtimes"
+DESCRIPTION = (
+    "Write the network of a checkpoint (the shipped checkpoints/nard-rich.pt by default), every phase "
+    "net (contact and race for the shipped network), as one ONNX file: input 'inputs' (N, S) float32, the boards encoded "
+    "by the checkpoint's encoder (S = 221 for the shipped rich encoder) from the side on roll's "
+    "view; outputs 'outcomes' (N, 6), "
+    "'probabilities' (N, 5, gnubg's win, win-gammon, win-backgammon, lose-gammon, lose-backgammon) "
+    "and 'equity' (N,), all for the side on roll. The encoder, its version and the checkpoint's "
+    "SHA-256 are in the file's metadata; the README's 'ONNX export' section has the input layout. "
+    "The file is written atomically and checked in onnxruntime against torch. Needs the onnx extra "
+    "(pip install 'nard_ai[onnx]')."
+)
+EXAMPLES = (
+    "nard export --onnx nard-rich.onnx",
+    "nard export --onnx td198.onnx --checkpoint checkpoints/nard-td198.pt",
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """``--onnx FILE`` (required) and ``--checkpoint PATH``."""
+    parser.add_argument(
+        "--onnx",
+        required=True,
+        metavar="FILE",
+        help="the ONNX file to write (replaced if it exists; its folder must exist)",
+    )
+    parser.add_argument(
+        "--checkpoint",
+        default=None,
+        metavar="PATH",
+        help="network checkpoint (default: the shipped checkpoints/nard-rich.pt)",
+    )
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Export, print one line saying what was written; bad input or a failed export: status 2."""
+    from nard_ai.model.onnx_export import export_onnx
+
+    if not args.onnx:
+        parser.error("--onnx needs a file name")
+    try:
+        result = export_onnx(args.onnx, args.checkpoint)
+    except (ImportError, FileNotFoundError, ValueError) as exc:
+        parser.error(str(exc))
+    print(
+        f"wrote {result.path}: {result.checkpoint.name} ({', '.join(result.phase_nets)} "
+        f"net{'s' if len(result.phase_nets) > 1 else ''}), inputs (N, {result.input_size}) "
+        f"encoded by {result.encoder}; checkpoint sha256 {result.checkpoint_sha256}"
+    )
+    return 0
