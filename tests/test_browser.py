@@ -2,7 +2,7 @@
 
 The server (:func:`nard_ai.interfaces.http.create_app`, the shipped network at 0-ply) runs with
 uvicorn in a thread on a free loopback port. The test loads the page, enters a position by its
-Position ID, reads the ranked plays, plays a move of a seeded game against the engine by clicking
+Position ID, reads the ranked plays, drags a checker, plays a move of a seeded game against the engine by clicking
 the highlighted checker and point, waits for the engine's reply, and takes a screenshot.
 
 Skipped, with the reason, where Selenium, Chromium or chromedriver is missing (``.ci/run`` installs
@@ -16,6 +16,8 @@ import threading
 import time
 
 import pytest
+
+import nard_ai as na
 
 selenium = pytest.importorskip("selenium", reason="selenium is not installed (pip install selenium)")
 
@@ -88,6 +90,20 @@ def _press(driver, element) -> None:
     )
 
 
+def _drag(driver, source: str, target: str) -> None:
+    """Press on ``source``'s centre, move and release on ``target``'s (CSS selectors)."""
+    driver.execute_script(
+        "const c = (e) => { const b = document.querySelector(e).getBoundingClientRect();"
+        " return {bubbles: true, clientX: b.x + b.width / 2, clientY: b.y + b.height / 2}; };"
+        "const from = c(arguments[0]), to = c(arguments[1]);"
+        "document.getElementById('board').dispatchEvent(new PointerEvent('pointerdown', from));"
+        "window.dispatchEvent(new PointerEvent('pointermove', to));"
+        "window.dispatchEvent(new PointerEvent('pointerup', to));",
+        source,
+        target,
+    )
+
+
 def test_the_page_ranks_plays_plays_a_game_move_and_takes_a_screenshot(server, browser, tmp_path):
     d = browser
     d.get(server + "/")
@@ -111,6 +127,14 @@ def test_the_page_ranks_plays_plays_a_game_move_and_takes_a_screenshot(server, b
     assert rows[0].get_attribute("data-notation") == "8/5 6/5"
     best_cells = rows[0].find_elements(By.TAG_NAME, "td")
     assert float(best_cells[2].text) > 0  # making the 5-point: a positive cubeless equity
+
+    # drag a checker from the 6-point to the 5-point: the page's Position ID follows the board
+    # (the expected ID from the engine's encoder, nard_ai.formats.position_id)
+    board = na.starting_board()
+    board[6] -= 1
+    board[5] += 1
+    _drag(d, '[data-target="6"]', '[data-target="5"]')
+    _wait(d).until(EC.text_to_be_present_in_element((By.ID, "pid"), na.position_id(board)))
 
     # a game against the engine: seed 1 opens with 3-6 (tests/test_web.py pins game_dice(1, 0))
     d.find_element(By.ID, "mode-play").click()

@@ -380,3 +380,12 @@ def test_a_match_over_the_record_limit_is_a_413(client, monkeypatch):
 def test_the_router_refuses_a_bad_mat_limit():
     with pytest.raises(ValueError, match="max_mat_bytes"):
         web.web_router(None, None, None, None, None, None, max_mat_bytes=0)
+
+
+def test_the_static_files_exist_and_go_into_the_package_data():
+    import tomllib
+
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert "interfaces/static/*" in pyproject["tool"]["setuptools"]["package-data"]["nard_ai"]
+    for name in ["index.html", *web.STATIC_FILES]:
+        assert (web.STATIC_DIR / name).is_file(), name

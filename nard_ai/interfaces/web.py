@@ -72,7 +72,7 @@ from nard_ai.search.lookahead import MAX_PLY
 
 __all__ = [
     "web_router", "game_dice", "BODY_MODELS", "MAX_ROLLOUT_GAMES", "MAX_ROLLOUT_JOBS", "MAX_MAT_BYTES",
-    "MAX_MAT_RECORDS", "MAX_ANALYSIS_PLY", "MAX_TURN", "STATIC_DIR",
+    "MAX_MAT_RECORDS", "MAX_ANALYSIS_PLY", "MAX_TURN", "STATIC_DIR", "STATIC_FILES",
 ]  # fmt: skip
 
 MAX_ROLLOUT_GAMES = (
@@ -86,7 +86,7 @@ MAX_TURN = 10_000  # turns of one web game (a game lasts well under 200)
 MAX_SEED = 2**63 - 1
 
 STATIC_DIR = Path(__file__).with_name("static")
-_STATIC = {  # name -> media type: the only files served
+STATIC_FILES = {  # name -> media type: the only files served
     "board.js": "text/javascript; charset=utf-8",
     "board.css": "text/css; charset=utf-8",
     "favicon.svg": "image/svg+xml",
@@ -392,9 +392,9 @@ def web_router(
 
     @router.get("/static/{name}", include_in_schema=False)
     def static(name: str) -> FileResponse:
-        if name not in _STATIC:
+        if name not in STATIC_FILES:
             raise _bad(f"no static file {name[:40]!r}", 404)
-        return FileResponse(STATIC_DIR / name, media_type=_STATIC[name])
+        return FileResponse(STATIC_DIR / name, media_type=STATIC_FILES[name])
 
     @router.post(
         "/web/position", response_model=PositionInfo, summary="decode a position (web board)", tags=["web"]
