@@ -635,11 +635,14 @@ function drawSwing(points, players) {
   // loss as a bar (up for seat 0, down for seat 1), game boundaries as vertical rules
   const svg = document.getElementById("swing");
   svg.replaceChildren();
-  const W = 760, H = 260, L = 40, R = 10, mid = 130, n = Math.max(points.length, 1);
+  const W = 760, H = 260, L = 40, R = 10, mid = 185, n = Math.max(points.length, 1);
+  // the line in y 10..110 (100% .. 0%), the loss bars about the axis at y = mid, at most 55 high
   const x = (i) => L + ((W - L - R) * (i + 0.5)) / n;
   el("line", { x1: L, y1: mid, x2: W - R, y2: mid, stroke: "#999" }, svg);
+  el("line", { x1: L, y1: 110, x2: W - R, y2: 110, stroke: "#ddd" }, svg);
+  el("line", { x1: L, y1: 60, x2: W - R, y2: 60, stroke: "#eee" }, svg);
   for (const [v, label] of [[1, "100%"], [0.5, "50%"], [0, "0%"]]) {
-    const t = el("text", { x: 2, y: 15 + (1 - v) * 100, "font-size": 10 }, svg);
+    const t = el("text", { x: 2, y: 14 + (1 - v) * 100, "font-size": 10 }, svg);
     t.textContent = label;
   }
   const maxLoss = Math.max(0.12, ...points.map((p) => p.loss));
@@ -651,15 +654,16 @@ function drawSwing(points, players) {
     } else path += i ? " L" : "M";
     path += `${x(i).toFixed(1)},${(10 + (1 - p.win) * 100).toFixed(1)}`;
     if (p.loss > 0.0005) {
-      const h = (p.loss / maxLoss) * 110;
+      const h = (p.loss / maxLoss) * 55;
       const y = p.player === 0 ? mid - h : mid;
       el("rect", { x: x(i) - Math.max(1, (W - L - R) / n / 3), y, width: Math.max(2, ((W - L - R) / n) * 0.66), height: h,
         fill: p.player === 0 ? "#3465a4" : "#c4302b", class: "swing-bar" }, svg);
     }
   });
   el("path", { d: path, fill: "none", stroke: "#222", "stroke-width": 1.5 }, svg);
-  const t = el("text", { x: L + 5, y: H - 6, "font-size": 11 }, svg);
-  t.textContent = `line: ${players[0]}'s winning chance; bars: loss per decision (blue ${players[0]}, red ${players[1]})`;
+  const t = el("text", { x: L + 5, y: H - 4, "font-size": 11 }, svg);
+  t.textContent = `line: ${players[0]}'s winning chance; bars: loss per decision (blue ${players[0]}, red ${players[1]}), ` +
+    `tallest ${maxLoss.toFixed(3)}`;
 }
 
 // ------------------------------------------------------------------ wiring
