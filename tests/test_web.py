@@ -234,7 +234,7 @@ def test_the_engines_reply_is_the_best_play_of_move_for_its_seeded_roll(client, 
 
 def test_the_engine_bearing_off_its_last_checker_wins_a_gammon(client):
     # the engine's last checker on its 1-point; the opponent has all 15 on its own 1-point (our 24):
-    # none borne off, none in our home board -> a gammon (RULES.md §6), result 2
+    # none borne off, none in our home board -> a gammon (docs/RULES.md §6), result 2
     board = pos({1: 1}, {24: 15})
     reply = client.post("/web/reply", json={"board": board, "dice": [6, 5]}).json()
     assert reply["result"] == 2 and reply["notation"] == "1/off"

@@ -249,7 +249,7 @@ BODY_MODELS: dict[str, type[BaseModel]] = {
 def game_dice(seed: int, turn: int) -> tuple[int, int]:
     """The roll of ``turn`` (0-based) in the web game of ``seed``: a pure function of both.
 
-    Turn 0 is the opening roll, drawn from the 30 non-double rolls (RULES.md §3: the opening roll is
+    Turn 0 is the opening roll, drawn from the 30 non-double rolls (docs/RULES.md §2: the opening roll is
     rolled again on a double); later turns from all 36. Draws come from
     ``np.random.default_rng([seed, turn])`` (NumPy's SeedSequence of the pair).
 

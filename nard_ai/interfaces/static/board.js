@@ -557,7 +557,11 @@ async function commitPlay(play) {
     g.moved = [];
     if (offCounts(state.board)[0] === 15) {
       g.over = true;
-      say("you won the game", true);
+      // docs/RULES.md §6: a gammon when the loser has borne off none, a backgammon when it also has a
+      // checker on the bar or in the winner's home board (our points 1..6)
+      const b = state.board, opp = offCounts(b)[1];
+      const back = b[0] < 0 || b.slice(1, 7).some((c) => c < 0);
+      say(`you won ${opp ? "a single game" : back ? "a backgammon" : "a gammon"}`, true);
       return drawBoard();
     }
     g.dice = null;
