@@ -299,7 +299,7 @@ def test_one_rollout_runs_at_a_time_and_a_running_one_can_be_cancelled(client):
     [
         ({"id": START_ID, "games": 0}, 422),
         ({"id": START_ID, "games": MAX_ROLLOUT_GAMES + 1}, 422),
-        ({"id": START_ID, "ply": 3}, 422),
+        ({"id": START_ID, "ply": 2}, 422),  # web rollouts: ply 0..1
         ({"id": START_ID, "seed": -1}, 422),
         ({"id": START_ID, "truncate": 0}, 422),
         ({"id": START_ID, "games": 36.0}, 422),  # strict: a float is no integer
@@ -312,6 +312,13 @@ def test_bad_rollout_requests_are_refused(client, body, status):
     assert r.status_code == status
     if status == 400 and "game" in body:
         assert "the body takes id, board, games, ply, seed, truncate, cubeful" in r.json()["detail"]
+
+
+def test_a_rollout_past_its_time_limit_stops_as_timed_out(client, monkeypatch):
+    monkeypatch.setattr(web, "MAX_ROLLOUT_SECONDS", 0.0)  # read at each progress report
+    job = client.post("/web/rollout", json={"id": START_ID, "games": 72, "truncate": 4}).json()["job"]
+    status = _finish(client, job)
+    assert status["state"] == "timed_out" and status["result"] is None
 
 
 def test_an_unknown_rollout_job_is_a_404(client):

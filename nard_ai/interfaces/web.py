@@ -16,8 +16,9 @@ endpoint                    what
                             single checker moves, notation and the board after it
 ``POST /web/reply``         the engine's turn in a game against it: the roll (given, or drawn
                             from ``seed`` and ``turn``), the play it chooses, the board after
-``POST /web/rollout``       start a rollout (bounded: :data:`MAX_ROLLOUT_GAMES` games, one at a
-                            time); answers ``202`` with a job id
+``POST /web/rollout``       start a rollout (bounded: :data:`MAX_ROLLOUT_GAMES` games, ply 0..
+                            :data:`MAX_ROLLOUT_PLY`, :data:`MAX_ROLLOUT_SECONDS` of wall time,
+                            one at a time); answers ``202`` with a job id
 ``GET /web/rollout/{job}``  the job's progress (games done of games) and, when done, its result
 ``DELETE /web/rollout/{job}``  cancel it
 ``POST /web/analysis``      analyse a match: the ``.mat`` file as the raw body (at most
@@ -71,13 +72,16 @@ from nard_ai.interfaces.external import checker_moves
 from nard_ai.search.lookahead import MAX_PLY
 
 __all__ = [
-    "web_router", "game_dice", "BODY_MODELS", "MAX_ROLLOUT_GAMES", "MAX_ROLLOUT_JOBS", "MAX_MAT_BYTES",
+    "web_router", "game_dice", "BODY_MODELS", "MAX_ROLLOUT_GAMES", "MAX_ROLLOUT_PLY", "MAX_ROLLOUT_SECONDS",
+    "MAX_ROLLOUT_JOBS", "MAX_MAT_BYTES",
     "MAX_MAT_RECORDS", "MAX_ANALYSIS_PLY", "MAX_TURN", "STATIC_DIR", "STATIC_FILES",
 ]  # fmt: skip
 
 MAX_ROLLOUT_GAMES = (
     5_184  # games of one web rollout (4 x 1296): 1296 took 44 s at 0-ply on the loaded 2-core machine
 )
+MAX_ROLLOUT_PLY = 1  # a 2-ply rollout of thousands of games takes hours on 2 cores
+MAX_ROLLOUT_SECONDS = 600.0  # wall-clock seconds a rollout job may run; then it stops ("timed_out")
 MAX_ROLLOUT_JOBS = 8  # rollout jobs kept (running or finished); the oldest finished one makes room
 MAX_MAT_BYTES = 65_536  # a .mat upload; a 25-point match of about 40 games is some 40 kB
 MAX_MAT_RECORDS = 2_000  # rolls, doubles, takes and passes of one analysed match
@@ -128,7 +132,7 @@ class RollBody(BaseModel):
 
 class RolloutBody(BoardBody):
     games: StrictInt = Field(default=1296, ge=1, le=MAX_ROLLOUT_GAMES, description="games to play")
-    ply: StrictInt = Field(default=0, ge=0, le=MAX_PLY, description="the rollout's search depth")
+    ply: StrictInt = Field(default=0, ge=0, le=MAX_ROLLOUT_PLY, description="the rollout's search depth")
     seed: StrictInt = Field(default=0, ge=0, le=MAX_SEED, description="seed of the dice")
     truncate: StrictInt | None = Field(
         default=None, ge=1, le=1000, description="stop each game after this many plies"
@@ -211,7 +215,7 @@ class RolloutOutcome(BaseModel):
 
 class JobStatus(BaseModel):
     job: str
-    state: str = Field(description="running, done, cancelled or failed")
+    state: str = Field(description="running, done, cancelled, timed_out or failed")
     games_done: int
     games: int
     seconds: float
@@ -325,7 +329,7 @@ class _Job:
 
 
 class _Cancelled(Exception):
-    """Raised from the rollout's progress callback to stop it."""
+    """Raised from the rollout's progress callback to stop it; its message is the job's new state."""
 
 
 def _outcome(r) -> RolloutOutcome:
@@ -372,8 +376,9 @@ def web_router(
         decode: the backend's ``(id, board) -> (board, state)``, raising 400s that name the field.
         live: the backend's check that a game is not over (a 400).
         dice_of: the backend's ``(die1, die2, state, names) -> dice`` (400 on bad dice).
-        agent_factory: ``ply -> agent``; rollouts get their own agent from it, so a rollout running in
-            its thread never holds ``eval_lock`` and the board stays responsive.
+        agent_factory: ``ply -> agent``; rollouts and match analyses get their own agents from it (one
+            rollout and one analysis at a time), so they never hold ``eval_lock`` and ``/move`` and the
+            board stay responsive while they run.
         max_mat_bytes: the largest ``.mat`` body taken by ``/web/analysis`` (413 beyond).
 
     Raises:
@@ -385,6 +390,8 @@ def web_router(
     jobs: OrderedDict[str, _Job] = OrderedDict()
     jobs_lock = threading.Lock()
     rollout_agents: dict[int, Any] = {}
+    analysis_agents: dict[int, Any] = {}
+    analysis_lock = threading.Lock()  # one analysis at a time, on its own agent: /move is not held up
 
     @router.get("/", response_class=HTMLResponse, include_in_schema=False)
     def page() -> FileResponse:
@@ -459,7 +466,9 @@ def web_router(
         def on_games(n: int) -> None:
             job.games_done += n
             if job.cancel.is_set():
-                raise _Cancelled
+                raise _Cancelled("cancelled")
+            if time.monotonic() - job.started > MAX_ROLLOUT_SECONDS:
+                raise _Cancelled("timed_out")
 
         try:
             agent = rollout_agents.get(body.ply)
@@ -471,8 +480,8 @@ def web_router(
             )  # fmt: skip
             job.result = _outcome(r)
             job.state = "done"
-        except _Cancelled:
-            job.state = "cancelled"
+        except _Cancelled as stop:
+            job.state = str(stop)
         except Exception as exc:  # reported through GET; the server goes on
             job.error = f"{type(exc).__name__}: {exc}"
             job.state = "failed"
@@ -540,8 +549,11 @@ def web_router(
             raise _bad(f"body: the match has {records} records; at most {MAX_MAT_RECORDS} are analysed", 413)
         if records == 0:
             raise _bad("body: the match has no rolls or cube actions to analyse")
-        agent = agent_for(ply)
-        with eval_lock:
+        depth = min(agent_for(None).ply, MAX_ANALYSIS_PLY) if ply is None else ply
+        with analysis_lock:
+            agent = analysis_agents.get(depth)
+            if agent is None:
+                agent = analysis_agents[depth] = agent_factory(depth)
             try:
                 analysis = analyze_match(match, agent)
             except ValueError as exc:
@@ -573,7 +585,12 @@ def web_router(
     )
     async def post_analysis(
         request: Request,
-        ply: Annotated[str | None, Query(description=f"search depth 0..{MAX_ANALYSIS_PLY}")] = None,
+        ply: Annotated[
+            str | None,
+            Query(
+                description=f"search depth 0..{MAX_ANALYSIS_PLY}; default: the server's, at most {MAX_ANALYSIS_PLY}"
+            ),
+        ] = None,
         errors_only: Annotated[
             str | None, Query(description="true: list only the decisions with a mark (default false)")
         ] = None,
