@@ -151,6 +151,8 @@ def test_the_legal_plays_are_the_engines_each_with_moves_that_reach_it(client):
     start = na.starting_board().tolist()
     for p in plays:
         assert apply_moves(start, p["play"]) == p["board_after"]
+        for way in p["sequences"]:  # every way of playing it reaches the same board
+            assert apply_moves(start, way) == p["board_after"]
         after = np.asarray(p["board_after"], dtype=np.int8)
         assert p["position_id"] == na.position_id(na.swap_sides(after))
     assert "8/5 6/5" in {p["notation"] for p in plays}
@@ -161,8 +163,27 @@ def test_a_roll_with_no_legal_move_is_one_empty_play(client):
     board = pos({25: 1, 6: 14}, {19: 2, 20: 2, 21: 2, 22: 2, 23: 2, 24: 2, 12: 3})
     plays = client.post("/web/plays", json={"board": board, "dice": [6, 6]}).json()["plays"]
     assert plays == [
-        {"play": [], "notation": "-", "board_after": board, "position_id": plays[0]["position_id"]}
+        {
+            "play": [],
+            "sequences": [[]],
+            "notation": "-",
+            "board_after": board,
+            "position_id": plays[0]["position_id"],
+        }
     ]
+
+
+def test_every_order_of_the_dice_that_gives_a_play_is_listed(client):
+    # a lone back checker with 19 and 18 both open: 24/13 is 24/18/13 or 24/19/13 (two ways); at the
+    # start the opponent holds our 19, so the opening 6-5's 24/13 has the one way 24/18/13
+    board = pos({24: 1, 6: 14}, {1: 15})
+    plays = client.post("/web/plays", json={"board": board, "dice": [6, 5]}).json()["plays"]
+    run = next(p for p in plays if p["notation"] == "24/13")
+    ways = sorted(sorted((m["from"], m["to"]) for m in w) for w in run["sequences"])
+    assert ways == [[(18, 13), (24, 18)], [(19, 13), (24, 19)]]
+    opening = client.post("/web/plays", json={"id": START_ID, "dice": [6, 5]}).json()["plays"]
+    run = next(p for p in opening if p["notation"] == "24/13")
+    assert [sorted((m["from"], m["to"]) for m in w) for w in run["sequences"]] == [[(18, 13), (24, 18)]]
 
 
 def test_the_dice_come_from_an_xgid_when_not_given(client):

@@ -64,7 +64,7 @@ from nard_ai.core.board import BOARD_SIZE, game_result, pip_count, swap_sides
 from nard_ai.core.movegen import legal_plays
 from nard_ai.cube.state import cube_state_from_match
 from nard_ai.formats.match_id import MatchState, match_id
-from nard_ai.formats.notation import play_notation
+from nard_ai.formats.notation import move_sequences, play_notation
 from nard_ai.formats.position import parse_position
 from nard_ai.formats.position_id import position_id
 from nard_ai.formats.xgid import to_xgid
@@ -166,6 +166,10 @@ class WebMove(BaseModel):
 
 class LegalPlay(BaseModel):
     play: list[WebMove] = Field(description="single checker moves, one per die used; [] for no move")
+    sequences: list[list[WebMove]] = Field(
+        description="every set of single checker moves that gives this play (the dice in another order, "
+        "one checker moving on or two moving once): the page accepts any of them"
+    )
     notation: str = Field(description="gnubg's notation; '-' for no move")
     board_after: list[int] = Field(description="the afterstate, still the mover's view")
     position_id: str = Field(description="Position ID after the play, opponent on roll")
@@ -276,6 +280,16 @@ def game_dice(seed: int, turn: int) -> tuple[int, int]:
 
 def _moves(board: np.ndarray, after: np.ndarray, dice: tuple[int, int]) -> list[WebMove]:
     return [WebMove(**{"from": s, "to": d}) for s, d in checker_moves(board, after, dice)]
+
+
+def _sequences(board: np.ndarray, after: np.ndarray, dice: tuple[int, int]) -> list[list[WebMove]]:
+    """Every multiset of single checker moves from ``board`` to ``after`` (notation's own search), sorted."""
+    start = tuple(int(c) for c in board)
+    target = tuple(int(c) for c in after)
+    if start == target:
+        return [[]]
+    found = move_sequences(start, target, (dice[0],) * 4 if dice[0] == dice[1] else dice)
+    return [[WebMove(**{"from": s, "to": d}) for s, d in seq] for seq in sorted(found)]
 
 
 def _position_info(board: np.ndarray, state: MatchState | None) -> PositionInfo:
@@ -424,6 +438,7 @@ def web_router(
             plays.append(
                 LegalPlay(
                     play=_moves(board, after, dice),
+                    sequences=_sequences(board, after, dice),
                     notation=play_notation(board, after, dice),
                     board_after=[int(c) for c in after],
                     position_id=position_id(swap_sides(after)),

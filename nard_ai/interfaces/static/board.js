@@ -460,9 +460,10 @@ async function humanTurn() {
   drawBoard();
 }
 
-function remainingMoves(play, made) {
-  // the single moves of `play` left after the moves `made`, or null when `made` is not part of it
-  const left = play.play.slice();
+function remainingMoves(sequence, made) {
+  // the single moves of one way of playing a play left after the moves `made`, or null when `made`
+  // is not part of it
+  const left = sequence.slice();
   for (const m of made) {
     const i = left.findIndex((x) => x.from === m.from && x.to === m.to);
     if (i < 0) return null;
@@ -474,8 +475,8 @@ function remainingMoves(play, made) {
 function nextMoves() {
   // every way on from here: source -> destination -> the single moves that get there (chains of one checker)
   const g = state.game, out = new Map();
-  for (const play of g.plays) {
-    const left = remainingMoves(play, g.made);
+  for (const sequence of g.plays.flatMap((p) => p.sequences)) {
+    const left = remainingMoves(sequence, g.made);
     if (!left) continue;
     const walk = (from, point, seq, rest) => {
       for (let i = 0; i < rest.length; i++) {
