@@ -103,6 +103,8 @@ from nard_ai.formats.notation import play_notation
 from nard_ai.formats.position import parse_position
 from nard_ai.formats.position_id import position_id
 from nard_ai.interfaces.external import checker_moves
+from nard_ai.interfaces.web import BODY_MODELS as _WEB_BODY_MODELS
+from nard_ai.interfaces.web import web_router
 from nard_ai.reports.analysis import score_plays
 from nard_ai.search.lookahead import MAX_PLY
 
@@ -433,9 +435,12 @@ def _extra_fields_message(request: Request, errors: list[dict[str, Any]]) -> str
     hints = list(dict.fromkeys(_BODY_HINTS[n] for n in names if n in _BODY_HINTS))
     if any(_PIP_NAME.fullmatch(n) for n in names):
         hints.append('the position is "id" or "board": [p0, ..., p25]')
-    model = {"MoveBody": MoveBody, "PositionBody": PositionBody, "CubeBody": CubeBody}[
-        _BODY_MODELS.get(request.url.path, "PositionBody")
-    ]
+    model = (
+        _WEB_BODY_MODELS.get(request.url.path)
+        or {"MoveBody": MoveBody, "PositionBody": PositionBody, "CubeBody": CubeBody}[
+            _BODY_MODELS.get(request.url.path, "PositionBody")
+        ]
+    )
     expected = ", ".join(model.model_fields)
     return (
         f"unknown field{'s' if len(names) > 1 else ''} {_name_list(names)}"
@@ -894,6 +899,8 @@ def create_app(
     def health() -> dict[str, Any]:
         return {"status": "ok", "default_ply": ply, "cube": _cube is not None}
 
+    # the web board at / (nard_ai.interfaces.web), over this backend's decoding, agents and lock
+    app.include_router(web_router(agent_for, eval_lock, _decode, _live, _dice, agent_factory))
     return app
 
 

@@ -1,0 +1,640 @@
+"""The web board: a page at ``/`` and the JSON endpoints it needs, served by ``nard serve``.
+
+The page (``static/index.html``, ``board.js``, ``board.css``: plain files, no build step, nothing
+from a CDN) draws the board as SVG and talks to the engine over JSON. It uses the backend's
+``POST /move`` (the ranked plays, the same code and order as every other client) and ``POST /cube``
+(the cube decision), and the endpoints of this module:
+
+==========================  ===================================================================
+endpoint                    what
+==========================  ===================================================================
+``GET /``                   the page
+``GET /static/{name}``      its script, style sheet and icon (a fixed list; anything else 404)
+``POST /web/position``      a position by ID or by the 26 counts, decoded: the board, its
+                            Position ID and XGID, pip counts, dice, cube and score
+``POST /web/plays``         every legal play of a position and roll (no evaluation), each as
+                            single checker moves, notation and the board after it
+``POST /web/reply``         the engine's turn in a game against it: the roll (given, or drawn
+                            from ``seed`` and ``turn``), the play it chooses, the board after
+``POST /web/rollout``       start a rollout (bounded: :data:`MAX_ROLLOUT_GAMES` games, ply 0..
+                            :data:`MAX_ROLLOUT_PLY`, :data:`MAX_ROLLOUT_SECONDS` of wall time,
+                            one at a time); answers ``202`` with a job id
+``GET /web/rollout/{job}``  the job's progress (games done of games) and, when done, its result
+``DELETE /web/rollout/{job}``  cancel it
+``POST /web/analysis``      analyse a match: the ``.mat`` file as the raw body (at most
+                            :data:`MAX_MAT_BYTES` bytes and :data:`MAX_MAT_RECORDS` records);
+                            the error list, per-player totals and the equity-swing chart data
+==========================  ===================================================================
+
+Perspective: every board is the signed ``(26,)`` layout of :mod:`nard_ai.core.board` seen from
+the **side on roll** of the request's position (``board[1..24]`` the mover's points, positive =
+the mover's checkers; ``board[25]`` the mover's bar, ``board[0]`` the opponent's bar, negative);
+probabilities and equities are for that side unless a field says otherwise. Points in checker
+moves are in the mover's numbering, 25 = the bar, 0 = off.
+
+Errors are those of the backend (:mod:`nard_ai.interfaces.http`, whose request decoding these
+handlers reuse): a malformed request is a ``400`` naming the field, a schema error a ``422``,
+strict JSON types, unknown fields refused. Further: an unknown rollout job is a ``404``; a second
+rollout while one runs, or more than :data:`MAX_ROLLOUT_JOBS` jobs kept, a ``429``; a ``.mat`` body
+over :data:`MAX_MAT_BYTES` a ``413`` (the server's own body limit applies first); a body that is not
+a ``.mat`` record a ``400`` naming the line.
+
+Games against the engine are cubeless money games (no doubling): the human takes the first
+(opening, never a double) roll and the bottom side of the board; each roll is a pure function of
+``(seed, turn)`` (:func:`game_dice`), so a seed replays a game.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from starlette.concurrency import run_in_threadpool
+
+from nard_ai.core.board import BOARD_SIZE, game_result, pip_count, swap_sides
+from nard_ai.core.movegen import legal_plays
+from nard_ai.cube.state import cube_state_from_match
+from nard_ai.formats.match_id import MatchState, match_id
+from nard_ai.formats.notation import move_sequences, play_notation
+from nard_ai.formats.position import parse_position
+from nard_ai.formats.position_id import position_id
+from nard_ai.formats.xgid import to_xgid
+from nard_ai.interfaces.external import checker_moves
+from nard_ai.search.lookahead import MAX_PLY
+
+__all__ = [
+    "web_router", "game_dice", "BODY_MODELS", "MAX_ROLLOUT_GAMES", "MAX_ROLLOUT_PLY", "MAX_ROLLOUT_SECONDS",
+    "MAX_ROLLOUT_JOBS", "MAX_MAT_BYTES",
+    "MAX_MAT_RECORDS", "MAX_ANALYSIS_PLY", "MAX_TURN", "STATIC_DIR", "STATIC_FILES",
+]  # fmt: skip
+
+MAX_ROLLOUT_GAMES = (
+    5_184  # games of one web rollout (4 x 1296): 1296 took 44 s at 0-ply on the loaded 2-core machine
+)
+MAX_ROLLOUT_PLY = 1  # a 2-ply rollout of thousands of games takes hours on 2 cores
+MAX_ROLLOUT_SECONDS = 600.0  # wall-clock seconds a rollout job may run; then it stops ("timed_out")
+MAX_ROLLOUT_JOBS = 8  # rollout jobs kept (running or finished); the oldest finished one makes room
+MAX_MAT_BYTES = 65_536  # a .mat upload; a 25-point match of about 40 games is some 40 kB
+MAX_MAT_RECORDS = 2_000  # rolls, doubles, takes and passes of one analysed match
+MAX_ANALYSIS_PLY = 1  # analysis depth over HTTP (a 2-ply analysis of a long match takes minutes)
+MAX_TURN = 10_000  # turns of one web game (a game lasts well under 200)
+MAX_SEED = 2**63 - 1
+
+STATIC_DIR = Path(__file__).with_name("static")
+STATIC_FILES = {  # name -> media type: the only files served
+    "board.js": "text/javascript; charset=utf-8",
+    "board.css": "text/css; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
+}
+
+# --------------------------------------------------------------------------- schema
+
+
+class BoardBody(BaseModel):
+    """A position by ID or by the 26 counts of :mod:`nard_ai.core.board`; unknown fields are refused."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: StrictStr | None = Field(default=None, description="Position ID, PositionID:MatchID, or XGID")
+    board: list[StrictInt] | None = Field(
+        default=None, max_length=BOARD_SIZE, fail_fast=True, description="26 counts: [p0, p1, ..., p25]"
+    )
+
+
+class PlaysBody(BoardBody):
+    dice: tuple[StrictInt, StrictInt] | None = Field(default=None, description="the roll; default: the ID's")
+
+
+class ReplyBody(BoardBody):
+    """The engine's turn: the position with the engine on roll."""
+
+    dice: tuple[StrictInt, StrictInt] | None = Field(
+        default=None, description="the engine's roll; default: game_dice(seed, turn)"
+    )
+    seed: StrictInt = Field(default=0, ge=0, le=MAX_SEED, description="the game's seed")
+    turn: StrictInt = Field(default=1, ge=0, le=MAX_TURN, description="0-based turn number of the game")
+    ply: StrictInt | None = Field(default=None, description=f"search depth 0..{MAX_PLY}, gnubg numbering")
+
+
+class RollBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seed: StrictInt = Field(default=0, ge=0, le=MAX_SEED)
+    turn: StrictInt = Field(default=0, ge=0, le=MAX_TURN, description="0 = the opening roll (no double)")
+
+
+class RolloutBody(BoardBody):
+    games: StrictInt = Field(default=1296, ge=1, le=MAX_ROLLOUT_GAMES, description="games to play")
+    ply: StrictInt = Field(default=0, ge=0, le=MAX_ROLLOUT_PLY, description="the rollout's search depth")
+    seed: StrictInt = Field(default=0, ge=0, le=MAX_SEED, description="seed of the dice")
+    truncate: StrictInt | None = Field(
+        default=None, ge=1, le=1000, description="stop each game after this many plies"
+    )
+    cubeful: StrictBool = Field(
+        default=False, description="roll out with the cube (the ID's cube and score, else money centred)"
+    )
+
+
+class PositionInfo(BaseModel):
+    board: list[int] = Field(description="26 counts, side on roll's view")
+    position_id: str
+    xgid: str
+    match_id: str | None = Field(description="gnubg Match ID when the request's ID held one")
+    pips: tuple[int, int] = Field(description="pip counts (side on roll, opponent)")
+    off: tuple[int, int] = Field(description="checkers borne off (side on roll, opponent)")
+    dice: tuple[int, int] = Field(description="the ID's dice, (0, 0) when not rolled")
+    cube_value: int
+    cube_owner: str = Field(description="centred, on_roll or opponent")
+    match_length: int = Field(description="0 = money")
+    score: tuple[int, int] = Field(description="(side on roll, opponent)")
+    crawford: bool
+    game_over: bool
+
+
+class WebMove(BaseModel):
+    model_config = {"populate_by_name": True}
+    from_: int = Field(alias="from", serialization_alias="from", description="1..24, 25 = bar")
+    to: int = Field(description="1..24, 0 = off")
+
+
+class LegalPlay(BaseModel):
+    play: list[WebMove] = Field(description="single checker moves, one per die used; [] for no move")
+    sequences: list[list[WebMove]] = Field(
+        description="every set of single checker moves that gives this play (the dice in another order, "
+        "one checker moving on or two moving once): the page accepts any of them"
+    )
+    notation: str = Field(description="gnubg's notation; '-' for no move")
+    board_after: list[int] = Field(description="the afterstate, still the mover's view")
+    position_id: str = Field(description="Position ID after the play, opponent on roll")
+
+
+class PlaysResponse(BaseModel):
+    plays: list[LegalPlay] = Field(description="every legal play (in move generation's sorted order)")
+    dice: tuple[int, int]
+    position_id: str
+
+
+class RollResponse(BaseModel):
+    dice: tuple[int, int]
+    seed: int
+    turn: int
+
+
+class ReplyResponse(BaseModel):
+    dice: tuple[int, int]
+    play: list[WebMove]
+    notation: str
+    equity: float = Field(description="cubeless equity after the play, the engine's view")
+    board_after: list[int] = Field(description="the board after the play, the human's view (its roll next)")
+    position_id: str = Field(description="Position ID after the play, the human on roll")
+    result: int = Field(description="0 while the game runs; 1/2/3: the engine won a single/gammon/backgammon")
+    ply: int
+
+
+class JobStarted(BaseModel):
+    job: str = Field(description="the job id, for GET/DELETE /web/rollout/{job}")
+    games: int
+
+
+class RolloutOutcome(BaseModel):
+    probs: list[float] = Field(description="win, winG, winBg, loseG, loseBg for the side on roll")
+    probs_ci: list[float] = Field(description="95% half-widths")
+    equity: float = Field(description="cubeless money equity, side on roll, points per game")
+    equity_ci: float
+    cubeful: float | None = Field(description="money: points per unit cube; match: MWC; null if cubeless")
+    cubeful_ci: float | None
+    games: int
+    truncated: int
+    mean_plies: float
+    seconds: float
+    variance_reduction: bool
+
+
+class JobStatus(BaseModel):
+    job: str
+    state: str = Field(description="running, done, cancelled, timed_out or failed")
+    games_done: int
+    games: int
+    seconds: float
+    error: str | None = None
+    result: RolloutOutcome | None = None
+
+
+class SwingPoint(BaseModel):
+    index: int = Field(description="0-based index into decisions")
+    game: int
+    turn: int
+    player: int
+    equity: float = Field(description="seat 0's cubeless equity before the decision, points per game")
+    win: float = Field(description="seat 0's chance to win the game before the decision")
+    loss: float = Field(description="the decision's loss (EMG) for the player who made it")
+
+
+class AnalysisResponse(BaseModel):
+    analysis: dict[str, Any] = Field(description="nard_ai.reports.analysis.MatchAnalysis.to_dict()")
+    swing: list[SwingPoint] = Field(description="one point per decision, in match order")
+
+
+BODY_MODELS: dict[str, type[BaseModel]] = {
+    "/web/position": BoardBody,
+    "/web/plays": PlaysBody,
+    "/web/reply": ReplyBody,
+    "/web/roll": RollBody,
+    "/web/rollout": RolloutBody,
+}
+"""The body model of each JSON endpoint, for the backend's message naming an unknown field."""
+
+# --------------------------------------------------------------------------- engine glue (no HTTP)
+
+
+def game_dice(seed: int, turn: int) -> tuple[int, int]:
+    """The roll of ``turn`` (0-based) in the web game of ``seed``: a pure function of both.
+
+    Turn 0 is the opening roll, drawn from the 30 non-double rolls (docs/RULES.md §2: the opening roll is
+    rolled again on a double); later turns from all 36. Draws come from
+    ``np.random.default_rng([seed, turn])`` (NumPy's SeedSequence of the pair).
+
+    Raises:
+        ValueError: on a seed outside ``0 .. 2**63 - 1`` or a turn outside ``0 ..`` :data:`MAX_TURN`.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed must be an integer 0..2**63-1, got {seed!r}")
+    if isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn <= MAX_TURN:
+        raise ValueError(f"turn must be an integer 0..{MAX_TURN}, got {turn!r}")
+    rng = np.random.default_rng([seed, turn])
+    if turn == 0:
+        k = int(rng.integers(30))  # the 30 ordered rolls with two different dice
+        d1 = k // 5 + 1
+        d2 = k % 5 + 1
+        return (d1, d2 + (d2 >= d1))
+    d = rng.integers(1, 7, size=2)
+    return int(d[0]), int(d[1])
+
+
+def _moves(board: np.ndarray, after: np.ndarray, dice: tuple[int, int]) -> list[WebMove]:
+    return [WebMove(**{"from": s, "to": d}) for s, d in checker_moves(board, after, dice)]
+
+
+def _sequences(board: np.ndarray, after: np.ndarray, dice: tuple[int, int]) -> list[list[WebMove]]:
+    """Every multiset of single checker moves from ``board`` to ``after`` (notation's own search), sorted."""
+    start = tuple(int(c) for c in board)
+    target = tuple(int(c) for c in after)
+    if start == target:
+        return [[]]
+    found = move_sequences(start, target, (dice[0],) * 4 if dice[0] == dice[1] else dice)
+    return [[WebMove(**{"from": s, "to": d}) for s, d in seq] for seq in sorted(found)]
+
+
+def _position_info(board: np.ndarray, state: MatchState | None) -> PositionInfo:
+    cube = cube_state_from_match(state)
+    pips = pip_count(board)
+    off_me = 15 - int(board[board > 0].sum())
+    off_opp = 15 - int(-board[board < 0].sum())
+    xgid = to_xgid(board, state) if state is not None else to_xgid(board)
+    return PositionInfo(
+        board=[int(c) for c in board],
+        position_id=position_id(board),
+        xgid=xgid,
+        match_id=None if state is None else match_id(state),
+        pips=(int(pips[0]), int(pips[1])),
+        off=(off_me, off_opp),
+        dice=(0, 0) if state is None else tuple(int(d) for d in state.dice),
+        cube_value=cube.value,
+        cube_owner=cube.owner,
+        match_length=cube.match_length,
+        score=cube.score,
+        crawford=cube.crawford,
+        game_over=bool(game_result(board) != 0 or not (board > 0).any() or not (board < 0).any()),
+    )
+
+
+class _Job:
+    """One rollout in a thread; its fields are read by GET while the thread writes them."""
+
+    def __init__(self, job: str, games: int) -> None:
+        self.job = job
+        self.games = games
+        self.games_done = 0
+        self.state = "running"
+        self.error: str | None = None
+        self.result: RolloutOutcome | None = None
+        self.started = time.monotonic()
+        self.finished: float | None = None
+        self.cancel = threading.Event()
+
+    def status(self) -> JobStatus:
+        end = self.finished if self.finished is not None else time.monotonic()
+        return JobStatus(
+            job=self.job,
+            state=self.state,
+            games_done=self.games_done,
+            games=self.games,
+            seconds=round(end - self.started, 3),
+            error=self.error,
+            result=self.result,
+        )
+
+
+class _Cancelled(Exception):
+    """Raised from the rollout's progress callback to stop it; its message is the job's new state."""
+
+
+def _outcome(r) -> RolloutOutcome:
+    def num(v):
+        return None if v is None or not np.isfinite(v) else float(v)
+
+    return RolloutOutcome(
+        probs=[float(v) for v in r.probs],
+        probs_ci=[float(v) for v in r.probs_ci],
+        equity=float(r.equity),
+        equity_ci=float(r.equity_ci),
+        cubeful=num(r.cubeful),
+        cubeful_ci=num(r.cubeful_ci),
+        games=int(r.games),
+        truncated=int(r.truncated),
+        mean_plies=float(r.mean_plies),
+        seconds=float(r.seconds),
+        variance_reduction=bool(r.variance_reduction),
+    )
+
+
+def _bad(message: str, status: int = 400) -> HTTPException:
+    return HTTPException(status_code=status, detail=message)
+
+
+# --------------------------------------------------------------------------- the router
+
+
+def web_router(
+    agent_for: Callable[[int | None], Any],
+    eval_lock: threading.Lock,
+    decode: Callable[..., tuple[np.ndarray, MatchState | None]],
+    live: Callable[[np.ndarray], None],
+    dice_of: Callable[..., tuple[int, int]],
+    agent_factory: Callable[[int], Any],
+    max_mat_bytes: int = MAX_MAT_BYTES,
+) -> APIRouter:
+    """The page and the web board's endpoints (module docstring), over the backend's engine.
+
+    Args:
+        agent_for: ``ply or None -> agent`` of the backend (cached per ply; ``None``: its default
+            ply); raises a 400 on a bad ply. Searches run under ``eval_lock``.
+        eval_lock: the backend's lock around every search (evaluators are not promised thread-safe).
+        decode: the backend's ``(id, board) -> (board, state)``, raising 400s that name the field.
+        live: the backend's check that a game is not over (a 400).
+        dice_of: the backend's ``(die1, die2, state, names) -> dice`` (400 on bad dice).
+        agent_factory: ``ply -> agent``; rollouts and match analyses get their own agents from it (one
+            rollout and one analysis at a time), so they never hold ``eval_lock`` and ``/move`` and the
+            board stay responsive while they run.
+        max_mat_bytes: the largest ``.mat`` body taken by ``/web/analysis`` (413 beyond).
+
+    Raises:
+        ValueError: on a ``max_mat_bytes`` that is not a positive integer.
+    """
+    if isinstance(max_mat_bytes, bool) or not isinstance(max_mat_bytes, int) or max_mat_bytes < 1:
+        raise ValueError(f"max_mat_bytes must be a positive integer, got {max_mat_bytes!r}")
+    router = APIRouter()
+    jobs: OrderedDict[str, _Job] = OrderedDict()
+    jobs_lock = threading.Lock()
+    rollout_agents: dict[int, Any] = {}
+    analysis_agents: dict[int, Any] = {}
+    analysis_lock = threading.Lock()  # one analysis at a time, on its own agent: /move is not held up
+
+    @router.get("/", response_class=HTMLResponse, include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
+
+    @router.get("/static/{name}", include_in_schema=False)
+    def static(name: str) -> FileResponse:
+        if name not in STATIC_FILES:
+            raise _bad(f"no static file {name[:40]!r}", 404)
+        return FileResponse(STATIC_DIR / name, media_type=STATIC_FILES[name])
+
+    @router.post(
+        "/web/position", response_model=PositionInfo, summary="decode a position (web board)", tags=["web"]
+    )
+    def post_position(body: BoardBody) -> PositionInfo:
+        board, state = decode(body.id, body.board)
+        return _position_info(board, state)
+
+    @router.post(
+        "/web/plays", response_model=PlaysResponse, summary="legal plays, no evaluation", tags=["web"]
+    )
+    def post_plays(body: PlaysBody) -> PlaysResponse:
+        board, state = decode(body.id, body.board)
+        live(board)
+        die1, die2 = body.dice if body.dice is not None else (None, None)
+        dice = dice_of(die1, die2, state, ("dice[0]", "dice[1]"))
+        rules = agent_for(None).rules
+        plays = []
+        for after in legal_plays(board, dice, rules):
+            plays.append(
+                LegalPlay(
+                    play=_moves(board, after, dice),
+                    sequences=_sequences(board, after, dice),
+                    notation=play_notation(board, after, dice),
+                    board_after=[int(c) for c in after],
+                    position_id=position_id(swap_sides(after)),
+                )
+            )
+        return PlaysResponse(plays=plays, dice=dice, position_id=position_id(board))
+
+    @router.post("/web/roll", response_model=RollResponse, summary="a web game's roll", tags=["web"])
+    def post_roll(body: RollBody) -> RollResponse:
+        return RollResponse(dice=game_dice(body.seed, body.turn), seed=body.seed, turn=body.turn)
+
+    @router.post(
+        "/web/reply", response_model=ReplyResponse, summary="the engine's turn in a game", tags=["web"]
+    )
+    def post_reply(body: ReplyBody) -> ReplyResponse:
+        board, state = decode(body.id, body.board)
+        live(board)
+        if body.dice is None:
+            dice = game_dice(body.seed, body.turn)
+        else:
+            dice = dice_of(body.dice[0], body.dice[1], state, ("dice[0]", "dice[1]"))
+        agent = agent_for(body.ply)
+        with eval_lock:
+            ranked = agent.rank_plays(board, dice)
+        after = ranked.afterstates[0]
+        return ReplyResponse(
+            dice=dice,
+            play=_moves(board, after, dice),
+            notation=play_notation(board, after, dice),
+            equity=float(ranked.equity[0]),
+            board_after=[int(c) for c in swap_sides(after)],
+            position_id=position_id(swap_sides(after)),
+            result=abs(int(game_result(after))),
+            ply=agent.ply,
+        )
+
+    def run_job(job: _Job, board: np.ndarray, body: RolloutBody, cube) -> None:
+        from nard_ai.play.rollout import rollout
+
+        def on_games(n: int) -> None:
+            job.games_done += n
+            if job.cancel.is_set():
+                raise _Cancelled("cancelled")
+            if time.monotonic() - job.started > MAX_ROLLOUT_SECONDS:
+                raise _Cancelled("timed_out")
+
+        try:
+            agent = rollout_agents.get(body.ply)
+            if agent is None:
+                agent = rollout_agents[body.ply] = agent_factory(body.ply)
+            r = rollout(
+                board, body.games, ply=body.ply, cube=cube, seed=body.seed, agent=agent,
+                truncate=body.truncate, on_games=on_games,
+            )  # fmt: skip
+            job.result = _outcome(r)
+            job.state = "done"
+        except _Cancelled as stop:
+            job.state = str(stop)
+        except Exception as exc:  # reported through GET; the server goes on
+            job.error = f"{type(exc).__name__}: {exc}"
+            job.state = "failed"
+        finally:
+            job.finished = time.monotonic()
+
+    @router.post(
+        "/web/rollout",
+        response_model=JobStarted,
+        status_code=202,
+        summary=f"start a rollout (at most {MAX_ROLLOUT_GAMES} games, one at a time)",
+        tags=["web"],
+        responses={429: {"description": "a rollout is running, or the job list is full of running jobs"}},
+    )
+    def post_rollout(body: RolloutBody) -> JobStarted:
+        board, state = decode(body.id, body.board)
+        live(board)
+        cube = None
+        if body.cubeful:
+            try:
+                cube = cube_state_from_match(state)
+            except ValueError as exc:
+                raise _bad(f"id: the match state cannot be used: {exc}") from None
+        with jobs_lock:
+            if any(j.state == "running" for j in jobs.values()):
+                raise _bad("a rollout is already running: wait for it or cancel it (DELETE)", 429)
+            while len(jobs) >= MAX_ROLLOUT_JOBS:
+                jobs.popitem(last=False)  # the oldest, finished (none is running)
+            job = _Job(uuid.uuid4().hex, body.games)
+            jobs[job.job] = job
+        threading.Thread(
+            target=run_job, args=(job, board, body, cube), daemon=True, name="web-rollout"
+        ).start()
+        return JobStarted(job=job.job, games=body.games)
+
+    def find(job: str) -> _Job:
+        with jobs_lock:
+            found = jobs.get(job)
+        if found is None:
+            raise _bad(
+                f"no rollout job {job[:40]!r} (finished jobs are kept {MAX_ROLLOUT_JOBS} at most)", 404
+            )
+        return found
+
+    @router.get("/web/rollout/{job}", response_model=JobStatus, summary="a rollout's progress", tags=["web"])
+    def get_rollout(job: str) -> JobStatus:
+        return find(job).status()
+
+    @router.delete("/web/rollout/{job}", response_model=JobStatus, summary="cancel a rollout", tags=["web"])
+    def delete_rollout(job: str) -> JobStatus:
+        found = find(job)
+        found.cancel.set()
+        return found.status()
+
+    def analyse(data: bytes, ply: int | None, errors_only: bool) -> AnalysisResponse:
+        from nard_ai.formats.mat import read_mat
+        from nard_ai.reports.analysis import analyze_match, count_records
+
+        try:
+            match = read_mat(data)
+        except ValueError as exc:
+            raise _bad(f"body: not a readable .mat match: {exc}") from None
+        records = count_records(match)
+        if records > MAX_MAT_RECORDS:
+            raise _bad(f"body: the match has {records} records; at most {MAX_MAT_RECORDS} are analysed", 413)
+        if records == 0:
+            raise _bad("body: the match has no rolls or cube actions to analyse")
+        depth = min(agent_for(None).ply, MAX_ANALYSIS_PLY) if ply is None else ply
+        with analysis_lock:
+            agent = analysis_agents.get(depth)
+            if agent is None:
+                agent = analysis_agents[depth] = agent_factory(depth)
+            try:
+                analysis = analyze_match(match, agent)
+            except ValueError as exc:
+                raise _bad(f"body: {exc}") from None
+            boards = []
+            for d in analysis.decisions:
+                board, _ = parse_position(d.position)
+                boards.append(board)
+            probs, equity = agent.evaluate(np.stack(boards)) if boards else (np.zeros((0, 5)), np.zeros(0))
+        swing = []
+        for i, d in enumerate(analysis.decisions):
+            # the position is the decider's view: seat 0's equity is minus it when seat 1 decided
+            sign = 1.0 if d.player == 0 else -1.0
+            win = float(probs[i][0]) if d.player == 0 else 1.0 - float(probs[i][0])
+            swing.append(
+                SwingPoint(
+                    index=i, game=d.game, turn=d.turn, player=d.player,
+                    equity=sign * float(equity[i]), win=win, loss=float(d.loss),
+                )
+            )  # fmt: skip
+        return AnalysisResponse(analysis=analysis.to_dict(errors_only=errors_only), swing=swing)
+
+    @router.post(
+        "/web/analysis",
+        response_model=AnalysisResponse,
+        summary="analyse a .mat match (raw body)",
+        tags=["web"],
+        responses={413: {"description": f"over {max_mat_bytes} bytes or {MAX_MAT_RECORDS} records"}},
+    )
+    async def post_analysis(
+        request: Request,
+        ply: Annotated[
+            str | None,
+            Query(
+                description=f"search depth 0..{MAX_ANALYSIS_PLY}; default: the server's, at most {MAX_ANALYSIS_PLY}"
+            ),
+        ] = None,
+        errors_only: Annotated[
+            str | None, Query(description="true: list only the decisions with a mark (default false)")
+        ] = None,
+    ) -> AnalysisResponse:
+        names = [n for n, _ in request.query_params.multi_items()]
+        unknown = [n for n in dict.fromkeys(names) if n not in ("ply", "errors_only")]
+        if unknown:
+            raise _bad(
+                f"unknown query parameter {unknown[0][:40]!r}; this endpoint takes ply and errors_only"
+            )
+        if len(names) != len(set(names)):
+            raise _bad("a query parameter is given more than once")
+        depth = None
+        if ply is not None:
+            if ply not in {str(p) for p in range(MAX_ANALYSIS_PLY + 1)}:
+                raise _bad(f"ply must be 0..{MAX_ANALYSIS_PLY} for an analysis over HTTP, got {ply[:20]!r}")
+            depth = int(ply)
+        if errors_only not in (None, "true", "false"):
+            raise _bad(f"errors_only must be true or false, got {errors_only[:20]!r}")
+        length = request.headers.get("content-length")
+        if length is not None and length.strip().isdigit() and int(length) > max_mat_bytes:
+            raise _bad(f"request body too large: a .mat upload is at most {max_mat_bytes} bytes", 413)
+        data = bytearray()
+        async for chunk in request.stream():
+            data += chunk
+            if len(data) > max_mat_bytes:
+                raise _bad(f"request body too large: a .mat upload is at most {max_mat_bytes} bytes", 413)
+        if not data.strip():
+            raise _bad("body: empty; send the .mat file as the request body")
+        return await run_in_threadpool(analyse, bytes(data), depth, errors_only == "true")
+
+    return router
