@@ -41,13 +41,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Evaluate the position at each ply and print the rows (text, or ``--json``); returns 0."""
     from nard_ai.agents import load_agent
+    from nard_ai.core.ply import MAX_PLY, check_ply
     from nard_ai.formats.ascii import render_board
     from nard_ai.formats.position_id import position_id
-    from nard_ai.search.lookahead import MAX_PLY
 
     board, _ = position_arg(parser, args.position)
-    if args.ply is not None and args.ply > MAX_PLY:
-        parser.error(f"--ply {args.ply}: the engine searches 0..{MAX_PLY} plies (gnubg numbering)")
+    if args.ply is not None:
+        try:
+            check_ply(args.ply)
+        except ValueError:  # the command line's words: --ply, not the library's ply argument
+            parser.error(f"--ply {args.ply}: the engine searches 0..{MAX_PLY} plies (gnubg numbering)")
     max_ply = MAX_PLY if args.ply is None else args.ply
     rows = []
     for ply in range(max_ply + 1):
