@@ -2,7 +2,7 @@
 
 Every helper that takes ``parser`` turns bad input into ``parser.error(...)``:
 one ``nard CMD: error: ...`` line on stderr and exit status 2
-(:class:`nard_ai.interfaces.cli` documents the convention). The text output
+(:mod:`nard_ai.interfaces.cli` documents the convention). The text output
 (probabilities, JSON) is :mod:`nard_ai.interfaces.output`.
 """
 
@@ -13,6 +13,9 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+
+# re-exported: the argument types of every nard command
+from nard_ai.training.argtypes import non_negative_int, positive_int, positive_seconds
 
 __all__ = [
     "START_ID",
@@ -46,42 +49,6 @@ CUBE_XGID = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:00:0:0:0:0:10"  # X has made 
 MATCH_GNUBG_ID = "4HPwATDgc/ABMA:QQmgADAAEAAE"  # 5-point match, X 2, O 3, O owns a 2-cube
 CUBE_MATCH_ID = "4HPwATDYzuABMA:cAngAEAAEAAE"  # CUBE_XGID in a 7-point match, X 2, O 4
 DMP_XGID = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:64:4:4:0:5:10"  # CUBE_XGID at 4-4 of 5 (DMP), X rolled 64
-
-
-# --------------------------------------------------------------------------- argument types
-
-
-def non_negative_int(text: str) -> int:
-    """argparse type: an integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type: a finite number of seconds > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid number of seconds: {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text}")
-    return value
 
 
 # --------------------------------------------------------------------------- dice
