@@ -19,6 +19,7 @@ network as their default agent) and are re-exported here.
 
 from __future__ import annotations
 
+from nard_ai.core.ply import check_ply
 from nard_ai.core.rules import Rules
 from nard_ai.search.loading import load_agent, pubeval_agent, random_agent
 from nard_ai.search.lookahead import STANDARD_RULES, Agent
@@ -54,10 +55,11 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
     head, sep, tail = spec.rpartition(":")
     if sep and head in ("pubeval", "random"):
         raise ValueError(f"agent spec {spec!r}: {head} has no lookahead (no ply); use {head!r}")
-    if sep and head == "default" and not tail.lstrip("+-").isdigit():
-        raise ValueError(f"agent spec {spec!r}: the ply must be 0, 1 or 2, got {tail!r}")
-    if sep and tail.lstrip("+-").isdigit():
-        path, ply = head, int(tail)
-        if not 0 <= ply <= 2:
-            raise ValueError(f"agent spec {spec!r}: the ply must be 0, 1 or 2, got {ply}")
+    numeric = tail.lstrip("+-").isdigit()
+    if sep and (numeric or head == "default"):  # PATH:PLY or default:PLY; another colon is part of PATH
+        try:
+            ply = check_ply(int(tail) if numeric else tail)
+        except ValueError as exc:
+            raise ValueError(f"agent spec {spec!r}: {exc}") from None
+        path = head
     return load_agent(None if path == "default" else path, ply=ply, rules=rules)

@@ -399,11 +399,17 @@ def test_match_equity_after_takes_numpy_integers_with_the_same_values():
 
 
 def test_the_ply_bound_is_the_searchs():
-    """cube.py keeps its own copy of nard_ai.search.lookahead.MAX_PLY (search is not imported there)."""
-    from nard_ai.cube.decision import _MAX_PLY
+    """One ply check for every layer: the cube's and the rollouts' check_ply is nard_ai.core.ply's, and
+    the search's MAX_PLY is its bound (2: the deepest search implemented, gnubg numbering)."""
+    import importlib
+
+    from nard_ai import cube
+    from nard_ai.core import ply
     from nard_ai.search.lookahead import MAX_PLY
 
-    assert _MAX_PLY == MAX_PLY == 2
+    rollout = importlib.import_module("nard_ai.play.rollout")  # the module, not the function
+    assert cube.check_ply is rollout.check_ply is ply.check_ply
+    assert MAX_PLY == ply.MAX_PLY == 2
 
 
 def test_the_largest_money_cube_cannot_be_redoubled():

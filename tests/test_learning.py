@@ -589,8 +589,10 @@ def test_one_ply_self_play_trains_on_lookahead_targets_deterministically():
     [
         ("pubeval:1", "pubeval has no lookahead"),
         ("random:2", "random has no lookahead"),
-        ("default:-1", "the ply must be 0, 1 or 2"),
-        ("default:3", "the ply must be 0, 1 or 2"),
+        # one message for every bad ply (nard_ai.core.ply.check_ply)
+        ("default:-1", r"agent spec 'default:-1': ply must be an integer 0\.\.2 \(gnubg numbering\), got -1"),
+        ("default:3", r"agent spec 'default:3': ply must be an integer 0\.\.2 \(gnubg numbering\), got 3"),
+        ("default:x", r"agent spec 'default:x': ply must be an integer 0\.\.2 \(gnubg numbering\), got 'x'"),
         ("", "an agent spec must be"),
     ],
 )

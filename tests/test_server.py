@@ -343,7 +343,10 @@ def test_ply_is_bounded_to_gnubgs_0_to_2_in_query_and_body(client, ply):
         client.get("/eval", params={"id": START_ID, "ply": ply}),
         client.post("/eval", json={"id": START_ID, "ply": ply}),
     ):
-        assert r.status_code == 400 and r.json()["detail"] == f"ply must be 0..2 (gnubg numbering), got {ply}"
+        assert (
+            r.status_code == 400
+            and r.json()["detail"] == f"ply must be an integer 0..2 (gnubg numbering), got {ply}"
+        )
 
 
 # --------------------------------------------------------------------------- bounded error answers (issue 15)

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nard_ai.core.ply import check_ply  # re-exported: nard_ai.cube.check_ply
 from nard_ai.cube.equity import (
     DEFAULT_EFFICIENCY,
     _cubeless_equity,
@@ -45,20 +46,12 @@ from nard_ai.cube.equity import (
     mwc_at_score,
     mwc_to_equity,
 )
-from nard_ai.cube.state import CubeState, _is_int, _is_real, check_cube
+from nard_ai.cube.state import CubeState, _is_real, check_cube
 
 __all__ = ["CubeDecision", "cube_decision_from_probs", "cube_action", "check_ply", "check_efficiency"]
 
 
 # --------------------------------------------------------------------------- decisions
-
-_MAX_PLY = 2  # nard_ai.search.lookahead.MAX_PLY (not imported: search pulls in the evaluators)
-
-
-def check_ply(ply) -> int:
-    if not _is_int(ply) or not 0 <= ply <= _MAX_PLY:
-        raise ValueError(f"ply must be an integer 0..{_MAX_PLY} (gnubg numbering), got {ply!r}")
-    return int(ply)
 
 
 def check_efficiency(efficiency) -> float:

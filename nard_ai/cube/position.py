@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 
 from nard_ai.core.board import game_result, validate_board
+from nard_ai.core.ply import check_ply
 from nard_ai.cube.decision import (
     CubeDecision,
     _check_agent,
     check_efficiency,
-    check_ply,
     cube_decision_from_probs,
 )
 from nard_ai.cube.equity import DEFAULT_EFFICIENCY, CubeEfficiency, cube_efficiency

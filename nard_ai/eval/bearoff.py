@@ -71,7 +71,6 @@ import hashlib
 import io
 import logging
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -83,6 +82,7 @@ from numba import njit
 
 from nard_ai.core.board import BOARD_SIZE, NUM_CHECKERS, validate_board
 from nard_ai.core.movegen import legal_plays_batch
+from nard_ai.model.atomic import atomic_write_bytes
 
 __all__ = [
     "BEAROFF_VERSION",
@@ -367,23 +367,13 @@ def _read(path: Path) -> BearoffDatabase | None:
 
 
 def _write(db: BearoffDatabase, path: Path) -> None:
-    """Write ``db`` to ``path`` atomically (a temporary file in the same folder, then ``os.replace``)."""
+    """Write ``db`` to ``path`` atomically (:func:`nard_ai.model.atomic.atomic_write_bytes`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
     np.savez_compressed(
         buffer, version=np.int64(BEAROFF_VERSION), digest=np.str_(db.digest()), race=db.race, gammon=db.gammon
     )
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(buffer.getvalue())
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates it private; a cache is readable like any other file
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def load_or_build(path: str | os.PathLike | None = None) -> BearoffDatabase:

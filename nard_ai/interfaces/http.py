@@ -97,6 +97,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from nard_ai import cube as _cube
 from nard_ai.core.board import BAR, BOARD_SIZE, OPP_BAR, game_result, validate_board, validate_dice
+from nard_ai.core.ply import MAX_PLY, check_ply
 from nard_ai.cube.state import cube_state_from_match
 from nard_ai.formats.match_id import MatchState
 from nard_ai.formats.notation import play_notation
@@ -106,7 +107,6 @@ from nard_ai.interfaces.external import checker_moves
 from nard_ai.interfaces.web import BODY_MODELS as _WEB_BODY_MODELS
 from nard_ai.interfaces.web import web_router
 from nard_ai.reports.analysis import score_plays
-from nard_ai.search.lookahead import MAX_PLY
 
 __all__ = [
     "create_app", "bind_socket", "server_config", "serve", "parse_position", "cube_state_from_match",
@@ -670,9 +670,10 @@ def create_app(
     eval_lock = threading.Lock()  # one search at a time: evaluators are not promised thread-safe
 
     def agent_for(p: int | None):
-        p = ply if p is None else int(p)
-        if not 0 <= p <= MAX_PLY:
-            raise _bad(f"ply must be 0..{MAX_PLY} (gnubg numbering), got {p}")
+        try:
+            p = check_ply(ply if p is None else int(p))
+        except ValueError as exc:
+            raise _bad(str(exc)) from None
         with build_lock:
             if p not in agents:
                 try:

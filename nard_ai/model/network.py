@@ -32,7 +32,8 @@ file ``.NAME.XXXXXXXX.tmp`` in the same folder, fsync, ``os.replace``), so a
 crash never leaves a half-written checkpoint. The writer holds an advisory
 lock (``flock``) on its temporary file; one left behind by a killed writer
 (SIGKILL, a power cut) has no lock, and :func:`remove_stale_temporaries`
-removes it (every save does, and ``train.py`` at start). Its contract:
+removes it (every save does, and ``train.py`` at start); :mod:`nard_ai.model.atomic`
+does both. Its contract:
 
 ==================  ============================================================
 key                 value
@@ -71,11 +72,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import re
-import stat
 import sys
-import tempfile
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +83,7 @@ from torch import nn
 
 from nard_ai.core.board import BOARD_SIZE, LAYOUT_VERSION
 from nard_ai.core.movegen import parallel_threads
+from nard_ai.model.atomic import STALE_AFTER_S, TMP_SUFFIX, atomic_write, remove_stale_temporaries
 from nard_ai.model.embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
 from nard_ai.model.encoding import PARALLEL_MIN_BOARDS, Encoder, contact_first_order, get_encoder
 
@@ -105,6 +103,8 @@ __all__ = [
     "save_checkpoint",
     "load_checkpoint",
     "remove_stale_temporaries",
+    "TMP_SUFFIX",
+    "STALE_AFTER_S",
     "default_checkpoint_path",
     "CHECKPOINT_FORMAT",
     "CHECKPOINT_VERSION",
@@ -525,6 +525,7 @@ def save_checkpoint(
 
     The temporary file is locked while it is written; after the write, the unlocked temporary
     files that killed writes of the same checkpoint left are removed (:func:`remove_stale_temporaries`).
+    Both are :mod:`nard_ai.model.atomic`'s (:func:`~nard_ai.model.atomic.atomic_write`).
 
     Args:
         path: destination file; its folder is created if needed.
@@ -562,88 +563,7 @@ def save_checkpoint(
         "optimizer": _digest(optimizer_state),
         "metadata": _digest(_metadata(payload)),
     }
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _lock(f.fileno(), blocking=True)  # until this process closes it (or dies): not stale
-            torch.save(payload, f)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; give it a normal file's mode
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    remove_stale_temporaries(path)
-    return path
-
-
-TMP_SUFFIX = ".tmp"
-STALE_AFTER_S = 10.0
-"""A temporary file modified less than this many seconds ago is never removed: it may be one that a
-writer has just created and not yet locked (a writer locks it right after ``mkstemp``)."""
-
-
-def _lock(fd: int, blocking: bool) -> bool:
-    """An exclusive advisory lock on ``fd``; ``False`` if another holds it (non-blocking). Where the
-    platform has no ``fcntl`` (Windows), nothing is locked and ``False`` is returned."""
-    try:
-        import fcntl
-    except ImportError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-    except BlockingIOError:
-        return False
-    return True
-
-
-def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
-    """Remove the temporary files that interrupted writes of the checkpoint ``path`` left behind.
-
-    Only files named as :func:`save_checkpoint` names them for this very checkpoint
-    (``.NAME.`` + mkstemp's 8 characters + ``.tmp``, in the same folder), that are regular files
-    (not links), older than :data:`STALE_AFTER_S` seconds, and that no process holds locked (a
-    writer keeps its lock until it closes the file, and the system drops it when the writer dies,
-    even by SIGKILL). Others' files, a live writer's file and anything else in the folder are left
-    alone; a file that cannot be checked or removed is skipped.
-
-    Args:
-        path: the checkpoint file (it need not exist).
-
-    Returns:
-        The files removed.
-    """
-    path = Path(path)
-    pattern = re.compile(re.escape(f".{path.name}.") + r"[A-Za-z0-9_]{8}" + re.escape(TMP_SUFFIX))
-    try:
-        names = [n for n in os.listdir(path.parent) if pattern.fullmatch(n)]
-    except OSError:
-        return []
-    removed = []
-    for name in names:
-        tmp = path.parent / name
-        try:
-            fd = os.open(tmp, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        except OSError:
-            continue  # gone already, a link, or not ours to read
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or time.time() - info.st_mtime < STALE_AFTER_S:
-                continue
-            if not _lock(fd, blocking=False):
-                continue  # a live writer holds it (or no locks here: leave it)
-            if os.path.samestat(info, os.lstat(tmp)):  # still the file we checked
-                os.unlink(tmp)
-                removed.append(tmp)
-        except OSError:
-            continue
-        finally:
-            os.close(fd)
-    return removed
+    return atomic_write(path, lambda f: torch.save(payload, f))
 
 
 def load_checkpoint(path: str | os.PathLike) -> Checkpoint:

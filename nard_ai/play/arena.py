@@ -1,18 +1,9 @@
 """Cubeless money matches between agents, with duplicate dice, batched in lockstep.
 
-Agents are given as specs:
-
-=====================  ======================================================
-spec                   agent
-=====================  ======================================================
-``PATH[:PLY]``         a checkpoint (:func:`nard_ai.model.network.load_checkpoint`)
-                       searched at ``PLY`` (gnubg numbering, default 0)
-``default[:PLY]``      the shipped checkpoint (``checkpoints/nard-rich.pt``)
-``pubeval``            Tesauro's pubeval (:class:`~nard_ai.eval.evaluator.PubevalEvaluator`)
-``random``             a uniformly random legal play
-``gnubg[:PLY]``        GNU Backgammon at ``PLY`` 0..2 (:mod:`nard_ai.gnubg.agent`;
-                       needs the optional ``gnubg`` package)
-=====================  ======================================================
+The agents are :class:`~nard_ai.search.lookahead.Agent` objects; the specs that
+name them on a command line (``PATH[:PLY]``, ``default[:PLY]``, ``pubeval``,
+``random``, ``gnubg[:PLY]``) are :mod:`nard_ai.agents`'s
+(:func:`nard_ai.agents.agent_from_spec`, whose module docstring has the table).
 
 Duplicate dice: games come in pairs that share one dice sequence (opening
 roll, then one roll per ply). In the first game of a pair agent A sits in

@@ -106,6 +106,7 @@ from nard_ai.core.board import (
     swap_sides_unchecked,
     validate_board,
 )
+from nard_ai.core.ply import check_ply
 from nard_ai.cube import (
     CENTRED,
     DEFAULT_EFFICIENCY,
@@ -116,7 +117,6 @@ from nard_ai.cube import (
     as_probs,
     check_cube,
     check_efficiency,
-    check_ply,
     efficiencies,
     match_cubeful,
     money_cubeful,

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from nard_ai.core.ply import MAX_PLY, check_ply
+
 __all__ = [
     "MoveFilter",
     "MoveFilters",
@@ -27,9 +29,6 @@ __all__ = [
     "filter_plays",
     "MAX_PLY",
 ]
-
-MAX_PLY = 2
-"""The deepest search implemented (gnubg numbering)."""
 
 
 # --------------------------------------------------------------------------- move filters
@@ -113,13 +112,7 @@ class MoveFilters:
 
     def levels(self, ply: int) -> tuple[MoveFilter, ...]:
         """The filter levels of a ``ply``-ply search (``ply`` of them); ``()`` at 0-ply."""
-        if ply == 0:
-            return ()
-        if ply == 1:
-            return self.ply1
-        if ply == 2:
-            return self.ply2
-        raise ValueError(f"ply must be 0..{MAX_PLY}, got {ply}")
+        return {0: (), 1: self.ply1, 2: self.ply2}[check_ply(ply)]
 
 
 def _preset(name: str, accept: int, extra: int, threshold: float) -> MoveFilters:

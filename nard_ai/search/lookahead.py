@@ -105,6 +105,7 @@ from nard_ai.core.board import (
     validate_dice,
 )
 from nard_ai.core.movegen import checked_batch, legal_plays_batch, run_batch
+from nard_ai.core.ply import check_ply
 from nard_ai.core.rules import Rules
 from nard_ai.eval.evaluator import Evaluator
 from nard_ai.model.network import cubeless_equity, invert_probs, result_probs
@@ -197,8 +198,7 @@ def _mover_finished(afterstates: np.ndarray) -> np.ndarray:
 
 
 def _check_ply(evaluator, ply) -> int:
-    if isinstance(ply, bool) or not isinstance(ply, (int, np.integer)) or not 0 <= ply <= MAX_PLY:
-        raise ValueError(f"ply must be an integer 0..{MAX_PLY} (gnubg numbering), got {ply!r}")
+    ply = check_ply(ply)
     if ply > 0 and getattr(evaluator, "score_plays", None) is not None:
         raise ValueError(
             f"{type(evaluator).__name__} chooses plays by its own score (score_plays) and has no real "

@@ -22,27 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+from nard_ai.training.argtypes import non_negative_int, positive_int
+
 __all__ = ["main"]
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value}")
-    return value
 
 
 def _shard_range(text: str) -> range:
@@ -68,9 +50,9 @@ def _parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("positions", help="generate a deduplicated, stratified position set from self-play")
     g.add_argument("--network", default=None, help="checkpoint to play (default: the shipped nard-rich.pt)")
-    g.add_argument("--count", type=_positive_int, required=True, help="positions wanted")
+    g.add_argument("--count", type=positive_int, required=True, help="positions wanted")
     g.add_argument("--out", required=True, help="output folder (must not hold a position set)")
-    g.add_argument("--seed", type=_non_negative_int, default=0)
+    g.add_argument("--seed", type=non_negative_int, default=0)
     g.add_argument(
         "--classes",
         default=None,
@@ -80,9 +62,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument(
         "--temperature", type=float, default=0.0, help="softmax temperature of the other plays (0: best)"
     )
-    g.add_argument("--pool", type=_positive_int, default=256, help="games in lockstep")
+    g.add_argument("--pool", type=positive_int, default=256, help="games in lockstep")
     g.add_argument("--oversample", type=float, default=2.0, help="candidates kept per class, x its quota")
-    g.add_argument("--max-games", type=_positive_int, default=None)
+    g.add_argument("--max-games", type=positive_int, default=None)
     g.add_argument(
         "--exclude", action="append", default=[], help="a position set none of whose positions to use"
     )
@@ -94,9 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         help="keep per class the candidates where PLY-ply and 0-ply disagree most (costs one PLY-ply "
         "evaluation of each of oversample x count candidates)",
     )
-    g.add_argument(
-        "--shard-size", type=_positive_int, default=1000, help="positions per shard (default 1000)"
-    )
+    g.add_argument("--shard-size", type=positive_int, default=1000, help="positions per shard (default 1000)")
     g.add_argument("--no-progress", action="store_true")
 
     lab = sub.add_parser("label", help="label a position set (resumable: rerun to finish)")
@@ -105,16 +85,16 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--method", default="2ply", choices=("0ply", "1ply", "2ply", "rollout"))
     lab.add_argument("--mix", default=None, help="per-class methods, e.g. race=rollout,bearoff=exact")
     lab.add_argument("--network", default=None, help="checkpoint (default: the position set's)")
-    lab.add_argument("--seed", type=_non_negative_int, default=0)
-    lab.add_argument("--workers", type=_positive_int, default=2, help="worker processes (default 2)")
-    lab.add_argument("--games", type=_positive_int, default=1296, help="rollout games per position")
+    lab.add_argument("--seed", type=non_negative_int, default=0)
+    lab.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
+    lab.add_argument("--games", type=positive_int, default=1296, help="rollout games per position")
     lab.add_argument(
         "--rollout-ply", type=int, choices=(0, 1), default=0, help="depth the rollout games play at"
     )
-    lab.add_argument("--truncate", type=_positive_int, default=None, help="rollout truncation, plies")
+    lab.add_argument("--truncate", type=positive_int, default=None, help="rollout truncation, plies")
     lab.add_argument("--variance-reduction", choices=("auto", "on", "off"), default="auto")
     lab.add_argument("--shards", type=_shard_range, default=None, help="only shards START:STOP")
-    lab.add_argument("--max-shards", type=_positive_int, default=None, help="stop after this many shards")
+    lab.add_argument("--max-shards", type=positive_int, default=None, help="stop after this many shards")
     lab.add_argument("--no-progress", action="store_true")
 
     o = sub.add_parser("overlap", help="count positions two position sets share (exit 1 if any)")

@@ -44,9 +44,9 @@ Labels (a folder, written by :mod:`nard_ai.training.labels`)
 * ``run.log``: one line per shard finished, with its time (not part of the
   data).
 
-Files are written atomically: a temporary file in the same folder, then
-``os.replace``; a process killed mid-write leaves at most a ``.tmp`` file,
-which the next run deletes.
+Files are written atomically (:mod:`nard_ai.model.atomic`): a locked temporary
+file in the same folder, fsync, then ``os.replace``; a process killed
+mid-write leaves at most a ``.tmp`` file, which the next run deletes.
 """
 
 from __future__ import annotations
@@ -57,10 +57,11 @@ import io
 import json
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from nard_ai.model.atomic import atomic_write_bytes, remove_unlocked_temporaries
 
 __all__ = [
     "DECIMALS",
@@ -102,44 +103,16 @@ def file_sha256(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, fsync, ``os.replace``.
-
-    A reader sees either the old file or the whole new one, never part of it.
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; give it a normal file's mode
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
-
-
 def atomic_write_json(path: str | os.PathLike, obj) -> Path:
     """:func:`atomic_write_bytes` of ``obj`` as indented JSON with sorted keys (byte-stable)."""
     return atomic_write_bytes(path, (json.dumps(obj, indent=1, sort_keys=True) + "\n").encode())
 
 
 def remove_stale_temporaries(folder: str | os.PathLike) -> int:
-    """Delete the ``.NAME.*.tmp`` files a killed writer left in ``folder``; returns how many."""
-    n = 0
-    for p in Path(folder).glob(".*.tmp"):
-        try:
-            p.unlink()
-            n += 1
-        except OSError:
-            pass
-    return n
+    """Delete the ``.NAME.*.tmp`` files a killed writer left in ``folder`` (at the start of a run that
+    owns the folder; a live writer's locked file stays: :func:`nard_ai.model.atomic.remove_unlocked_temporaries`);
+    returns how many."""
+    return len(remove_unlocked_temporaries(folder))
 
 
 def code_version() -> dict:

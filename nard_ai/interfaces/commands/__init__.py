@@ -11,7 +11,10 @@ A command module holds everything of one command and nothing of another:
   command and returns the exit status (bad input: ``parser.error(...)``, status 2).
 
 :data:`COMMANDS` lists the modules in the order ``nard --help`` shows them;
-:func:`nard_ai.interfaces.cli.build_parser` adds each one. A command module imports
+:func:`nard_ai.interfaces.cli.build_parser` adds each one. What several commands share is
+:mod:`~nard_ai.interfaces.commands.common` (argument types, the position, agent and cube
+arguments, the examples' positions) and :mod:`nard_ai.interfaces.output` (text and JSON
+output). A command module imports
 what its ``run`` needs inside ``run`` where the import is slow (torch, the web stack),
 so that ``nard --help`` and the other commands stay fast.
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-COMMANDS: tuple[str, ...] = ("ubgi", "export")
+COMMANDS: tuple[str, ...] = ("show", "hint", "eval", "cube", "rollout", "play", "analyze", "ubgi", "export")
 """Module names under :mod:`nard_ai.interfaces.commands`, in ``nard --help`` order."""
 
 

@@ -1,0 +1,208 @@
+"""What several ``nard`` commands share: argument types, the position / agent / cube arguments, examples.
+
+Every helper that takes ``parser`` turns bad input into ``parser.error(...)``:
+one ``nard CMD: error: ...`` line on stderr and exit status 2
+(:mod:`nard_ai.interfaces.cli` documents the convention). The text output
+(probabilities, JSON) is :mod:`nard_ai.interfaces.output`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Sequence
+
+# re-exported: the argument types of every nard command
+from nard_ai.training.argtypes import non_negative_int, positive_int, positive_seconds
+
+__all__ = [
+    "START_ID",
+    "START_XGID_52",
+    "CUBE_XGID",
+    "MATCH_GNUBG_ID",
+    "CUBE_MATCH_ID",
+    "DMP_XGID",
+    "non_negative_int",
+    "positive_int",
+    "positive_seconds",
+    "parse_dice",
+    "position_arg",
+    "agent_arg",
+    "cube_state_arg",
+    "add_position",
+    "add_checkpoint",
+    "add_ply",
+    "add_json",
+    "add_progress",
+    "is_terminal",
+    "bar_size",
+    "progress_bar",
+]
+
+# --------------------------------------------------------------------------- positions of the --help examples
+
+START_ID = "4HPwATDgc/ABMA"
+START_XGID_52 = "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:0:0:10"
+CUBE_XGID = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:00:0:0:0:0:10"  # X has made its 4- and 5-points
+MATCH_GNUBG_ID = "4HPwATDgc/ABMA:QQmgADAAEAAE"  # 5-point match, X 2, O 3, O owns a 2-cube
+CUBE_MATCH_ID = "4HPwATDYzuABMA:cAngAEAAEAAE"  # CUBE_XGID in a 7-point match, X 2, O 4
+DMP_XGID = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:64:4:4:0:5:10"  # CUBE_XGID at 4-4 of 5 (DMP), X rolled 64
+
+
+# --------------------------------------------------------------------------- dice
+
+
+_DICE_PAIR = re.compile(r"(\S+?)(?:\s*[-,]\s*|\s+)(\S+)")  # two dice apart: a space, '-' or ','
+
+
+def parse_dice(tokens: Sequence[str]) -> tuple[int, int]:
+    """Two dice from ``["31"]``, ``["3", "1"]``, ``["3 1"]``, ``["3-1"]`` or ``["3,1"]``, larger die first.
+
+    Raises:
+        ValueError: unless the text is exactly two dice, each 1..6: "not two
+            dice" for another count, else naming the first bad die
+            (``"a 1"``: "each die must be 1..6, got 'a'"; ``"71"``: "got 7").
+    """
+    text = " ".join(tokens)
+    body = text.strip()
+    pair = _DICE_PAIR.fullmatch(body)
+    if len(body) == 2:
+        parts = list(body)  # "31"
+    elif pair:
+        parts = list(pair.groups())  # "3 1", "3-1", "3,1"
+    else:
+        raise ValueError(f"{text!r} is not two dice (write 31, 3-1 or 3 1)")
+    dice = []
+    for part in parts:
+        if not (part.isdigit() and part.isascii()):
+            raise ValueError(f"each die must be 1..6, got {part!r}")
+        if not 1 <= int(part) <= 6:
+            raise ValueError(f"each die must be 1..6, got {int(part)}")
+        dice.append(int(part))
+    return max(dice), min(dice)
+
+
+# --------------------------------------------------------------------------- the position, agent and cube
+
+
+def position_arg(parser: argparse.ArgumentParser, text: str, live: bool = True):
+    """``(board, state)`` of an ID, or a one-line error."""
+    from nard_ai.core.board import game_result
+    from nard_ai.reports.analysis import read_position
+
+    try:
+        board, state = read_position(text)
+    except ValueError as exc:
+        parser.error(f"bad position {text!r}: {exc}")
+    if live and game_result(board) != 0:
+        parser.error(f"the game in position {text!r} is already over")
+    return board, state
+
+
+def agent_arg(parser: argparse.ArgumentParser, checkpoint: str | None, ply: int):
+    """The network agent at ``ply``, or a one-line error (missing/corrupt checkpoint, unsupported ply)."""
+    from nard_ai.agents import load_agent
+
+    try:
+        return load_agent(checkpoint, ply=ply)
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(str(exc))
+
+
+def cube_state_arg(parser: argparse.ArgumentParser, state):
+    """The :class:`~nard_ai.cube.CubeState` of an ID's match state (money, cube centred, when ``None``), or a one-line error."""
+    from nard_ai.reports.analysis import cube_state_of
+
+    try:
+        return cube_state_of(state)
+    except ValueError as exc:
+        parser.error(f"the cube or score of the ID cannot be analysed: {exc}")
+
+
+# --------------------------------------------------------------------------- arguments several commands take
+
+
+def add_position(p: argparse.ArgumentParser) -> None:
+    """The positional ``ID`` argument (``args.position``)."""
+    p.add_argument(
+        "position",
+        metavar="ID",
+        help="gnubg Position ID (4HPwATDgc/ABMA), PositionID:MatchID, or XGID=...",
+    )
+
+
+def add_checkpoint(p: argparse.ArgumentParser) -> None:
+    """``--checkpoint PATH`` (``None``: the shipped network)."""
+    p.add_argument(
+        "--checkpoint",
+        default=None,
+        help="network checkpoint (default: the shipped checkpoints/nard-rich.pt)",
+    )
+
+
+def add_ply(p: argparse.ArgumentParser, default: int | None = 0, text: str = "") -> None:
+    """``--ply N``, an integer >= 0 in gnubg's numbering; whether the engine searches it is the agent's check."""
+    p.add_argument(
+        "--ply",
+        type=non_negative_int,
+        default=default,
+        help=text or f"search depth, gnubg numbering: 0 = static evaluation (default: {default})",
+    )
+
+
+def add_json(p: argparse.ArgumentParser) -> None:
+    """``--json``: one JSON object on stdout instead of text."""
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+
+
+def add_progress(p: argparse.ArgumentParser) -> None:
+    """``--progress`` / ``--no-progress`` (default ``None``: a bar only when stderr is a terminal)."""
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar on stderr (default: only when stderr is a terminal)",
+    )
+
+
+# --------------------------------------------------------------------------- progress bars
+
+
+def is_terminal(stream) -> bool:
+    """Whether ``stream`` is a terminal (a closed or replaced stream is not)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def bar_size(stream) -> dict[str, int]:
+    """tqdm's width for ``stream``: a terminal that reports 0 columns (a bare pty) gets 80, else tqdm decides.
+
+    tqdm draws an empty bar on a terminal of width 0, as under ``script`` or
+    some CI runners; the fixed width keeps the bar visible there.
+    """
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return {"ncols": 80, "nrows": 24}  # not a terminal (a forced --progress into a file or pipe)
+    if size.columns <= 0 or size.lines <= 0:
+        return {"ncols": 80, "nrows": 24}
+    return {}
+
+
+def progress_bar(show: bool | None, total: int, desc: str, unit: str):
+    """A tqdm bar on stderr for ``total`` ``unit`` s; ``show`` ``None`` (no ``--progress`` flag): only on a terminal."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        file=sys.stderr,
+        disable=not (show if show is not None else is_terminal(sys.stderr)),
+        leave=True,
+        **bar_size(sys.stderr),
+    )

@@ -1,0 +1,102 @@
+"""``nard cube ID [--ply N]``: the cube decision for X before rolling.
+
+No double / double, take / double, pass equities, the right action and the
+error of each alternative (:func:`nard_ai.cube.cube_decision`), from the
+ID's cube and score (money, cube centred, without a Match ID or XGID).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from nard_ai.interfaces.commands.common import (
+    CUBE_MATCH_ID,
+    CUBE_XGID,
+    MATCH_GNUBG_ID,
+    add_checkpoint,
+    add_json,
+    add_ply,
+    add_position,
+    agent_arg,
+    cube_state_arg,
+    position_arg,
+)
+from nard_ai.interfaces.output import format_cube, num, owner_text, print_json, probs_dict
+
+NAME = "cube"
+SUMMARY = "the cube decision: no double, double/take, double/pass"
+DESCRIPTION = (
+    "The cube decision for X before rolling: the three cubeful equities, the proper action, the "
+    "take point and what each wrong choice costs, from the network's probabilities with "
+    "nard_ai.cube.decision's model (Janowski cube efficiency; Kazaross-XG2 match equities in match play). "
+    "The cube and score come from the Match ID or XGID (money, cube centred, without one)."
+)
+EXAMPLES = (f"nard cube {CUBE_XGID}", f"nard cube {CUBE_MATCH_ID} --json", f"nard cube {MATCH_GNUBG_ID}")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """``ID``, ``--ply``, ``--json``, ``--checkpoint``."""
+    add_position(parser)
+    add_ply(parser)
+    add_json(parser)
+    add_checkpoint(parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Print the cube decision of the position at the ID's cube and score (text, or ``--json``); returns 0."""
+    from nard_ai.cube import cube_decision
+    from nard_ai.formats.ascii import render_board
+    from nard_ai.formats.position_id import position_id
+    from nard_ai.reports.analysis import cube_action_text
+
+    board, state = position_arg(parser, args.position)
+    cube = cube_state_arg(parser, state)
+    agent = agent_arg(parser, args.checkpoint, args.ply)
+    try:
+        d = cube_decision(board, cube, agent=agent)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.json:
+        print_json(
+            {
+                "position_id": position_id(board),
+                "ply": agent.ply,
+                "cube": {
+                    "value": cube.value,
+                    "owner": cube.owner,
+                    "match_length": cube.match_length,
+                    "score": list(cube.score),
+                    "crawford": cube.crawford,
+                    "jacoby": cube.jacoby,
+                    "beavers": cube.beavers,
+                },
+                "probabilities": probs_dict(d.probs),
+                "cubeless_equity": num(d.cubeless_equity),
+                "cube_available": d.cube_available,
+                "action": d.action,
+                "proper_action": cube_action_text(d),
+                "beaver": d.beaver,
+                "equities": {k: num(v) for k, v in d.equities.items()},
+                "mwc": None
+                if cube.is_money
+                else {
+                    "no_double": num(d.no_double_mwc),
+                    "double_take": num(d.double_take_mwc),
+                    "double_pass": num(d.double_pass_mwc),
+                },
+                "errors": {k: num(v) for k, v in d.errors.items()},
+                "take_point": num(d.take_point),
+                "efficiency": num(d.efficiency),
+            }
+        )
+        return 0
+    print(render_board(board))
+    print()
+    kind = (
+        "money game"
+        if cube.is_money
+        else f"{cube.match_length}-point match at X {cube.score[0]}, O {cube.score[1]}"
+    )
+    print(f"Cube analysis, {agent.ply}-ply ({agent.name}): {kind}, cube {cube.value} {owner_text(cube)}")
+    print(format_cube(d, cube))
+    return 0

@@ -1,0 +1,105 @@
+"""``nard play [--ply N] [--cube]``: money games against the engine in the terminal (:mod:`nard_ai.interfaces.terminal`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from nard_ai.interfaces.commands.common import (
+    add_checkpoint,
+    add_ply,
+    agent_arg,
+    non_negative_int,
+    position_arg,
+    positive_int,
+)
+
+NAME = "play"
+SUMMARY = "play a game against the engine in the terminal"
+DESCRIPTION = (
+    "A money game against the network: the board is drawn from your side (X) every turn; type "
+    "plays in standard notation (24/18 13/11*, bar/22, 8/2(2), 6/off); an illegal play is refused "
+    "with the reason. Commands: hint, board, help, quit; Ctrl-D or Ctrl-C end the session."
+)
+EXAMPLES = ("nard play --seed 7 --first human", "nard play --ply 0 --cube")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """``--ply``, ``--seed``, ``--first``, ``--cube``, ``--position``, ``--games``, ``--checkpoint``."""
+    add_ply(parser, text="the engine's search depth (default: 0)")
+    parser.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=None,
+        help="seed of the dice, an integer >= 0 (default: random, printed)",
+    )
+    parser.add_argument(
+        "--first",
+        choices=("roll", "human", "engine"),
+        default="roll",
+        help="who starts: the opening roll decides (default), you, or the engine",
+    )
+    parser.add_argument("--cube", action="store_true", help="play with the doubling cube")
+    parser.add_argument(
+        "--position",
+        metavar="ID",
+        default=None,
+        help="start every game from this position instead (its side on roll: you, or the engine with --first engine)",
+    )
+    parser.add_argument("--games", type=positive_int, default=None, help="stop after N games (default: ask)")
+    add_checkpoint(parser)
+
+
+def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """Play games in the terminal until the user stops; returns 0, or 130 on Ctrl-C."""
+    import secrets
+
+    from nard_ai.interfaces.terminal import play_session
+
+    start, start_cube, start_dice = None, None, None
+    if args.position is not None:
+        start, state = position_arg(parser, args.position)
+        start_cube, start_dice = start_of(parser, state)
+    agent = agent_arg(parser, args.checkpoint, args.ply)
+    seed = args.seed if args.seed is not None else secrets.randbits(32)
+    print(f"nard_ai: you (X) against {agent.name}. Seed {seed}. Type help for help, quit to stop.")
+    result = play_session(
+        agent,
+        np.random.default_rng(seed),
+        first=args.first,
+        cube=args.cube,
+        start=start,
+        max_games=args.games,
+        start_cube=start_cube,
+        start_dice=start_dice,
+    )
+    return 130 if result.ended == "interrupt" else 0
+
+
+def start_of(parser: argparse.ArgumentParser, state):
+    """The cube (money :class:`~nard_ai.cube.CubeState`) and roll of a ``--position`` ID's match state."""
+    from nard_ai.cube import CENTRED, ON_ROLL, OPPONENT, CubeState
+    from nard_ai.formats.match_id import CENTERED, Resignation
+
+    if state is None:
+        return None, None
+    if state.double_offered or state.resignation != Resignation.NONE:
+        waiting = "a double" if state.double_offered else "a resignation"
+        parser.error(f"in the --position ID {waiting} waits for an answer; give one before or after the roll")
+    if state.cube_owner == CENTERED:
+        owner = CENTRED
+    else:
+        owner = ON_ROLL if state.cube_owner == state.player_on_roll else OPPONENT
+    try:
+        cube = CubeState(value=state.cube_value, owner=owner)
+    except ValueError as exc:
+        parser.error(f"the cube of the --position ID: {exc}")
+    if state.match_length:
+        print(
+            f"nard play: note: games are money games; the ID's {state.match_length}-point match score "
+            "is not used (its cube and dice are)",
+            file=sys.stderr,
+        )
+    return cube, (state.dice if state.dice != (0, 0) else None)
