@@ -105,7 +105,7 @@ def scored_plays(ranked: Any, cube=None):
     return ranked if isinstance(ranked, ScoredPlays) else score_plays(ranked, cube)
 
 
-def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int = 0) -> str:
+def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int = 0, ply: int = 0) -> str:
     """The ranked plays as a table, side on roll's view, best first.
 
     Args:
@@ -115,6 +115,10 @@ def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int 
             equity) or a :class:`~nard_ai.reports.analysis.ScoredPlays` (match play:
             ranked by cubeless MWC at the score).
         top: show only the best ``top`` plays (0: all).
+        ply: the depth the search was asked for (gnubg numbering); above 0 the
+            table has a ``ply`` column with the depth each play was valued at,
+            which is less for plays the move filters dropped, and for a play
+            left alone by a filter (gnubg does not search a decided play deeper).
 
     Returns:
         The table: money play ``equity`` (cubeless, points per game) and
@@ -127,7 +131,7 @@ def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int 
 
     scored = scored_plays(ranked)
     plies = scored.plies
-    deep = len(plies) and int(np.max(plies)) > 0  # show each play's depth
+    deep = ply > 0 or (len(plies) and int(np.max(plies)) > 0)  # show each play's depth
     ply_head = "ply  " if deep else ""
     if scored.by_mwc:
         head = f"{'mwc':>7} {'diff':>7} {'emg':>7}"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 from nard_ai.interfaces.commands.common import (
     DMP_XGID,
     START_ID,
@@ -136,5 +138,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             f"{count}, ranked by {agent.ply}-ply cubeless equity ({agent.name}); "
             "diff: against the best; probabilities for the side on roll:"
         )
-    print(format_hint(board, dice, scored, args.top))
+    print(format_hint(board, dice, scored, args.top, agent.ply))
+    if agent.ply > 0 and len(scored.plies) and int(np.min(scored.plies[: args.top or None])) < agent.ply:
+        print(
+            f"ply: the depth each play was valued at; plays the move filters drop, and a play they "
+            f"leave alone (decided), are valued at less than {agent.ply}-ply, as in gnubg"
+        )
     return 0
