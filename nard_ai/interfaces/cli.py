@@ -993,51 +993,6 @@ def _analyze(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return 0
 
 
-# --------------------------------------------------------------------------- serve
-
-
-def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    import logging
-
-    for name, port in (("--port", args.port), ("--external", args.external)):
-        if port is not None and not 0 <= port <= 65535:
-            parser.error(f"{name} must be 0..65535, got {port}")
-    limits = {"max_connections": args.max_connections, "idle_timeout": args.idle_timeout}
-    if args.external is None:
-        if args.idle_timeout is not None:
-            parser.error("--idle-timeout applies to --external only")
-    else:
-        for flag, value in (
-            ("--max-body-bytes", args.max_body_bytes),
-            ("--request-timeout", args.request_timeout),
-        ):
-            if value is not None:
-                parser.error(f"{flag} applies to HTTP only, not to --external")
-        if args.idle_timeout is not None and not 0 < args.idle_timeout < float("inf"):
-            parser.error(f"--idle-timeout must be a number of seconds above 0, got {args.idle_timeout:g}")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    try:
-        if args.external is not None:
-            from nard_ai.interfaces.external import serve_external
-
-            given = {key: value for key, value in limits.items() if value is not None}
-            serve_external(args.external, host=args.host, checkpoint=args.checkpoint, ply=args.ply, **given)
-        else:
-            from nard_ai.interfaces.http import serve
-
-            limits = {
-                name: getattr(args, name)
-                for name in ("max_body_bytes", "request_timeout", "max_connections")
-                if getattr(args, name) is not None
-            }
-            serve(host=args.host, port=args.port, checkpoint=args.checkpoint, ply=args.ply, **limits)
-    except (ValueError, FileNotFoundError, OSError) as exc:
-        parser.error(str(exc))
-    except KeyboardInterrupt:
-        pass
-    return 0
-
-
 # --------------------------------------------------------------------------- the parser
 
 START_ID = "4HPwATDgc/ABMA"
@@ -1268,67 +1223,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_json(p)
     _add_checkpoint(p)
 
-    p = _command(
-        sub,
-        "serve",
-        _serve,
-        "run the HTTP JSON opponent backend, or gnubg's external-player protocol with --external",
-        "Serve the engine over HTTP (FastAPI; OpenAPI schema at /openapi.json), e.g. "
-        "`nard serve --port 8080` then `curl 'http://127.0.0.1:8080/move?id=4HPwATDgc/ABMA&die1=3&die2=1'`; "
-        "or gnubg's external-player protocol: `nard serve --external 4321`, then in gnubg "
-        "`set player 1 external localhost:4321`. The address is bound first: a port in use or a bad "
-        "--host is one error line (status 2); port 0 picks a free port, and the port bound is logged. "
-        "The external player reads lines of at most 4096 bytes, serves --max-connections at once and "
-        "closes a connection after --idle-timeout seconds without a request. Runs until interrupted.",
-        [
-            "nard serve --port 8080",
-            "nard serve --external 4321",
-            "nard serve --external 0",
-            "nard serve --external 4321 --idle-timeout 3600",
-        ],
-    )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")
-    _add_ply(p, text="default search depth, gnubg numbering (default: 0)")
-    _add_checkpoint(p)
-    p.add_argument(
-        "--external",
-        type=int,
-        default=None,
-        metavar="PORT",
-        help="serve gnubg's external-player protocol on PORT",
-    )
-    # defaults None: nard_ai.interfaces.http's (not imported here: the web stack is slow to load);
-    # tests/test_server.py checks that the numbers in these help texts are its defaults
-    p.add_argument(
-        "--max-body-bytes",
-        type=_non_negative_int,
-        default=None,
-        help="HTTP: the largest request body taken, in bytes; a larger one is answered 413 (default: 65536)",
-    )
-    p.add_argument(
-        "--request-timeout",
-        type=_positive_seconds,
-        default=None,
-        metavar="SECONDS",
-        help="HTTP: seconds a request's line and headers may take to arrive, and again its body; "
-        "then the answer is 408 (default: 10)",
-    )
-    p.add_argument(
-        "--max-connections",
-        type=_positive_int,
-        default=None,
-        help="HTTP: connections open and requests in progress at most; beyond, uvicorn answers 503 "
-        "(default: 128); with --external: connections served at once, one more is refused with an "
-        "Error line (default: 64)",
-    )
-    p.add_argument(
-        "--idle-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="with --external: close a connection silent for this long (default: 600)",
-    )
     from nard_ai.interfaces.commands import command_modules
 
     for module in command_modules():

@@ -1087,7 +1087,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
 def _check_limits(**limits: float) -> None:
     """Raises ValueError naming a limit that is not a positive number (``max_body_bytes`` may be 0)."""
     for name, value in limits.items():
-        integral = name != "request_timeout"
+        integral = name != "request_timeout"  # max_body_bytes, max_connections, workers
         ok = isinstance(value, int) if integral else isinstance(value, (int, float))
         ok = ok and not isinstance(value, bool) and math.isfinite(value)
         if not ok or value < 0 or (value == 0 and name != "max_body_bytes"):
@@ -1138,33 +1138,116 @@ def serve(
     max_body_bytes: int = MAX_BODY_BYTES,
     request_timeout: float = REQUEST_TIMEOUT,
     max_connections: int = MAX_CONNECTIONS,
+    batch: BatchSettings | None = None,
+    workers: int = 1,
 ) -> None:
     """Run the HTTP server with uvicorn until interrupted.
 
     The address is bound before the network loads (:func:`bind_socket`), and
     the port actually bound (port 0: one the system picks) is logged. The limits
-    are those of :func:`create_app` and :func:`server_config`.
+    are those of :func:`create_app` and :func:`server_config`; ``batch`` the
+    batcher's (:class:`nard_ai.interfaces.batching.BatchSettings`).
+
+    With ``workers > 1``, that many processes are forked after the socket is bound
+    (before any network is loaded), each with its own app and engine, all accepting
+    on the one socket (the kernel hands each connection to one of them); the limits
+    hold per process. A worker that exits is started again, unless it exits within
+    :data:`WORKER_START_SECONDS` of its start: then the server stops with an error.
 
     Raises:
         ValueError: when ``host:port`` cannot be bound, a limit is not a positive number, or the agent
             cannot be built.
         FileNotFoundError: on a missing checkpoint.
+        RuntimeError: when a worker process fails at start-up.
     """
     import uvicorn
 
     _check_limits(
-        max_body_bytes=max_body_bytes, request_timeout=request_timeout, max_connections=max_connections
-    )
+        max_body_bytes=max_body_bytes, request_timeout=request_timeout, max_connections=max_connections,
+        workers=workers,
+    )  # fmt: skip
+    if checkpoint is not None and not Path(checkpoint).is_file():
+        raise FileNotFoundError(f"checkpoint {checkpoint} not found")
     sock = bind_socket(host, port)
-    try:
+
+    def run_one() -> None:
         app = create_app(
-            checkpoint=checkpoint, ply=ply, max_body_bytes=max_body_bytes, request_timeout=request_timeout
-        )
-        bound = sock.getsockname()[1]
-        log.info("nard_ai HTTP server on http://%s:%d (OpenAPI schema at /openapi.json)", host, bound)
+            checkpoint=checkpoint, ply=ply, max_body_bytes=max_body_bytes, request_timeout=request_timeout,
+            batch=batch,
+        )  # fmt: skip
         config = server_config(
             app, host, bound, request_timeout=request_timeout, max_connections=max_connections
         )
         uvicorn.Server(config).run(sockets=[sock])
+
+    try:
+        bound = sock.getsockname()[1]
+        log.info("nard_ai HTTP server on http://%s:%d (OpenAPI schema at /openapi.json)", host, bound)
+        if workers == 1:
+            run_one()
+        else:
+            sock.listen(socket.SOMAXCONN)
+            _supervise(run_one, workers)
     finally:
         sock.close()
+
+
+WORKER_START_SECONDS = 10.0
+"""A worker process that exits sooner than this after its start failed to start (:func:`serve`)."""
+
+
+def _worker_main(run_one: Callable[[], None]) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers (SIGTERM)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        run_one()
+    except KeyboardInterrupt:
+        pass
+
+
+def _supervise(run_one: Callable[[], None], workers: int) -> None:
+    """Fork ``workers`` processes running ``run_one`` and keep them running until interrupted.
+
+    Raises:
+        RuntimeError: when a worker exits within :data:`WORKER_START_SECONDS` of its start.
+    """
+    import multiprocessing
+    import signal
+    import time
+
+    context = multiprocessing.get_context("fork")  # the bound socket and the settings go by memory
+
+    def start():
+        process = context.Process(target=_worker_main, args=(run_one,), daemon=True)
+        process.start()
+        return process, time.monotonic()
+
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops the workers too
+    running = [start() for _ in range(workers)]
+    log.info("started %d worker processes: %s", workers, ", ".join(str(p.pid) for p, _ in running))
+    try:
+        while True:
+            for k, (process, started) in enumerate(running):
+                process.join(timeout=0.5 / workers)
+                if process.exitcode is None:
+                    continue
+                if time.monotonic() - started < WORKER_START_SECONDS:
+                    raise RuntimeError(
+                        f"HTTP worker process {process.pid} exited with status {process.exitcode} "
+                        f"at start-up (see the log above)"
+                    )
+                log.warning(
+                    "HTTP worker %d exited with status %s; starting another", process.pid, process.exitcode
+                )
+                running[k] = start()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for process, _ in running:
+            if process.exitcode is None:
+                process.terminate()
+        for process, _ in running:
+            process.join(timeout=10)
+            if process.exitcode is None:
+                process.kill()

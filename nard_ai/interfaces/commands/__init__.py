@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-COMMANDS: tuple[str, ...] = ()
+COMMANDS: tuple[str, ...] = ("serve",)
 """Module names under :mod:`nard_ai.interfaces.commands`, in ``nard --help`` order."""
 
 
