@@ -10,6 +10,7 @@ the same JSON bytes as the answer to the request sent alone, because the server'
 from __future__ import annotations
 
 import asyncio
+import json
 
 import numpy as np
 import pytest
@@ -206,3 +207,70 @@ def test_queue_full_is_raised_by_submit_itself():
         return await first
 
     assert asyncio.run(run()) == 1
+
+
+# --------------------------------------------------------------------------- nard serve
+
+
+def test_nard_serve_help_states_the_batchers_defaults(capsys):
+    from nard_ai.interfaces import cli
+    from nard_ai.interfaces.batching import MAX_BATCH, MAX_QUEUE, WINDOW_MS
+
+    with pytest.raises(SystemExit):
+        cli.main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"(0: only those already waiting; default: {WINDOW_MS:g})" in text
+    assert f"in one batch at most (default: {MAX_BATCH})" in text
+    assert f"answered 503 (default: {MAX_QUEUE})" in text
+    assert "own engine (default: 1)" in text
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (
+            ["--batch-window-ms", "-1"],
+            "argument --batch-window-ms: must be a number of milliseconds 0..1000, got -1",
+        ),
+        (
+            ["--batch-window-ms", "inf"],
+            "argument --batch-window-ms: must be a number of milliseconds 0..1000, got inf",
+        ),
+        (["--max-batch", "0"], "argument --max-batch: must be >= 1, got 0"),
+        (["--max-queue", "x"], "argument --max-queue: invalid int value: 'x'"),
+        (["--workers", "0"], "argument --workers: must be >= 1, got 0"),
+        (["--external", "0", "--workers", "2"], "--workers applies to HTTP only, not to --external"),
+        (
+            ["--external", "0", "--batch-window-ms", "2"],
+            "--batch-window-ms applies to HTTP only, not to --external",
+        ),
+    ],
+)
+def test_nard_serve_refuses_bad_batching_options_with_status_2(capsys, option, message):
+    from tests.conftest import run_cli
+
+    status, _, err = run_cli(["serve", "--port", "0", *option], capsys)
+    assert status == 2 and err.strip().endswith(f"nard serve: error: {message}"), err
+
+
+def test_nard_serve_with_two_workers_answers():
+    """``--workers 2``: the worker processes accept on the socket the parent bound and logged."""
+    import time
+    import urllib.request
+
+    from tests.conftest import cli_server
+
+    args = ["serve", "--port", "0", "--workers", "2"]
+    with cli_server(args, r"nard_ai HTTP server on http://127\.0\.0\.1:(\d+)") as port:
+        body = None
+        for _ in range(120):  # the workers load the network first
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/move?id=4HPwATDgc/ABMA&die1=3&die2=1"
+                ) as r:
+                    body = json.loads(r.read())
+                    break
+            except OSError:
+                time.sleep(1)
+        # the 3-1 opening: 8/5 6/5 is the best play (gnubg's choice, and the shipped network's)
+        assert body is not None and body["moves"][0]["notation"] == "8/5 6/5"
