@@ -100,6 +100,7 @@ from nard_ai.core.board import (
     BOARD_SIZE,
     OPP_BAR,
     game_result,
+    starting_board,
     swap_sides,
     validate_board,
     validate_dice,
@@ -658,6 +659,18 @@ class Engine:
         self.default_ply = default_ply
         self.agents: dict[int, Any] = {default_ply: self._build(default_ply)}
         self.batcher = Batcher(self._compute, batch)
+        self._warm_up(self.agents[default_ply])
+
+    @staticmethod
+    def _warm_up(agent: Any) -> None:
+        """Answer one ``/move`` and one ``/eval`` now, so that what loads on first use (the bear-off
+        database, the network's first-layer tables) loads at start-up, not in the first requests' time."""
+        board = starting_board()
+        _move_answers(agent, [(board, (3, 1), cube_state_from_match(None))])
+        if hasattr(agent, "evaluate"):
+            bearoff = np.zeros(BOARD_SIZE, dtype=np.int8)
+            bearoff[[1, 2, 3]], bearoff[[22, 23, 24]] = 5, -5  # both sides home: a bear-off database position
+            _eval_answers(agent, [(board, None), (bearoff, None)])
 
     def _build(self, p: int) -> Any:
         agent = self.agent_factory(p)
@@ -1166,9 +1179,10 @@ def serve(
         max_body_bytes=max_body_bytes, request_timeout=request_timeout, max_connections=max_connections,
         workers=workers,
     )  # fmt: skip
-    if checkpoint is not None and not Path(checkpoint).is_file():
-        raise FileNotFoundError(f"checkpoint {checkpoint} not found")
     sock = bind_socket(host, port)
+    if checkpoint is not None and not Path(checkpoint).is_file():  # before any worker is forked
+        sock.close()
+        raise FileNotFoundError(f"no checkpoint at {checkpoint}")
 
     def run_one() -> None:
         app = create_app(
