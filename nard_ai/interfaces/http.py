@@ -69,6 +69,20 @@ or whose body after them, take over ``request_timeout``
 (:data:`REQUEST_TIMEOUT`) seconds is a ``408``; both close the connection.
 uvicorn's own settings do the rest (:func:`server_config`). The server never
 dies on input: any other exception is answered ``500`` and logged.
+
+Batching: every engine computation runs on one engine thread, off the event
+loop, through :class:`nard_ai.interfaces.batching.Batcher`: concurrent
+``/move`` requests of one depth are ranked in one batched search, concurrent
+``/eval`` requests in one evaluation, with the same answer bytes as alone
+(the agents' evaluators are wrapped in
+:class:`nard_ai.eval.aligned.BatchInvariantEvaluator`). More than
+``max_queue`` requests waiting is a ``503``.
+
+Layout: each endpoint is one handler function (``get_move``, ``post_move``,
+...) on the module's :data:`router`, with its request and response models
+above; they share an :class:`Engine` held in ``app.state.engine``.
+:func:`create_app` sets the limits and error answers and includes the
+routers.
 """
 
 from __future__ import annotations
