@@ -252,13 +252,102 @@ def play_notation(board: np.ndarray, afterstate: np.ndarray, dice: tuple[int, in
                 f"(a {playable[0]} moves); '-' is only the play of a roll with no legal move"
             )
         return EMPTY_PLAY
-    move_sets = move_sequences(start, target, all_dice)
+    return _written(start, target, all_dice)[1]
+
+
+def _written(
+    start: Board, target: Board, all_dice: tuple[int, ...], move_sets: set[tuple[Move, ...]] | None = None
+) -> tuple[list[Move], str]:
+    """The smallest single-move sequence (as :func:`move_sequences` orders them) and the notation of a play.
+
+    ``move_sets``: :func:`move_sequences` of the play when the caller has them.
+
+    Raises:
+        ValueError: if no sequence of single-die moves takes ``start`` to ``target``.
+    """
+    if move_sets is None:
+        move_sets = move_sequences(start, target, all_dice)
     if not move_sets:
-        raise ValueError(f"no sequence of moves with dice {d1}-{d2} turns the board into the afterstate")
+        dice = f"{all_dice[0]}-{all_dice[0] if len(all_dice) == 4 else all_dice[1]}"
+        raise ValueError(f"no sequence of moves with dice {dice} turns the board into the afterstate")
     # The blots hit: points where the opponent had a checker and has none after.
     hit_points = frozenset(p for p in range(1, BAR) if start[p] < 0 and target[p] >= 0)
     ranked = (_format(chains, hit_points) for moves in move_sets for chains in _chainings(moves))
-    return min(ranked)[-1]
+    return list(min(move_sets)), min(ranked)[-1]
+
+
+def _all_move_sequences(start: Board, all_dice: tuple[int, ...]) -> dict[Board, set[tuple[Move, ...]]]:
+    """:func:`move_sequences` of every board reachable from ``start``, in one forward search.
+
+    Level by level (one die more each), each ``(board, dice left)`` keeps the multisets of moves
+    (sorted highest first, as :func:`move_sequences`) that reach it; a board's entry gathers
+    them over every level, as :func:`move_sequences` counts a sequence that reaches its target
+    with dice left. One search for all the plays of a roll, instead of one per play.
+    """
+    found: dict[Board, set[tuple[Move, ...]]] = {start: {()}}
+    frontier: dict[tuple[Board, tuple[int, ...]], set[tuple[Move, ...]]] = {
+        (start, tuple(sorted(all_dice))): {()}
+    }
+    while frontier:
+        following: dict[tuple[Board, tuple[int, ...]], set[tuple[Move, ...]]] = {}
+        for (state, remaining), sequences in frontier.items():
+            for die in set(remaining):
+                rest = list(remaining)
+                rest.remove(die)
+                left = tuple(rest)
+                for move, after in _single_moves(state, die):
+                    bucket = following.setdefault((after, left), set())
+                    for seq in sequences:
+                        bucket.add(tuple(sorted((*seq, move), reverse=True)))
+        for (state, _), sequences in following.items():
+            found.setdefault(state, set()).update(sequences)
+        frontier = following
+    return found
+
+
+def describe_plays(
+    board: np.ndarray, afterstates: np.ndarray, dice: tuple[int, int]
+) -> list[tuple[list[Move], str]]:
+    """Each play of a roll as single checker moves and as notation, one search per play.
+
+    For each afterstate: the sequence of single checker moves ``(from, to)``
+    (mover's numbering, 25 = bar, 0 = off; the smallest of the sorted sequences
+    :func:`move_sequences` finds, highest source first; ``[]`` for no move) and
+    :func:`play_notation`'s text, both from the same search, the board and
+    dice validated once, and one forward search for all the plays
+    (:func:`_all_move_sequences`) instead of one search per play: for the
+    plays of the move generator (the HTTP ``/move`` answer), where
+    :func:`play_notation` plus a second search for the moves cost two
+    searches a play.
+
+    Args:
+        board: ``(26,)`` integer board before the play, mover's view.
+        afterstates: ``(M, 26)`` integer boards after each play, still the mover's view.
+        dice: the two dice, each 1..6.
+
+    Returns:
+        ``M`` pairs ``(moves, notation)`` in the order of ``afterstates``.
+
+    Raises:
+        ValueError: as :func:`play_notation`, for the first afterstate no move
+            sequence reaches, or one equal to the board although a die can be played.
+    """
+    before = np.asarray(board)
+    if before.ndim != 1:
+        raise ValueError(f"describe_plays takes a single board, got shape {before.shape}")
+    start: Board = tuple(int(c) for c in validate_board(before))
+    after = validate_board(np.asarray(afterstates)).reshape(-1, len(start))
+    d1, d2 = (int(d) for d in validate_dice(np.asarray(dice))[0])
+    all_dice = (d1,) * 4 if d1 == d2 else (d1, d2)
+    reached = _all_move_sequences(start, all_dice)
+    out: list[tuple[list[Move], str]] = []
+    for row in after.tolist():
+        target: Board = tuple(row)
+        if target == start:
+            out.append(([], play_notation(before, before, (d1, d2))))  # '-', or the error of a playable roll
+        else:
+            out.append(_written(start, target, all_dice, reached.get(target, set())))
+    return out
 
 
 # --------------------------------------------------------------------------

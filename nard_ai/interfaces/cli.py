@@ -1,14 +1,13 @@
 """The ``nard`` command line: argument parsing and output only; the engine does the work.
 
-Commands (``nard COMMAND --help`` shows each one's options and examples)
 Each command is one module of :mod:`nard_ai.interfaces.commands` (``NAME``,
 ``SUMMARY``, ``DESCRIPTION``, ``EXAMPLES``, ``configure``, ``run``), listed
 in its ``COMMANDS``; what several commands share is
 :mod:`nard_ai.interfaces.commands.common` (argument types and helpers) and
 :mod:`nard_ai.interfaces.output` (text and JSON output). This module holds the
-top parser, :func:`main`, the first-compile notice, :func:`parse_dataclass_args`
-and the ``serve`` command.
+top parser, :func:`main`, the first-compile notice and :func:`parse_dataclass_args`.
 
+Commands (``nard COMMAND --help`` shows each one's options and examples)
 -----------------------------------------------------------------------
 * ``nard show ID``: the board (side on roll at the bottom, pip counts), its
   IDs, and the cube, score and dice of the ID.
@@ -29,7 +28,11 @@ and the ``serve`` command.
   or gnubg's external-player protocol (``--external``; ``--max-connections``,
   ``--idle-timeout``: :mod:`nard_ai.interfaces.external`). The address is bound
   first (a busy port or a bad host is a one-line error); the port bound is
-  logged (port 0: one the system picks).
+  logged (port 0: one the system picks); the web board at ``/``
+  (:mod:`nard_ai.interfaces.web`).
+* ``nard ubgi``: the Universal Backgammon Interface v0.2 on stdin/stdout
+  (:mod:`nard_ai.interfaces.ubgi`).
+* ``nard export --onnx FILE``: the network as ONNX (:mod:`nard_ai.model.onnx_export`).
 
 ``ID`` is a gnubg Position ID (``4HPwATDgc/ABMA``), a combined
 ``PositionID:MatchID`` or an XGID; the board is seen from its side on roll
@@ -232,51 +235,6 @@ class _Parser(argparse.ArgumentParser):
         return super().parse_known_args(_join_dice_tokens(args), namespace)
 
 
-# --------------------------------------------------------------------------- serve
-
-
-def _serve(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    import logging
-
-    for name, port in (("--port", args.port), ("--external", args.external)):
-        if port is not None and not 0 <= port <= 65535:
-            parser.error(f"{name} must be 0..65535, got {port}")
-    limits = {"max_connections": args.max_connections, "idle_timeout": args.idle_timeout}
-    if args.external is None:
-        if args.idle_timeout is not None:
-            parser.error("--idle-timeout applies to --external only")
-    else:
-        for flag, value in (
-            ("--max-body-bytes", args.max_body_bytes),
-            ("--request-timeout", args.request_timeout),
-        ):
-            if value is not None:
-                parser.error(f"{flag} applies to HTTP only, not to --external")
-        if args.idle_timeout is not None and not 0 < args.idle_timeout < float("inf"):
-            parser.error(f"--idle-timeout must be a number of seconds above 0, got {args.idle_timeout:g}")
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    try:
-        if args.external is not None:
-            from nard_ai.interfaces.external import serve_external
-
-            given = {key: value for key, value in limits.items() if value is not None}
-            serve_external(args.external, host=args.host, checkpoint=args.checkpoint, ply=args.ply, **given)
-        else:
-            from nard_ai.interfaces.http import serve
-
-            limits = {
-                name: getattr(args, name)
-                for name in ("max_body_bytes", "request_timeout", "max_connections")
-                if getattr(args, name) is not None
-            }
-            serve(host=args.host, port=args.port, checkpoint=args.checkpoint, ply=args.ply, **limits)
-    except (ValueError, FileNotFoundError, OSError) as exc:
-        parser.error(str(exc))
-    except KeyboardInterrupt:
-        pass
-    return 0
-
-
 # --------------------------------------------------------------------------- the parser
 
 
@@ -301,76 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="run `nard COMMAND --help` for a command's options and examples",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
     from nard_ai.interfaces.commands import command_modules
 
     for module in command_modules():
         p = _command(sub, module.NAME, module.run, module.SUMMARY, module.DESCRIPTION, module.EXAMPLES)
         module.configure(p)
-
-    p = _command(
-        sub,
-        "serve",
-        _serve,
-        "run the HTTP JSON opponent backend, or gnubg's external-player protocol with --external",
-        "Serve the engine over HTTP (FastAPI; OpenAPI schema at /openapi.json), e.g. "
-        "`nard serve --port 8080` then `curl 'http://127.0.0.1:8080/move?id=4HPwATDgc/ABMA&die1=3&die2=1'`; "
-        "or gnubg's external-player protocol: `nard serve --external 4321`, then in gnubg "
-        "`set player 1 external localhost:4321`. The address is bound first: a port in use or a bad "
-        "--host is one error line (status 2); port 0 picks a free port, and the port bound is logged. "
-        "The external player reads lines of at most 4096 bytes, serves --max-connections at once and "
-        "closes a connection after --idle-timeout seconds without a request. Runs until interrupted.",
-        [
-            "nard serve --port 8080",
-            "nard serve --external 4321",
-            "nard serve --external 0",
-            "nard serve --external 4321 --idle-timeout 3600",
-        ],
-    )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8080, help="HTTP port (default: 8080)")
-    _common.add_ply(p, text="default search depth, gnubg numbering (default: 0)")
-    _common.add_checkpoint(p)
-    p.add_argument(
-        "--external",
-        type=int,
-        default=None,
-        metavar="PORT",
-        help="serve gnubg's external-player protocol on PORT",
-    )
-    # defaults None: nard_ai.interfaces.http's (not imported here: the web stack is slow to load);
-    # tests/test_server.py checks that the numbers in these help texts are its defaults
-    p.add_argument(
-        "--max-body-bytes",
-        type=_common.non_negative_int,
-        default=None,
-        help="HTTP: the largest request body taken, in bytes; a larger one is answered 413 (default: 65536)",
-    )
-    p.add_argument(
-        "--request-timeout",
-        type=_common.positive_seconds,
-        default=None,
-        metavar="SECONDS",
-        help="HTTP: seconds a request's line and headers may take to arrive, and again its body; "
-        "then the answer is 408 (default: 10)",
-    )
-    p.add_argument(
-        "--max-connections",
-        type=_common.positive_int,
-        default=None,
-        help="HTTP: connections open and requests in progress at most; beyond, uvicorn answers 503 "
-        "(default: 128); with --external: connections served at once, one more is refused with an "
-        "Error line (default: 64)",
-    )
-    p.add_argument(
-        "--idle-timeout",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="with --external: close a connection silent for this long (default: 600)",
-    )
-    from nard_ai.interfaces.commands import command_modules
-
     return parser
 
 

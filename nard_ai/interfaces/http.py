@@ -69,6 +69,20 @@ or whose body after them, take over ``request_timeout``
 (:data:`REQUEST_TIMEOUT`) seconds is a ``408``; both close the connection.
 uvicorn's own settings do the rest (:func:`server_config`). The server never
 dies on input: any other exception is answered ``500`` and logged.
+
+Batching: every engine computation runs on one engine thread, off the event
+loop, through :class:`nard_ai.interfaces.batching.Batcher`: concurrent
+``/move`` requests of one depth are ranked in one batched search, concurrent
+``/eval`` requests in one evaluation, with the same answer bytes as alone
+(the agents' evaluators are wrapped in
+:class:`nard_ai.eval.aligned.BatchInvariantEvaluator`). More than
+``max_queue`` requests waiting is a ``503``.
+
+Layout: each endpoint is one handler function (``get_move``, ``post_move``,
+...) on the module's :data:`router`, with its request and response models
+above; they share an :class:`Engine` held in ``app.state.engine``.
+:func:`create_app` sets the limits and error answers and includes the
+routers.
 """
 
 from __future__ import annotations
@@ -81,32 +95,44 @@ import re
 import reprlib
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
 import h11
 import numpy as np
-from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from pydantic_core import PydanticCustomError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from nard_ai import cube as _cube
-from nard_ai.core.board import BAR, BOARD_SIZE, OPP_BAR, game_result, validate_board, validate_dice
+from nard_ai.core.board import (
+    BAR,
+    BOARD_SIZE,
+    OPP_BAR,
+    game_result,
+    starting_board,
+    swap_sides,
+    validate_board,
+    validate_dice,
+)  # fmt: skip
 from nard_ai.core.ply import MAX_PLY, check_ply
 from nard_ai.cube.state import cube_state_from_match
+from nard_ai.eval.aligned import BatchInvariantEvaluator
 from nard_ai.formats.match_id import MatchState
-from nard_ai.formats.notation import play_notation
+from nard_ai.formats.notation import describe_plays
 from nard_ai.formats.position import parse_position
-from nard_ai.formats.position_id import position_id
+from nard_ai.formats.position_id import position_id, position_ids
+from nard_ai.interfaces.batching import Batcher, BatchSettings, QueueFull
 from nard_ai.interfaces.external import checker_moves
 from nard_ai.interfaces.web import BODY_MODELS as _WEB_BODY_MODELS
 from nard_ai.interfaces.web import web_router
 from nard_ai.reports.analysis import score_plays
+from nard_ai.search.lookahead import Agent, rank_plays_batch
 
 __all__ = [
     "create_app", "bind_socket", "server_config", "serve", "parse_position", "cube_state_from_match",
@@ -271,7 +297,7 @@ def _int_text(value: Any) -> Any:
 QInt = Annotated[int, BeforeValidator(_int_text)]
 
 
-def _pip_query(
+async def _pip_query(
     p0: QInt = 0, p1: QInt = 0, p2: QInt = 0, p3: QInt = 0, p4: QInt = 0, p5: QInt = 0, p6: QInt = 0,
     p7: QInt = 0, p8: QInt = 0, p9: QInt = 0, p10: QInt = 0, p11: QInt = 0, p12: QInt = 0, p13: QInt = 0,
     p14: QInt = 0, p15: QInt = 0, p16: QInt = 0, p17: QInt = 0, p18: QInt = 0, p19: QInt = 0,
@@ -632,6 +658,378 @@ class _H11WithHeaderTimeout(H11Protocol):
         self.transport.close()
 
 
+# --------------------------------------------------------------------------- the engine behind the handlers
+
+
+class Engine:
+    """What the handlers share: the agents per ply and the batcher that runs all engine work.
+
+    Args:
+        agent_factory: ``ply -> agent``; a :class:`nard_ai.search.lookahead.Agent` gets a
+            :class:`nard_ai.eval.aligned.BatchInvariantEvaluator` around its evaluator, so
+            that a request's answer does not depend on the requests batched with it.
+        default_ply: the depth of requests that give none.
+        batch: the batcher's window and bounds.
+
+    Raises:
+        ValueError: if the default-ply agent cannot be built (built here, at start-up).
+    """
+
+    def __init__(self, agent_factory: Callable[[int], Any], default_ply: int, batch: BatchSettings) -> None:
+        self.agent_factory = agent_factory
+        self.default_ply = default_ply
+        self.agents: dict[int, Any] = {default_ply: self._build(default_ply)}
+        self.batcher = Batcher(self._compute, batch)
+        self._warm_up(self.agents[default_ply])
+
+    @staticmethod
+    def _warm_up(agent: Any) -> None:
+        """Answer one ``/move`` and one ``/eval`` now, so that what loads on first use (the bear-off
+        database, the network's first-layer tables) loads at start-up, not in the first requests' time."""
+        board = starting_board()
+        _move_answers(agent, [(board, (3, 1), cube_state_from_match(None))])
+        if hasattr(agent, "evaluate"):
+            bearoff = np.zeros(BOARD_SIZE, dtype=np.int8)
+            bearoff[[1, 2, 3]], bearoff[[22, 23, 24]] = 5, -5  # both sides home: a bear-off database position
+            _eval_answers(agent, [(board, None), (bearoff, None)])
+
+    def _build(self, p: int) -> Any:
+        agent = self.agent_factory(p)
+        if isinstance(agent, Agent) and not isinstance(agent.evaluator, BatchInvariantEvaluator):
+            agent = Agent(
+                BatchInvariantEvaluator(agent.evaluator), ply=agent.ply, rules=agent.rules,
+                name=agent.name, filters=agent.filters,
+            )  # fmt: skip
+        return agent
+
+    async def agent_for(self, p: int | None) -> Any:
+        """The agent of a request's ``ply`` (built on first use, on the engine's thread).
+
+        Raises:
+            HTTPException: 400 on a ply outside 0..MAX_PLY or one the agent refuses.
+        """
+        try:
+            p = check_ply(self.default_ply if p is None else int(p))
+        except ValueError as exc:
+            raise _bad(str(exc)) from None
+        if p not in self.agents:
+            try:
+                agent = await self.batcher.run(lambda: self._build(p))
+            except ValueError as exc:
+                raise _bad(f"ply: {exc}") from None
+            self.agents.setdefault(p, agent)
+        return self.agents[p]
+
+    async def submit(self, kind: str, agent: Any, payload: Any) -> Any:
+        """One request's job through the batcher (answers 503 when its queue is full)."""
+        try:
+            return await self.batcher.submit(kind, id(agent), (agent, payload))
+        except QueueFull as exc:
+            raise HTTPException(status_code=503, detail=str(exc), headers={"Retry-After": "1"}) from None
+
+    def _compute(self, kind: str, key: Any, jobs: Sequence[tuple[Any, Any]]) -> list[Any]:
+        agent = jobs[0][0]  # one key, one agent
+        payloads = [payload for _, payload in jobs]
+        if kind == "move":
+            return _move_answers(agent, payloads)
+        if kind == "eval":
+            return _eval_answers(agent, payloads)
+        raise ValueError(f"unknown job kind {kind!r}")
+
+
+async def _engine(request: Request) -> Engine:
+    return request.app.state.engine
+
+
+EngineDep = Annotated[Engine, Depends(_engine)]
+
+
+def _json_bytes(content: Any) -> bytes:
+    """JSON as Starlette's ``JSONResponse`` renders it (compact, UTF-8, no NaN)."""
+    return json.dumps(
+        content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode()
+
+
+def _json(body: bytes) -> Response:
+    return Response(content=body, media_type="application/json")
+
+
+def _probs_dict(p: list[float]) -> dict[str, float]:
+    return {"win": p[0], "winG": p[1], "winBg": p[2], "loseG": p[3], "loseBg": p[4]}
+
+
+def _move_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes]:
+    """``/move`` answers (JSON bytes of :class:`MoveResponse`) of requests ``(board, dice, cube_state)``.
+
+    One batched search for all of them (:func:`nard_ai.search.lookahead.rank_plays_batch`) when the
+    agent is an :class:`Agent`; any other agent (a test's fake) ranks each position itself.
+    """
+    boards = np.stack([board for board, _, _ in payloads])
+    dice = np.array([d for _, d, _ in payloads], dtype=np.int8)
+    if isinstance(agent, Agent):
+        ranked = rank_plays_batch(
+            agent.evaluator, boards, dice, agent.rules, ply=agent.ply, filters=agent.filters
+        )
+    else:
+        ranked = [agent.rank_plays(board, d) for board, d, _ in payloads]
+    board_ids = position_ids(boards)
+    return [
+        _move_answer(board, d, cube_state, plays, agent.ply, board_id)
+        for (board, d, cube_state), plays, board_id in zip(payloads, ranked, board_ids, strict=True)
+    ]
+
+
+def _move_answer(board, dice, cube_state, ranked, ply: int, board_id: str) -> bytes:
+    scored = score_plays(ranked, cube_state)  # by MWC at the score in match play
+    described = describe_plays(board, scored.afterstates, dice)
+    after_ids = position_ids(swap_sides(scored.afterstates))
+    probs = np.asarray(scored.probs, dtype=np.float64).tolist()  # float32 -> the same doubles as float()
+    equity = np.asarray(scored.equity, dtype=np.float64).tolist()
+    mwc = [None] * len(equity) if scored.mwc is None else np.asarray(scored.mwc, dtype=np.float64).tolist()
+    moves = [
+        {
+            "play": [{"from": int(s), "to": int(d)} for s, d in checker_moves],
+            "notation": notation,
+            "probabilities": _probs_dict(probs[i]),
+            "equity": equity[i],
+            "mwc": mwc[i],
+            "position_id": after_ids[i],
+        }
+        for i, (checker_moves, notation) in enumerate(described)
+    ]
+    return _json_bytes(
+        {
+            "moves": moves,
+            "ranked_by": scored.ranked_by,
+            "dice": list(dice),
+            "ply": ply,
+            "position_id": board_id,
+        }
+    )
+
+
+def _eval_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes | HTTPException]:
+    """``/eval`` answers (JSON bytes of :class:`EvalResponse`) of requests ``(board, state)``, one evaluation."""
+    boards = np.stack([board for board, _ in payloads])
+    probs, equity = agent.evaluate(boards)
+    board_ids = position_ids(boards)
+    answers: list[bytes | HTTPException] = []
+    for i, (board, state) in enumerate(payloads):
+        advice = None
+        if _cube is not None:
+            try:
+                decision = _cube.cube_decision_from_probs(
+                    probs[i], cube_state_from_match(state), _cube.cube_efficiency(board), ply=agent.ply
+                )
+            except ValueError as exc:
+                answers.append(_bad(f"cube: {exc}"))
+                continue
+            advice = _advice(decision).model_dump()
+        answers.append(
+            _json_bytes(
+                {
+                    "probabilities": _probs_dict([float(v) for v in probs[i]]),
+                    "equity": float(equity[i]),
+                    "cube": advice,
+                    "ply": agent.ply,
+                    "position_id": board_ids[i],
+                }
+            )
+        )
+    return answers
+
+
+# --------------------------------------------------------------------------- handlers: one per endpoint
+
+
+async def _move(engine: Engine, board, state, dice, req_ply) -> Response:
+    _live(board)
+    try:
+        cube_state = cube_state_from_match(state)  # money for a bare Position ID or pips
+    except ValueError as exc:
+        raise _bad(f"id: the match state cannot be used: {exc}") from None
+    agent = await engine.agent_for(req_ply)
+    return _json(await engine.submit("move", agent, (board, dice, cube_state)))
+
+
+async def _eval(engine: Engine, board, state, req_ply) -> Response:
+    _live(board)
+    agent = await engine.agent_for(req_ply)
+    return _json(await engine.submit("eval", agent, (board, state)))
+
+
+async def _cube_answer(engine: Engine, board, state, req_ply, overrides) -> CubeResponse:
+    _live(board)
+    try:
+        cube_state = cube_state_from_match(state, **overrides)
+    except ValueError as exc:
+        raise _bad(f"cube: {exc}") from None
+    agent = await engine.agent_for(req_ply)
+
+    def decide():
+        try:
+            return _cube.cube_decision(board, cube_state, agent=agent)
+        except ValueError as exc:
+            raise _bad(f"cube: {exc}") from None
+
+    d = await engine.batcher.run(decide)  # not batched: one decision is a search of its own
+    mwc = None
+    if not cube_state.is_money:
+        mwc = {
+            "no_double": _nan_to_none(d.no_double_mwc),
+            "double_take": _nan_to_none(d.double_take_mwc),
+            "double_pass": _nan_to_none(d.double_pass_mwc),
+        }
+    advice = _advice(d)
+    return CubeResponse(
+        action=d.action,
+        double=advice.double,
+        accept=advice.accept,
+        no_double=float(d.no_double),
+        double_take=_nan_to_none(d.double_take),
+        double_pass=_nan_to_none(d.double_pass),
+        optimal=float(d.optimal),
+        cubeless_equity=float(d.cubeless_equity),
+        take_point=_nan_to_none(d.take_point),
+        probabilities=_probs_view(d.probs),
+        cube_value=cube_state.value,
+        cube_owner=cube_state.owner,
+        match_length=cube_state.match_length,
+        score=cube_state.score,
+        mwc=mwc,
+        ply=agent.ply,
+        position_id=position_id(board),
+    )
+
+
+router = APIRouter()
+"""The engine's endpoints; :func:`create_app` includes it (and any other router, see there)."""
+
+
+@router.get(
+    "/move", response_model=MoveResponse, summary="ranked plays of a position and roll (wildbg /move)",
+    responses=_ERRORS,
+)  # fmt: skip
+async def get_move(
+    request: Request,
+    engine: EngineDep,
+    pips: Pips,
+    die1: Annotated[QInt | None, Query(description="first die, 1..6")] = None,
+    die2: Annotated[QInt | None, Query(description="second die, 1..6")] = None,
+    id: IdQuery = None,  # noqa: A002 - the public parameter name
+    ply: PlyQuery = None,
+) -> Response:
+    pips_given = _check_query(request, _MOVE_QUERY)
+    board, state = _decode(id, pips, pips_given, "p0..p25")
+    return await _move(engine, board, state, _dice(die1, die2, state), ply)
+
+
+@router.post("/move", response_model=MoveResponse, summary="ranked plays, JSON body", responses=_ERRORS)
+async def post_move(body: MoveBody, engine: EngineDep) -> Response:
+    board, state = _decode(body.id, body.board)
+    die1, die2 = body.dice if body.dice is not None else (None, None)
+    return await _move(engine, board, state, _dice(die1, die2, state, ("dice[0]", "dice[1]")), body.ply)
+
+
+@router.get(
+    "/eval", response_model=EvalResponse, summary="probabilities and cubeless equity (wildbg /eval)",
+    responses=_ERRORS,
+)  # fmt: skip
+async def get_eval(
+    request: Request,
+    engine: EngineDep,
+    pips: Pips,
+    id: IdQuery = None,  # noqa: A002
+    ply: PlyQuery = None,
+) -> Response:
+    pips_given = _check_query(request, _EVAL_QUERY)
+    board, state = _decode(id, pips, pips_given, "p0..p25")
+    return await _eval(engine, board, state, ply)
+
+
+@router.post("/eval", response_model=EvalResponse, summary="evaluation, JSON body", responses=_ERRORS)
+async def post_eval(body: PositionBody, engine: EngineDep) -> Response:
+    board, state = _decode(body.id, body.board)
+    return await _eval(engine, board, state, body.ply)
+
+
+@router.get(
+    "/cube", response_model=CubeResponse, summary="cube decision for the side on roll, before rolling",
+    responses=_ERRORS,
+)  # fmt: skip
+async def get_cube(
+    request: Request,
+    engine: EngineDep,
+    pips: Pips,
+    id: IdQuery = None,  # noqa: A002
+    ply: PlyQuery = None,
+    cube_value: QInt | None = None,
+    cube_owner: Annotated[str | None, Query(description="centred, on_roll or opponent")] = None,
+    match_length: QInt | None = None,
+    score_on_roll: QInt | None = None,
+    score_opponent: QInt | None = None,
+    crawford: bool | None = None,
+    jacoby: bool | None = None,
+) -> CubeResponse:
+    pips_given = _check_query(request, _CUBE_QUERY)
+    board, state = _decode(id, pips, pips_given, "p0..p25")
+    score = None
+    if score_on_roll is not None or score_opponent is not None:
+        score = (score_on_roll or 0, score_opponent or 0)
+    overrides = dict(
+        value=cube_value, owner=cube_owner, match_length=match_length, score=score,
+        crawford=crawford, jacoby=jacoby,
+    )  # fmt: skip
+    return await _cube_answer(engine, board, state, ply, overrides)
+
+
+@router.post("/cube", response_model=CubeResponse, summary="cube decision, JSON body", responses=_ERRORS)
+async def post_cube(body: CubeBody, engine: EngineDep) -> CubeResponse:
+    board, state = _decode(body.id, body.board)
+    overrides = dict(
+        value=body.cube_value, owner=body.cube_owner, match_length=body.match_length,
+        score=body.score, crawford=body.crawford, jacoby=body.jacoby,
+    )  # fmt: skip
+    return await _cube_answer(engine, board, state, body.ply, overrides)
+
+
+@router.get("/health", summary="liveness and settings")
+async def health(engine: EngineDep) -> dict[str, Any]:
+    return {"status": "ok", "default_ply": engine.default_ply, "cube": _cube is not None}
+
+
+# --------------------------------------------------------------------------- errors, app-wide
+
+
+async def _schema_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+    # an unknown body field is a 400 naming it and the expected fields; other schema errors stay 422,
+    # with at most MAX_ERRORS errors and each refused value cut short: bounded work on the event loop
+    errors = exc.errors()
+    extra = [e for e in errors if e.get("type") == "extra_forbidden"]
+    if extra and len(extra) == len(errors):
+        return JSONResponse(status_code=400, content={"detail": _extra_fields_message(request, extra)})
+    if any(isinstance(e.get("input"), bytes) for e in errors):
+        # the body was not read as JSON: no JSON content type (and perhaps not even UTF-8)
+        return JSONResponse(
+            status_code=415,
+            content={"detail": "the body must be JSON, sent with Content-Type: application/json"},
+        )
+    bad_numbers = [e for e in errors if _not_json(e.get("input"))]
+    if bad_numbers:
+        # NaN, Infinity or 1e400 in a JSON body (Python's JSON reader takes them)
+        fields = _name_list([".".join(str(x) for x in e.get("loc", ())[1:]) or "body" for e in bad_numbers])
+        return JSONResponse(
+            status_code=400, content={"detail": f"{fields}: not a finite number in range (NaN/Infinity?)"}
+        )
+    return JSONResponse(status_code=422, content={"detail": _brief_errors(errors)})
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:  # the server never dies on input
+    log.exception("unexpected error on %s", request.url)
+    return JSONResponse(status_code=500, content={"detail": f"internal error: {type(exc).__name__}: {exc}"})
+
+
 # --------------------------------------------------------------------------- the app
 
 
@@ -641,8 +1039,9 @@ def create_app(
     agent_factory: Callable[[int], Any] | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     request_timeout: float = REQUEST_TIMEOUT,
+    batch: BatchSettings | None = None,
 ) -> FastAPI:
-    """The FastAPI application.
+    """The FastAPI application: the limits, the error answers, and the routers.
 
     Args:
         checkpoint: network checkpoint (default: the shipped one).
@@ -652,6 +1051,8 @@ def create_app(
             Agents are built on first use and cached per ply.
         max_body_bytes: the largest request body taken; a larger one is answered 413.
         request_timeout: seconds a request's body may take to arrive after its headers; then 408.
+        batch: the request batcher's window and bounds (:class:`nard_ai.interfaces.batching.BatchSettings`;
+            default its defaults).
 
     Raises:
         ValueError: on a limit that is not a positive number (``max_body_bytes`` may be 0), or if the
@@ -665,13 +1066,34 @@ def create_app(
         def agent_factory(p: int):
             return load_agent(checkpoint, ply=p)
 
+    engine = Engine(agent_factory, ply, batch or BatchSettings())  # fails at start-up, not on a request
+    app = FastAPI(
+        title="nard_ai",
+        version="0.1.0",
+        description=(__doc__ or "").split("\n\n")[0]
+        + " Positions as wildbg's p0..p25 or as gnubg/XG IDs; see each endpoint.",
+    )
+    app.state.engine = engine
+    app.add_middleware(_RequestLimits, max_body_bytes=max_body_bytes, timeout=request_timeout)
+    app.add_exception_handler(RequestValidationError, _schema_error)
+    app.add_exception_handler(Exception, _unexpected)
+    # the routers: the engine's JSON endpoints; other pages and endpoints are included here, one line each
+    app.include_router(router)
+    app.include_router(_web_board(agent_factory, ply))
+    return app
+
+
+def _web_board(agent_factory: Callable[[int], Any], default_ply: int):
+    """The web board's router (:mod:`nard_ai.interfaces.web`): the page at ``/`` and its ``/web/*``
+    endpoints. Its handlers run in FastAPI's thread pool, not on the batcher's engine thread, so they
+    get agents of their own from ``agent_factory`` (cached per ply, searched under one lock of their
+    own) and never share an evaluator with the batched endpoints."""
     agents: dict[int, Any] = {}
     build_lock = threading.Lock()
-    eval_lock = threading.Lock()  # one search at a time: evaluators are not promised thread-safe
 
-    def agent_for(p: int | None):
+    def agent_for(p: int | None) -> Any:
         try:
-            p = check_ply(ply if p is None else int(p))
+            p = check_ply(default_ply if p is None else int(p))
         except ValueError as exc:
             raise _bad(str(exc)) from None
         with build_lock:
@@ -682,233 +1104,7 @@ def create_app(
                     raise _bad(f"ply: {exc}") from None
             return agents[p]
 
-    agents[ply] = agent_factory(ply)  # fail at start-up (ValueError), not on the first request
-
-    app = FastAPI(
-        title="nard_ai",
-        version="0.1.0",
-        description=(__doc__ or "").split("\n\n")[0]
-        + " Positions as wildbg's p0..p25 or as gnubg/XG IDs; see each endpoint.",
-    )
-    app.add_middleware(_RequestLimits, max_body_bytes=max_body_bytes, timeout=request_timeout)
-
-    @app.exception_handler(RequestValidationError)
-    async def _schema_error(request: Request, exc: RequestValidationError):
-        # an unknown body field is a 400 naming it and the expected fields; other schema errors stay 422,
-        # with at most MAX_ERRORS errors and each refused value cut short: bounded work on the event loop
-        errors = exc.errors()
-        extra = [e for e in errors if e.get("type") == "extra_forbidden"]
-        if extra and len(extra) == len(errors):
-            return JSONResponse(status_code=400, content={"detail": _extra_fields_message(request, extra)})
-        if any(isinstance(e.get("input"), bytes) for e in errors):
-            # the body was not read as JSON: no JSON content type (and perhaps not even UTF-8)
-            return JSONResponse(
-                status_code=415,
-                content={"detail": "the body must be JSON, sent with Content-Type: application/json"},
-            )
-        bad_numbers = [e for e in errors if _not_json(e.get("input"))]
-        if bad_numbers:
-            # NaN, Infinity or 1e400 in a JSON body (Python's JSON reader takes them)
-            fields = _name_list(
-                [".".join(str(x) for x in e.get("loc", ())[1:]) or "body" for e in bad_numbers]
-            )
-            return JSONResponse(
-                status_code=400, content={"detail": f"{fields}: not a finite number in range (NaN/Infinity?)"}
-            )
-        return JSONResponse(status_code=422, content={"detail": _brief_errors(errors)})
-
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception):  # the server never dies on input
-        log.exception("unexpected error on %s", request.url)
-        return JSONResponse(
-            status_code=500, content={"detail": f"internal error: {type(exc).__name__}: {exc}"}
-        )
-
-    # -- shared handlers (sync: FastAPI runs them in its thread pool)
-
-    def do_move(board, state, dice, req_ply) -> MoveResponse:
-        _live(board)
-        try:
-            cube_state = cube_state_from_match(state)  # money for a bare Position ID or pips
-        except ValueError as exc:
-            raise _bad(f"id: the match state cannot be used: {exc}") from None
-        agent = agent_for(req_ply)
-        with eval_lock:
-            ranked = agent.rank_plays(board, dice)
-        scored = score_plays(ranked, cube_state)  # by MWC at the score in match play
-        moves = []
-        for i in range(len(scored)):
-            after = scored.afterstates[i]
-            moves.append(
-                MoveInfo(
-                    play=[CheckerMove(**{"from": s, "to": d}) for s, d in checker_moves(board, after, dice)],
-                    notation=play_notation(board, after, dice),
-                    probabilities=_probs_view(scored.probs[i]),
-                    equity=float(scored.equity[i]),
-                    mwc=None if scored.mwc is None else float(scored.mwc[i]),
-                    position_id=position_id(_swap(after)),
-                )
-            )
-        return MoveResponse(
-            moves=moves, ranked_by=scored.ranked_by, dice=dice, ply=agent.ply, position_id=position_id(board)
-        )
-
-    def do_eval(board, state, req_ply) -> EvalResponse:
-        _live(board)
-        agent = agent_for(req_ply)
-        with eval_lock:
-            probs, equity = agent.evaluate(board[None])
-        advice = None
-        if _cube is not None:
-            try:
-                decision = _cube.cube_decision_from_probs(
-                    probs[0], cube_state_from_match(state), _cube.cube_efficiency(board), ply=agent.ply
-                )
-                advice = _advice(decision)
-            except ValueError as exc:
-                raise _bad(f"cube: {exc}") from None
-        return EvalResponse(
-            probabilities=_probs_view(probs[0]),
-            equity=float(equity[0]),
-            cube=advice,
-            ply=agent.ply,
-            position_id=position_id(board),
-        )
-
-    def do_cube(board, state, req_ply, overrides) -> CubeResponse:
-        _live(board)
-        try:
-            cube_state = cube_state_from_match(state, **overrides)
-        except ValueError as exc:
-            raise _bad(f"cube: {exc}") from None
-        agent = agent_for(req_ply)
-        with eval_lock:
-            try:
-                d = _cube.cube_decision(board, cube_state, agent=agent)
-            except ValueError as exc:
-                raise _bad(f"cube: {exc}") from None
-        mwc = None
-        if not cube_state.is_money:
-            mwc = {
-                "no_double": _nan_to_none(d.no_double_mwc),
-                "double_take": _nan_to_none(d.double_take_mwc),
-                "double_pass": _nan_to_none(d.double_pass_mwc),
-            }
-        advice = _advice(d)
-        return CubeResponse(
-            action=d.action,
-            double=advice.double,
-            accept=advice.accept,
-            no_double=float(d.no_double),
-            double_take=_nan_to_none(d.double_take),
-            double_pass=_nan_to_none(d.double_pass),
-            optimal=float(d.optimal),
-            cubeless_equity=float(d.cubeless_equity),
-            take_point=_nan_to_none(d.take_point),
-            probabilities=_probs_view(d.probs),
-            cube_value=cube_state.value,
-            cube_owner=cube_state.owner,
-            match_length=cube_state.match_length,
-            score=cube_state.score,
-            mwc=mwc,
-            ply=agent.ply,
-            position_id=position_id(board),
-        )
-
-    # -- routes
-
-    @app.get(
-        "/move",
-        response_model=MoveResponse,
-        summary="ranked plays of a position and roll (wildbg /move)",
-        responses=_ERRORS,
-    )
-    def get_move(
-        request: Request,
-        pips: Pips,
-        die1: Annotated[QInt | None, Query(description="first die, 1..6")] = None,
-        die2: Annotated[QInt | None, Query(description="second die, 1..6")] = None,
-        id: IdQuery = None,  # noqa: A002 - the public parameter name
-        ply: PlyQuery = None,
-    ) -> MoveResponse:
-        pips_given = _check_query(request, _MOVE_QUERY)
-        board, state = _decode(id, pips, pips_given, "p0..p25")
-        return do_move(board, state, _dice(die1, die2, state), ply)
-
-    @app.post("/move", response_model=MoveResponse, summary="ranked plays, JSON body", responses=_ERRORS)
-    def post_move(body: MoveBody) -> MoveResponse:
-        board, state = _decode(body.id, body.board)
-        die1, die2 = body.dice if body.dice is not None else (None, None)
-        return do_move(board, state, _dice(die1, die2, state, ("dice[0]", "dice[1]")), body.ply)
-
-    @app.get(
-        "/eval",
-        response_model=EvalResponse,
-        summary="probabilities and cubeless equity (wildbg /eval)",
-        responses=_ERRORS,
-    )
-    def get_eval(request: Request, pips: Pips, id: IdQuery = None, ply: PlyQuery = None) -> EvalResponse:  # noqa: A002
-        pips_given = _check_query(request, _EVAL_QUERY)
-        board, state = _decode(id, pips, pips_given, "p0..p25")
-        return do_eval(board, state, ply)
-
-    @app.post("/eval", response_model=EvalResponse, summary="evaluation, JSON body", responses=_ERRORS)
-    def post_eval(body: PositionBody) -> EvalResponse:
-        board, state = _decode(body.id, body.board)
-        return do_eval(board, state, body.ply)
-
-    @app.get(
-        "/cube",
-        response_model=CubeResponse,
-        summary="cube decision for the side on roll, before rolling",
-        responses=_ERRORS,
-    )
-    def get_cube(
-        request: Request,
-        pips: Pips,
-        id: IdQuery = None,  # noqa: A002
-        ply: PlyQuery = None,
-        cube_value: QInt | None = None,
-        cube_owner: Annotated[str | None, Query(description="centred, on_roll or opponent")] = None,
-        match_length: QInt | None = None,
-        score_on_roll: QInt | None = None,
-        score_opponent: QInt | None = None,
-        crawford: bool | None = None,
-        jacoby: bool | None = None,
-    ) -> CubeResponse:
-        pips_given = _check_query(request, _CUBE_QUERY)
-        board, state = _decode(id, pips, pips_given, "p0..p25")
-        score = None
-        if score_on_roll is not None or score_opponent is not None:
-            score = (score_on_roll or 0, score_opponent or 0)
-        overrides = dict(
-            value=cube_value, owner=cube_owner, match_length=match_length, score=score,
-            crawford=crawford, jacoby=jacoby,
-        )  # fmt: skip
-        return do_cube(board, state, ply, overrides)
-
-    @app.post("/cube", response_model=CubeResponse, summary="cube decision, JSON body", responses=_ERRORS)
-    def post_cube(body: CubeBody) -> CubeResponse:
-        board, state = _decode(body.id, body.board)
-        overrides = dict(
-            value=body.cube_value, owner=body.cube_owner, match_length=body.match_length,
-            score=body.score, crawford=body.crawford, jacoby=body.jacoby,
-        )  # fmt: skip
-        return do_cube(board, state, body.ply, overrides)
-
-    @app.get("/health", summary="liveness and settings")
-    def health() -> dict[str, Any]:
-        return {"status": "ok", "default_ply": ply, "cube": _cube is not None}
-
-    # the web board at / (nard_ai.interfaces.web), over this backend's decoding, agents and lock
-    app.include_router(web_router(agent_for, eval_lock, _decode, _live, _dice, agent_factory))
-    return app
-
-
-def _swap(board: np.ndarray) -> np.ndarray:
-    from nard_ai.core.board import swap_sides
-
-    return swap_sides(board)
+    return web_router(agent_for, threading.Lock(), _decode, _live, _dice, agent_factory)
 
 
 def _advice(decision) -> CubeAdvice:
@@ -951,7 +1147,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
 def _check_limits(**limits: float) -> None:
     """Raises ValueError naming a limit that is not a positive number (``max_body_bytes`` may be 0)."""
     for name, value in limits.items():
-        integral = name != "request_timeout"
+        integral = name != "request_timeout"  # max_body_bytes, max_connections, workers
         ok = isinstance(value, int) if integral else isinstance(value, (int, float))
         ok = ok and not isinstance(value, bool) and math.isfinite(value)
         if not ok or value < 0 or (value == 0 and name != "max_body_bytes"):
@@ -1002,33 +1198,117 @@ def serve(
     max_body_bytes: int = MAX_BODY_BYTES,
     request_timeout: float = REQUEST_TIMEOUT,
     max_connections: int = MAX_CONNECTIONS,
+    batch: BatchSettings | None = None,
+    workers: int = 1,
 ) -> None:
     """Run the HTTP server with uvicorn until interrupted.
 
     The address is bound before the network loads (:func:`bind_socket`), and
     the port actually bound (port 0: one the system picks) is logged. The limits
-    are those of :func:`create_app` and :func:`server_config`.
+    are those of :func:`create_app` and :func:`server_config`; ``batch`` the
+    batcher's (:class:`nard_ai.interfaces.batching.BatchSettings`).
+
+    With ``workers > 1``, that many processes are forked after the socket is bound
+    (before any network is loaded), each with its own app and engine, all accepting
+    on the one socket (the kernel hands each connection to one of them); the limits
+    hold per process. A worker that exits is started again, unless it exits within
+    :data:`WORKER_START_SECONDS` of its start: then the server stops with an error.
 
     Raises:
         ValueError: when ``host:port`` cannot be bound, a limit is not a positive number, or the agent
             cannot be built.
         FileNotFoundError: on a missing checkpoint.
+        RuntimeError: when a worker process fails at start-up.
     """
     import uvicorn
 
     _check_limits(
-        max_body_bytes=max_body_bytes, request_timeout=request_timeout, max_connections=max_connections
-    )
+        max_body_bytes=max_body_bytes, request_timeout=request_timeout, max_connections=max_connections,
+        workers=workers,
+    )  # fmt: skip
     sock = bind_socket(host, port)
-    try:
+    if checkpoint is not None and not Path(checkpoint).is_file():  # before any worker is forked
+        sock.close()
+        raise FileNotFoundError(f"no checkpoint at {checkpoint}")
+
+    def run_one() -> None:
         app = create_app(
-            checkpoint=checkpoint, ply=ply, max_body_bytes=max_body_bytes, request_timeout=request_timeout
-        )
-        bound = sock.getsockname()[1]
-        log.info("nard_ai HTTP server on http://%s:%d (OpenAPI schema at /openapi.json)", host, bound)
+            checkpoint=checkpoint, ply=ply, max_body_bytes=max_body_bytes, request_timeout=request_timeout,
+            batch=batch,
+        )  # fmt: skip
         config = server_config(
             app, host, bound, request_timeout=request_timeout, max_connections=max_connections
         )
         uvicorn.Server(config).run(sockets=[sock])
+
+    try:
+        bound = sock.getsockname()[1]
+        log.info("nard_ai HTTP server on http://%s:%d (OpenAPI schema at /openapi.json)", host, bound)
+        if workers == 1:
+            run_one()
+        else:
+            sock.listen(socket.SOMAXCONN)
+            _supervise(run_one, workers)
     finally:
         sock.close()
+
+
+WORKER_START_SECONDS = 10.0
+"""A worker process that exits sooner than this after its start failed to start (:func:`serve`)."""
+
+
+def _worker_main(run_one: Callable[[], None]) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers (SIGTERM)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        run_one()
+    except KeyboardInterrupt:
+        pass
+
+
+def _supervise(run_one: Callable[[], None], workers: int) -> None:
+    """Fork ``workers`` processes running ``run_one`` and keep them running until interrupted.
+
+    Raises:
+        RuntimeError: when a worker exits within :data:`WORKER_START_SECONDS` of its start.
+    """
+    import multiprocessing
+    import signal
+    import time
+
+    context = multiprocessing.get_context("fork")  # the bound socket and the settings go by memory
+
+    def start():
+        process = context.Process(target=_worker_main, args=(run_one,), daemon=True)
+        process.start()
+        return process, time.monotonic()
+
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops the workers too
+    running = [start() for _ in range(workers)]
+    log.info("started %d worker processes: %s", workers, ", ".join(str(p.pid) for p, _ in running))
+    try:
+        while True:
+            for k, (process, started) in enumerate(running):
+                process.join(timeout=0.5 / workers)
+                if process.exitcode is None:
+                    continue
+                if time.monotonic() - started < WORKER_START_SECONDS:
+                    raise RuntimeError(
+                        f"HTTP worker process {process.pid} exited with status {process.exitcode} "
+                        f"at start-up (see the log above)"
+                    )
+                log.warning(
+                    "HTTP worker %d exited with status %s; starting another", process.pid, process.exitcode
+                )
+                running[k] = start()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for process, _ in running:
+            if process.exitcode is None:
+                process.terminate()
+        for process, _ in running:
+            process.join(timeout=10)
+            if process.exitcode is None:
+                process.kill()

@@ -30,6 +30,7 @@ from nard_ai.search.lookahead import (
     choose_plays,
     position_probs,
     rank_plays,
+    rank_plays_batch,
     select_plays,
     select_plays_unchecked,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "pubeval_agent",
     "random_agent",
     "rank_plays",
+    "rank_plays_batch",
     "select_plays",
     "select_plays_unchecked",
 ]

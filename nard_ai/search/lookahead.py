@@ -133,6 +133,7 @@ __all__ = [
     "ROLL_WEIGHTS",
     "MoveFilter",
     "MoveFilters",
+    "rank_plays_batch",
     "MOVE_FILTERS",
     "TINY",
     "NARROW",
@@ -681,6 +682,66 @@ def rank_plays(
         equity=equity[order],
         plies=np.zeros(len(order), dtype=np.int64),
     )
+
+
+def rank_plays_batch(
+    evaluator: Evaluator,
+    boards: np.ndarray,
+    dice: np.ndarray,
+    rules: Rules = STANDARD_RULES,
+    *,
+    ply: int = 0,
+    filters: MoveFilters | str | None = None,
+) -> list[RankedPlays]:
+    """:func:`rank_plays` of many positions, in one move generation and one evaluator call per ply.
+
+    The plays of every position are generated together, and each lookahead
+    level values the candidates of all positions in one batch (transpositions
+    across positions are valued once). Position ``i``'s result holds the
+    same plays in the same order as ``rank_plays(evaluator, boards[i],
+    dice[i], ...)``, with the same numbers whenever the evaluator's answer for
+    a board does not depend on the rest of its batch
+    (:class:`nard_ai.eval.aligned.BatchInvariantEvaluator`; a plain network's
+    float32 sums may differ in the last bit).
+
+    Args:
+        evaluator: any evaluator.
+        boards: ``(N, 26)`` int8, side on roll's view, games not over.
+        dice: ``(N, 2)`` the rolls, 1..6.
+        rules: rule settings.
+        ply: search depth, 0..2 (gnubg numbering).
+        filters: move filters for ``ply >= 1`` (``None``: gnubg's ``normal``).
+
+    Returns:
+        ``N`` :class:`RankedPlays`, best first each (mover's view).
+
+    Raises:
+        ValueError: as :func:`rank_plays`, naming the position of the batch.
+    """
+    boards, dice, rules = checked_batch(boards, dice, rules)  # ValueError on bad input
+    n = len(boards)
+    if ply != 0:
+        ply = _check_ply(evaluator, ply)
+        filters = _check_filters(filters)
+        afterstates, owner, probs, equity, plies = _search(evaluator, boards, dice, rules, ply, filters, True)
+        # per position (owner), deeper plies first, then equity: rank_plays' order (lexsort is stable)
+        order = np.lexsort((-equity, -plies, owner))
+        probs, equity = probs.astype(np.float32), equity.astype(np.float32)
+    else:
+        afterstates, owner = run_batch(boards, dice, rules.code, True)
+        probs, equity, scores = _scores(evaluator, boards, afterstates, owner)
+        order = np.lexsort((-np.asarray(scores, dtype=np.float64), owner))
+        plies = np.zeros(len(afterstates), dtype=np.int64)
+    ends = np.cumsum(np.bincount(owner, minlength=n))
+    out = []
+    for i in range(n):
+        mine = order[(ends[i - 1] if i else 0) : ends[i]]
+        out.append(
+            RankedPlays(
+                afterstates=afterstates[mine], probs=probs[mine], equity=equity[mine], plies=plies[mine]
+            )
+        )
+    return out
 
 
 class Agent:

@@ -24,7 +24,9 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-COMMANDS: tuple[str, ...] = ("show", "hint", "eval", "cube", "rollout", "play", "analyze", "ubgi", "export")
+COMMANDS: tuple[str, ...] = (
+    "show", "hint", "eval", "cube", "rollout", "play", "analyze", "serve", "ubgi", "export",
+)  # fmt: skip
 """Module names under :mod:`nard_ai.interfaces.commands`, in ``nard --help`` order."""
 
 
