@@ -349,21 +349,61 @@ def make_executor(address: str | None = None, **kwargs) -> LocalExecutor | RayEx
     return RayExecutor(address, **kwargs)
 
 
-def add_ray_argument(parser: argparse.ArgumentParser) -> None:
-    """Add ``--ray auto|local|ADDRESS`` (default: ``RAY_ADDRESS`` if set, else none) to a parser."""
+def add_ray_argument(
+    parser: argparse.ArgumentParser, shard_unit: str | None = None, shard_default: int = 0
+) -> None:
+    """Add ``--ray auto|local|ADDRESS`` (default: ``RAY_ADDRESS`` if set, else none) to a parser.
+
+    With ``shard_unit`` (e.g. ``"games"``) also ``--shard-games N`` (``--shard-{unit}``): the
+    shard size, default ``shard_default``; given without ``--ray`` it runs the same shards in this
+    process (:class:`LocalExecutor`), which gives the numbers a Ray run gives.
+    """
     parser.add_argument(
         "--ray", metavar="auto|local|ADDRESS", default=os.environ.get("RAY_ADDRESS") or None, help=RAY_HELP
     )
+    if shard_unit is not None:
+
+        def positive(text: str) -> int:
+            try:
+                value = int(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+            if value < 1:
+                raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+            return value
+
+        parser.add_argument(
+            f"--shard-{shard_unit}",
+            dest="shard_size",
+            type=positive,
+            default=None,
+            help=f"{shard_unit} per shard (default {shard_default:,}); alone (no --ray) it runs the same "
+            "shards in this process: the numbers of a Ray run",
+        )
 
 
-def executor_from_args(args: argparse.Namespace) -> LocalExecutor | RayExecutor | None:
-    """The executor of parsed arguments with ``--ray``: ``None`` when not given (the workload's local path).
+def executor_from_args(
+    args: argparse.Namespace, parser: argparse.ArgumentParser | None = None
+) -> LocalExecutor | RayExecutor | None:
+    """The executor of parsed arguments with ``--ray``: ``None`` when neither ``--ray`` nor
+    ``--shard-...`` is given (the workload's own local path), a :class:`LocalExecutor` for a shard
+    size alone, else a :class:`RayExecutor`.
 
     Raises:
-        ValueError: ray not installed. ConnectionError: no cluster at the address.
+        ValueError: ray not installed; ConnectionError: no cluster at the address. With a
+        ``parser`` both become ``parser.error`` (the message, exit status 2).
     """
     address = getattr(args, "ray", None)
-    return None if not address else make_executor(address)
+    try:
+        if address:
+            return make_executor(address)
+        if getattr(args, "shard_size", None) is not None:
+            return LocalExecutor()
+        return None
+    except (ValueError, ConnectionError) as exc:
+        if parser is None:
+            raise
+        parser.error(f"--ray {address}: {exc}")
 
 
 def shard_ranges(total: int, shard: int, multiple: int = 1) -> list[tuple[int, int]]:

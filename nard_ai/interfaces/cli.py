@@ -79,6 +79,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from nard_ai.distributed import add_ray_argument, executor_from_args
+
 __all__ = [
     "main",
     "build_parser",
@@ -786,6 +788,7 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     board, state = _position(parser, args.position)
     cube = _cube_state(parser, state) if args.cubeful else None
     agent = _agent(parser, args.checkpoint, args.ply)
+    executor = executor_from_args(args, parser)  # --ray / --shard-games; None: the local lockstep
     # --progress forces the bar, --no-progress hides it; by default it shows when stderr is a terminal
     show = args.progress if args.progress is not None else _is_terminal(sys.stderr)
     bar = tqdm(
@@ -807,11 +810,15 @@ def _rollout(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             truncate=args.truncate,
             variance_reduction=args.luck,
             on_games=bar.update,
+            executor=executor,
+            **({"shard_games": args.shard_size} if args.shard_size else {}),
         )
     except ValueError as exc:
         parser.error(str(exc))
     finally:
         bar.close()
+        if executor is not None:
+            executor.close()
     if args.json:
         _print_json(
             {
@@ -1196,6 +1203,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_json(p)
     _add_checkpoint(p)
+    add_ray_argument(p, "games", 1 << 17)  # nard_ai.play.rollout.CHUNK_GAMES, without loading it here
 
     p = _command(
         sub,
