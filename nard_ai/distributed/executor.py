@@ -39,7 +39,9 @@ Ray specifics:
   CPUs) are submitted at a time, so a million-shard run does not flood the
   scheduler.
 * **Threads.** Each shard runs with torch and numba on ``threads`` threads
-  (default 1: one shard per CPU Ray schedules).
+  (default 1: one shard per CPU Ray schedules). :class:`LocalExecutor` runs its
+  shards on 1 thread by default too: torch's float sums may differ in the last
+  bit with the thread count, and the same numbers need the same threads.
 
 Addresses (``--ray`` on the command lines, :func:`make_executor` from
 Python): ``local`` starts a Ray cluster in this process (``ray.init()``,
@@ -154,8 +156,9 @@ class LocalExecutor:
     """Runs the shards one after another in this process (no Ray).
 
     Args:
-        threads: torch and numba threads while the shards run (``None``, the default: as they
-            are, one per core unless the process changed them).
+        threads: torch and numba threads while the shards run (default 1, as a Ray worker runs
+            them: torch's float sums can differ in the last bit with the thread count, so the
+            same numbers as Ray need the same threads per shard; ``None``: as they are).
 
     Raises:
         ValueError: ``threads`` not an integer >= 1 or ``None``.
@@ -163,7 +166,7 @@ class LocalExecutor:
 
     workers = 1
 
-    def __init__(self, threads: int | None = None) -> None:
+    def __init__(self, threads: int | None = 1) -> None:
         self.threads = _check_threads(threads)
 
     def map(self, fn, tasks, shared=None, *, on_result=None) -> list:
