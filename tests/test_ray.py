@@ -245,3 +245,19 @@ def test_a_driver_killed_with_sigkill_resumes_and_finishes_the_same_labels(
     )
     assert skipped >= done_before and labelled + skipped == 8
     assert _labels(out) == _labels(tmp_path / "local")  # the resumed run = one uninterrupted run
+
+
+def test_evaluate_refuses_ray_for_a_workload_that_is_not_sharded():
+    # --cube sessions are not sharded yet: a usage error (exit 2) before any Ray start
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run(
+        [sys.executable, "evaluate.py", "--games", "4", "--cube", "--ray", "local"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2
+    assert "argument --ray: --cube does not run on Ray yet" in run.stderr
