@@ -8,11 +8,13 @@ python evaluate.py --match-length 5 --games 500      # 500 matches to 5 points, 
 python evaluate.py --positions tests/data/positions.txt --ply 0 --compare gnubg [--rollout 1296] [--json]
 python evaluate.py --make-cases cases.txt --cases 500 --agent-a default
 python evaluate.py --error-rate cases.txt --agent-a pubeval --referee gnubg:2
+python evaluate.py --games 20000 --ray auto          # the match's shards on a Ray cluster (nard_ai.distributed)
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from dataclasses import dataclass
 
@@ -24,6 +26,7 @@ from tqdm import tqdm
 
 from nard_ai.agents import agent_from_spec
 from nard_ai.cube.met import MAX_AWAY, MET_NAME
+from nard_ai.distributed import make_executor
 from nard_ai.interfaces.cli import parse_dataclass_args
 from nard_ai.play.arena import play_match
 from nard_ai.play.sessions import play_matches, play_money_session
@@ -78,6 +81,12 @@ class Args:
     """write a new case FILE of --cases positions from --agent-a self-play"""
     cases: int = 500
     """--make-cases: number of cases"""
+    ray: str = ""
+    """run the shards on Ray: 'local', 'auto' (the running cluster) or a head's ADDRESS; default the
+    RAY_ADDRESS environment variable, else this process (cubeless matches and --positions --rollout)"""
+    shard_games: int = 1000
+    """--ray: games per shard of a match (even; the same seed and shard size give the same points
+    on every backend)"""
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2)."""
@@ -109,6 +118,15 @@ class Args:
                 raise ValueError(f"argument --{name}: goes with --positions")
         if sum(map(bool, (self.positions, self.error_rate, self.make_cases))) > 1:
             raise ValueError("argument --positions: give one of --positions, --error-rate, --make-cases")
+        if self.shard_games < 2 or self.shard_games % 2:
+            raise ValueError(f"argument --shard-games: must be even and >= 2, got {self.shard_games}")
+        if self.ray_address():
+            for name in ("cube", "match_length", "error_rate", "make_cases"):
+                if getattr(self, name):
+                    raise ValueError(
+                        f"argument --ray: --{name.replace('_', '-')} does not run on Ray yet (cubeless "
+                        "matches and --positions --rollout do)"
+                    )
         if self.positions:
             for name in ("cube", "jacoby", "beavers", "match_length"):
                 if getattr(self, name):
@@ -117,8 +135,25 @@ class Args:
                         "score and Jacoby/beaver settings from each line's Match ID or XGID"
                     )
 
+    def ray_address(self) -> str:
+        """--ray, else RAY_ADDRESS, else '' (no Ray)."""
+        return self.ray or os.environ.get("RAY_ADDRESS", "")
+
 
 def main(args: Args) -> int:
+    try:
+        executor = make_executor(args.ray_address()) if args.ray_address() else None
+    except (ValueError, ConnectionError) as exc:
+        print(f"evaluate.py: error: --ray {args.ray_address()}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return _run(args, executor)
+    finally:
+        if executor is not None:
+            executor.close()
+
+
+def _run(args: Args, executor) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -131,6 +166,7 @@ def main(args: Args) -> int:
             compare=args.compare,
             as_json=args.json,
             seed=args.seed,
+            executor=executor,
         )
     if args.error_rate:
         with tqdm(unit="case", disable=not args.progress, file=sys.stderr) as bar:
@@ -177,7 +213,14 @@ def main(args: Args) -> int:
             )
         else:
             result = play_match(
-                agent_a, agent_b, args.games, seed=args.seed, batch=args.batch, progress=progress
+                agent_a,
+                agent_b,
+                args.games,
+                seed=args.seed,
+                batch=args.batch,
+                progress=progress,
+                executor=executor,
+                shard_games=args.shard_games,
             )
     print(result.summary(args.agent_a, args.agent_b))
     return 0

@@ -38,6 +38,7 @@ RANKS = [
     "search",
     "cube",
     "play",
+    "distributed",
     "training",
     "gnubg",
     "agents",

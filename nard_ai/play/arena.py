@@ -29,7 +29,16 @@ from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, starting_board
 from nard_ai.core.game import opening_roll, roll_dice
 from nard_ai.search.lookahead import Agent
 
-__all__ = ["MatchResult", "play_match", "dice_chunk", "pair_ci95"]
+__all__ = [
+    "MatchResult",
+    "MatchShard",
+    "MatchShardResult",
+    "play_match",
+    "play_match_shard",
+    "merge_match_shards",
+    "dice_chunk",
+    "pair_ci95",
+]
 
 _CHUNK = 128  # dice generated per pair at a time
 MAX_PLIES = 5000
@@ -129,6 +138,55 @@ def pair_ci95(pair_means: np.ndarray) -> float:
     return float(1.96 * pair_means.std(ddof=1) / np.sqrt(len(pair_means)))
 
 
+@dataclass(frozen=True)
+class MatchShard:
+    """One shard of a match: the games ``first .. first + games - 1`` (``first`` and ``games`` even).
+
+    Game ``g`` plays the dice of duplicate pair ``g // 2`` (``np.random.default_rng([seed, pair,
+    chunk])``), so a shard's points are a pure function of the task and the two agents.
+    """
+
+    index: int
+    seed: int
+    first: int
+    games: int
+    batch: int
+
+
+@dataclass(frozen=True)
+class MatchShardResult:
+    """A shard's games: ``points`` ``(games,)`` int64 from A's side, ``plies`` played, wall ``seconds``."""
+
+    index: int
+    points: np.ndarray
+    plies: int
+    seconds: float
+
+
+def play_match_shard(agents: tuple[Agent, Agent], task: MatchShard) -> MatchShardResult:
+    """Play one shard of a match (``agents`` = ``(agent_a, agent_b)``, the executor's shared object)."""
+    t0 = time.perf_counter()
+    points, plies = _play_games(agents[0], agents[1], task.seed, task.first, task.games, task.batch, None)
+    return MatchShardResult(task.index, points, plies, time.perf_counter() - t0)
+
+
+def merge_match_shards(shards: list[MatchShardResult], seconds: float) -> MatchResult:
+    """The :class:`MatchResult` of a match's shards: their points end to end, in shard order.
+
+    Raises:
+        ValueError: no shards, or a shard index missing or repeated.
+    """
+    indices = sorted(r.index for r in shards)
+    if not shards or indices != list(range(len(shards))):
+        raise ValueError(f"shards must be numbered 0..{len(shards) - 1} once each, got {indices}")
+    ordered = sorted(shards, key=lambda r: r.index)
+    return MatchResult(
+        points=np.concatenate([r.points for r in ordered]),
+        seconds=seconds,
+        plies=sum(r.plies for r in ordered),
+    )
+
+
 def play_match(
     agent_a: Agent,
     agent_b: Agent,
@@ -137,6 +195,8 @@ def play_match(
     *,
     batch: int = 1024,
     progress=None,
+    executor=None,
+    shard_games: int = 1000,
 ) -> MatchResult:
     """Play a cubeless duplicate-dice match (``games`` rounded up to even).
 
@@ -148,12 +208,55 @@ def play_match(
         batch: games in flight at once; each ply is one ``choose_plays``
             call per agent over all its games.
         progress: optional callable ``progress(games_finished)``.
+        executor: ``None`` (the default) plays every game in this process; an executor
+            (:mod:`nard_ai.distributed`: one process or a Ray cluster) plays shards of
+            ``shard_games`` games (:func:`play_match_shard`) with both agents as the shared
+            object, and :func:`merge_match_shards` joins them. A game's dice depend only on the
+            seed and its pair number, so the points are the same game for game on every
+            executor and with or without one (except for the ``random`` agent, whose own
+            generator follows the batches).
+        shard_games: games per shard with an executor: even, >= 2.
 
     Returns:
         A :class:`MatchResult` from A's side.
+
+    Raises:
+        ValueError: ``games`` or ``batch`` below 1, an odd or non-positive ``shard_games``, an
+            ``executor`` without ``map``.
+        RuntimeError: a game passes :data:`MAX_PLIES` plies.
     """
+    for name, value, low in (("games", games, 1), ("batch", batch, 1), ("shard_games", shard_games, 2)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if shard_games % 2:
+        raise ValueError(f"shard_games must be even (duplicate pairs stay in one shard), got {shard_games}")
     t0 = time.perf_counter()
-    games = games + games % 2
+    games = int(games) + int(games) % 2
+    if executor is not None:
+        if not callable(getattr(executor, "map", None)):
+            raise ValueError(
+                f"executor must have map(fn, tasks, shared) (nard_ai.distributed), got {executor!r}"
+            )
+        tasks = [
+            MatchShard(k, seed, first, min(int(shard_games), games - first), int(batch))
+            for k, first in enumerate(range(0, games, int(shard_games)))
+        ]
+        finished = 0
+
+        def done(_i: int, r: MatchShardResult) -> None:
+            nonlocal finished
+            finished += len(r.points)
+            if progress is not None:
+                progress(finished)
+
+        shards = executor.map(play_match_shard, tasks, shared=(agent_a, agent_b), on_result=done)
+        return merge_match_shards(shards, time.perf_counter() - t0)
+    points, plies = _play_games(agent_a, agent_b, seed, 0, games, int(batch), progress)
+    return MatchResult(points=points, seconds=time.perf_counter() - t0, plies=plies)
+
+
+def _play_games(agent_a, agent_b, seed: int, first: int, games: int, batch: int, progress):
+    """Games ``first .. first + games - 1`` of a match in lockstep: ``(points (games,), plies)``."""
     slots = min(batch, games)
     boards = np.zeros((slots, BOARD_SIZE), dtype=np.int8)
     game_of = np.full(slots, -1, dtype=np.int64)
@@ -162,7 +265,8 @@ def play_match(
     dice_buf = np.zeros((slots, _CHUNK, 2), dtype=np.int8)
     points = np.zeros(games, dtype=np.int64)
     start_board = starting_board()
-    next_game = 0
+    next_game = first
+    end = first + games
     plies = 0
 
     def start(slot: int, game: int) -> None:
@@ -195,7 +299,7 @@ def play_match(
         done = ~(after > 0).any(axis=1)
         if done.any():
             result = game_result_unchecked(after[done])
-            points[game_of[idx[done]]] = np.where(a_to_play[done], result, -result)
+            points[game_of[idx[done]] - first] = np.where(a_to_play[done], result, -result)
         boards[idx] = swap_sides_unchecked(after)
         turn[idx] ^= 1
         ply[idx] += 1
@@ -203,11 +307,11 @@ def play_match(
             raise RuntimeError(f"a game passed {MAX_PLIES} plies")
         for s in idx[done]:
             finished += 1
-            if next_game < games:
+            if next_game < end:
                 start(s, next_game)
                 next_game += 1
             else:
                 game_of[s] = -1
         if progress is not None and done.any():
             progress(finished)
-    return MatchResult(points=points, seconds=time.perf_counter() - t0, plies=plies)
+    return points, plies

@@ -129,6 +129,10 @@ __all__ = [
     "rollout",
     "rollout_plays",
     "rollout_dice",
+    "RolloutShard",
+    "RolloutShardResult",
+    "rollout_shard",
+    "merge_rollout_shards",
     "ROLLS_21",
     "ROLL_WEIGHTS",
     "ROLLS_36",
@@ -337,6 +341,8 @@ def rollout(
     threads: int | None = None,
     root_action: str | None = None,
     on_games: Callable[[int], object] | None = None,
+    executor=None,
+    shard_games: int = CHUNK_GAMES,
 ) -> RolloutResult:
     """Roll out a position for the side on roll, before it rolls.
 
@@ -384,6 +390,14 @@ def rollout(
             cube), so the three can be compared with double/pass (+1).
         on_games: optional callable ``on_games(n)`` told each time ``n`` more
             games finish (for a progress bar; the ``n`` add up to ``games``).
+        executor: ``None`` (the default) plays every game in this process's lockstep; an
+            executor (:mod:`nard_ai.distributed`: one process or a Ray cluster) plays shards of
+            ``shard_games`` consecutive game numbers with :func:`rollout_shard` and merges them
+            with :func:`merge_rollout_shards` in shard order. The dice of a game depend only on
+            the seed and its game number, so the games are the same either way; with the default
+            ``shard_games`` (:data:`CHUNK_GAMES`, the lockstep's own block) the numbers are too, bit
+            for bit, and with any shard size they are the same on every executor.
+        shard_games: games per shard with an executor, >= 1.
 
     Returns:
         A :class:`RolloutResult` for the root side.
@@ -400,7 +414,8 @@ def rollout(
             that is not a bool (or ``None``), or ``True`` with a cube
             (cubeful rollouts are not luck-adjusted); a bad ``efficiency``;
             a ``root_action`` other than those above, given without a cube,
-            or ``"double_take"`` where the root side may not double.
+            or ``"double_take"`` where the root side may not double; a ``shard_games`` below 1;
+            an ``executor`` without ``map``.
         RuntimeError: if a game passes :data:`MAX_PLIES` plies.
     """
     board = validate_board(np.asarray(board).reshape(-1))
@@ -434,6 +449,10 @@ def rollout(
         raise ValueError(f"root_action={root_action!r} needs a cube (a cubeful rollout)")
     if on_games is not None and not callable(on_games):
         raise ValueError(f"on_games must be a callable or None, got {on_games!r}")
+    if isinstance(shard_games, bool) or not isinstance(shard_games, Integral) or shard_games < 1:
+        raise ValueError(f"shard_games must be an integer >= 1, got {shard_games!r}")
+    if executor is not None and not callable(getattr(executor, "map", None)):
+        raise ValueError(f"executor must have map(fn, tasks, shared) (nard_ai.distributed), got {executor!r}")
     if root_action == "double_take" and not cube.can_double:
         raise ValueError("root_action='double_take': the side on roll may not double with this cube state")
     if agent is None:
@@ -462,6 +481,33 @@ def rollout(
             "it can roll out cubeless, untruncated and without luck adjustment only"
         )
     t0 = time.perf_counter()
+    if executor is not None:
+        tasks = [
+            RolloutShard(
+                k,
+                board,
+                first,
+                min(int(shard_games), int(games) - first),
+                seed,
+                cube,
+                truncate,
+                vr,
+                int(batch),
+                efficiency,
+                root_action,
+            )
+            for k, first in enumerate(range(0, int(games), int(shard_games)))
+        ]
+        done = None if on_games is None else (lambda _i, r: on_games(r.games))
+        with _threads(threads):
+            shards = executor.map(rollout_shard, tasks, shared=agent, on_result=done)
+        return merge_rollout_shards(
+            shards,
+            cubeful=cubeful,
+            variance_reduction=vr,
+            ply=getattr(agent, "ply", ply),
+            seconds=time.perf_counter() - t0,
+        )
     run = _Lockstep(board, int(games), seed, agent, cube, truncate, vr, int(batch), efficiency, on_games)
     if root_action is not None:
         run.cubes.root_action(root_action)
@@ -482,6 +528,119 @@ def rollout(
         variance_reduction=vr,
         ply=getattr(agent, "ply", ply),
         passes=run.passes,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class RolloutShard:
+    """One shard of a rollout: the games ``first .. first + games - 1`` (plain values, picklable).
+
+    The fields are :func:`rollout`'s, validated there; ``variance_reduction`` is the resolved
+    bool. A shard's results are a pure function of the task and the agent (the dice of game ``g``
+    are :func:`rollout_dice` of ``(seed, g, ply)``), whatever process runs it.
+    """
+
+    index: int
+    board: np.ndarray
+    first: int
+    games: int
+    seed: int
+    cube: CubeState | None
+    truncate: int | None
+    variance_reduction: bool
+    batch: int
+    efficiency: CubeEfficiency | float
+    root_action: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class RolloutShardResult:
+    """What a shard returns for :func:`merge_rollout_shards`.
+
+    Attributes:
+        index: the shard's number.
+        games: games played.
+        truncated: of them, scored by evaluation at the truncation point.
+        passes: of them, ended by a passed double.
+        statistics: the sums of the shard's per-game values (an internal record).
+        seconds: the shard's wall time where it ran.
+    """
+
+    index: int
+    games: int
+    truncated: int
+    passes: int
+    statistics: object
+    seconds: float
+
+
+def rollout_shard(agent, task: RolloutShard) -> RolloutShardResult:
+    """Play one shard of a rollout with ``agent`` (the executor's shared object; :func:`rollout`).
+
+    Raises:
+        RuntimeError: if a game passes :data:`MAX_PLIES` plies.
+    """
+    t0 = time.perf_counter()
+    run = _Lockstep(
+        task.board,
+        task.games,
+        task.seed,
+        agent,
+        task.cube,
+        task.truncate,
+        task.variance_reduction,
+        task.batch,
+        task.efficiency,
+        first=task.first,
+    )
+    if task.root_action is not None:
+        run.cubes.root_action(task.root_action)
+    run.play()
+    return RolloutShardResult(
+        task.index, task.games, run.truncated, run.passes, run.statistics(), time.perf_counter() - t0
+    )
+
+
+def merge_rollout_shards(
+    shards: list[RolloutShardResult],
+    *,
+    cubeful: bool,
+    variance_reduction: bool,
+    ply: int | None,
+    seconds: float,
+) -> RolloutResult:
+    """The :class:`RolloutResult` of a rollout's shards, merged in shard order (Chan et al.'s update).
+
+    Args:
+        shards: every shard's result, each index ``0 .. len - 1`` exactly once (any order).
+        cubeful, variance_reduction, ply: copied into the result.
+        seconds: the rollout's wall time.
+
+    Raises:
+        ValueError: no shards, or a shard index missing or repeated (nothing lost, nothing
+            counted twice).
+    """
+    indices = sorted(r.index for r in shards)
+    if not shards or indices != list(range(len(shards))):
+        raise ValueError(f"shards must be numbered 0..{len(shards) - 1} once each, got {indices}")
+    ordered = sorted(shards, key=lambda r: r.index)
+    stats = ordered[0].statistics
+    for r in ordered[1:]:
+        stats = stats.merge(r.statistics)
+    return RolloutResult(
+        probs=stats.probs.mean(),
+        probs_ci=stats.probs.ci(),
+        equity=float(stats.equity.mean()[0]),
+        equity_ci=float(stats.equity.ci()[0]),
+        cubeful=float(stats.cubeful.mean()[0]) if cubeful else None,
+        cubeful_ci=float(stats.cubeful.ci()[0]) if cubeful else None,
+        games=int(stats.games),
+        truncated=sum(r.truncated for r in ordered),
+        mean_plies=stats.plies / stats.games,
+        seconds=seconds,
+        variance_reduction=variance_reduction,
+        ply=ply,
+        passes=sum(r.passes for r in ordered),
     )
 
 
@@ -575,20 +734,21 @@ class _Lockstep:
     """
 
     def __init__(
-        self, board, games, seed, agent, cube, truncate, vr, batch, efficiency, on_games=None
+        self, board, games, seed, agent, cube, truncate, vr, batch, efficiency, on_games=None, first=0
     ) -> None:
         from nard_ai.model.network import result_probs
 
         self.result_probs = result_probs
         self.root, self.games, self.seed, self.agent = board, games, seed, agent
+        self.first = first  # a shard plays the game numbers first .. first + games - 1
         self.truncate, self.vr = truncate, vr
         slots = min(batch, games)
-        self.game = np.arange(slots, dtype=np.int64)
+        self.game = np.arange(first, first + slots, dtype=np.int64)
         self.boards = np.tile(board, (slots, 1))
         self.ply = np.zeros(slots, dtype=np.int64)
         self.luck = np.zeros((slots, 5))
         self.running = np.ones(slots, dtype=bool)
-        self.next_game = slots
+        self.next_game = first + slots
         self.cubes = None if cube is None else _Cubes(cube, slots, efficiency)
         self.chunk = CHUNK_GAMES
         self.blocks: dict[int, _Block] = {}  # block number -> the results of its finished games
@@ -624,14 +784,14 @@ class _Lockstep:
         game = self.game[slots]
         values = probs_root - self.luck[slots]
         plies = self.ply[slots]
-        block = game // self.chunk
+        block = (game - self.first) // self.chunk
         one = block.min() == block.max()  # the usual case: every game here is of one block
         for k in block[:1] if one else np.unique(block):
             here = slice(None) if one else block == k
             b = self.blocks.get(int(k))
             if b is None:
                 start = int(k) * self.chunk
-                b = self.blocks[int(k)] = _Block(start, min(self.chunk, self.games - start))
+                b = self.blocks[int(k)] = _Block(self.first + start, min(self.chunk, self.games - start))
             at = game[here] - b.start
             b.values[at] = values[here]
             b.plies[at] = plies[here]
@@ -659,7 +819,7 @@ class _Lockstep:
         return self.merged
 
     def _refill(self) -> None:
-        left = self.games - self.next_game
+        left = self.first + self.games - self.next_game
         if left <= 0:
             return
         free = np.flatnonzero(~self.running)[:left]

@@ -266,8 +266,23 @@ def cubeful_ci_bound(probs, probs_ci, cube: CubeState, efficiency: float) -> dic
     return {k: float(v) for k, v in zip(keys, spread, strict=True)}
 
 
+def rollout_position(agent, task: tuple[np.ndarray, int, int]):
+    """One shard of :func:`analyse_positions` on an executor: ``rollout(board, games, agent=agent,
+    seed=seed)`` of ``task = (board, games, seed)`` (the same call as the local path)."""
+    from nard_ai.play.rollout import rollout
+
+    board, games, seed = task
+    return rollout(board, games, agent=agent, seed=seed)
+
+
 def analyse_positions(
-    positions: list[PositionLine], agent, *, rollout_games: int = 0, seed: int = 0, progress=None
+    positions: list[PositionLine],
+    agent,
+    *,
+    rollout_games: int = 0,
+    seed: int = 0,
+    progress=None,
+    executor=None,
 ) -> list[PositionAnalysis]:
     """Cube decision (and optionally a rollout) of each position with ``agent``.
 
@@ -278,20 +293,28 @@ def analyse_positions(
         rollout_games: games per cubeless rollout; 0 for none.
         seed: seed of the rollout dice.
         progress: optional callable ``progress(done)``.
+        executor: ``None``: the rollouts run here one after another; an executor of
+            :mod:`nard_ai.distributed` (a Ray cluster) runs one position's rollout per shard
+            (:func:`rollout_position`, the agent shared once): the same rollouts, so the same numbers.
 
     Raises:
         ValueError: on ``rollout_games < 0``.
     """
     if rollout_games < 0:
         raise ValueError(f"rollout games must be >= 0, got {rollout_games}")
-    from nard_ai.play.rollout import rollout
+    rolls: list = [None] * len(positions)
+    if rollout_games and executor is not None:
+        tasks = [(p.board, rollout_games, seed) for p in positions]
+        rolls = executor.map(rollout_position, tasks, shared=agent)
 
     out = []
     for k, p in enumerate(positions):
         decision = cube_decision(p.board, p.cube, agent=agent)
         rolled = rolled_decision = rolled_ci = None
         if rollout_games:
-            rolled = rollout(p.board, rollout_games, agent=agent, seed=seed)
+            rolled = (
+                rolls[k] if rolls[k] is not None else rollout_position(agent, (p.board, rollout_games, seed))
+            )
             x = cube_efficiency(p.board)
             rolled_decision = cube_decision_from_probs(_consistent(rolled.probs), p.cube, x, ply=decision.ply)
             rolled_ci = cubeful_ci_bound(rolled.probs, rolled.probs_ci, p.cube, x)
@@ -635,8 +658,11 @@ def run_positions(
     seed: int = 0,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    executor=None,
 ) -> int:
     """``evaluate.py --positions``: read, analyse, print; returns the exit status.
+
+    ``executor``: where the rollouts run (:func:`analyse_positions`).
 
     Exit status: 0 when every line was analysed, 1 when some line was bad
     (the others are still reported) or the file holds no position, 2 when
@@ -665,7 +691,9 @@ def run_positions(
         return 2
     try:
         agent = analysis_agent(agent_spec, ply)
-        analyses = analyse_positions(positions, agent, rollout_games=rollout_games, seed=seed)
+        analyses = analyse_positions(
+            positions, agent, rollout_games=rollout_games, seed=seed, executor=executor
+        )
         comparison = None
         if compare == "gnubg":
             analyses, comparison = compare_with_gnubg(analyses, agent.ply)

@@ -8,6 +8,10 @@
     python -m nard_ai.training label --positions runs/bench-pos --out runs/bench-ro \\
         --method rollout --games 1296 --rollout-ply 0
     python -m nard_ai.training overlap runs/train-pos runs/bench-pos
+    python -m nard_ai.training label --positions runs/train-pos --out runs/train-2ply --ray auto
+
+``label --ray auto|local|ADDRESS`` (or ``RAY_ADDRESS`` set) labels the shards
+on a Ray cluster (:mod:`nard_ai.distributed`; the same files as a local run).
 
 Exit status: 0 done; 1 ``overlap`` found shared positions; 2 bad input (a
 message, no traceback); 130 interrupted (rerun the same ``label`` command to
@@ -23,6 +27,7 @@ import time
 from pathlib import Path
 
 from nard_ai.training.argtypes import non_negative_int, positive_int
+from nard_ai.distributed import add_ray_argument, executor_from_args
 
 __all__ = ["main"]
 
@@ -96,6 +101,7 @@ def _parser() -> argparse.ArgumentParser:
     lab.add_argument("--shards", type=_shard_range, default=None, help="only shards START:STOP")
     lab.add_argument("--max-shards", type=positive_int, default=None, help="stop after this many shards")
     lab.add_argument("--no-progress", action="store_true")
+    add_ray_argument(lab)
 
     o = sub.add_parser("overlap", help="count positions two position sets share (exit 1 if any)")
     o.add_argument("first")
@@ -176,17 +182,23 @@ def _label(args) -> int:
         truncate=args.truncate,
         variance_reduction=vr,
     )
-    summary = run_labels(
-        args.positions,
-        args.out,
-        plan,
-        network=args.network,
-        seed=args.seed,
-        workers=args.workers,
-        shards=args.shards,
-        progress=not args.no_progress,
-        max_shards=args.max_shards,
-    )
+    executor = executor_from_args(args)  # None without --ray (or RAY_ADDRESS): no Ray import
+    try:
+        summary = run_labels(
+            args.positions,
+            args.out,
+            plan,
+            network=args.network,
+            seed=args.seed,
+            workers=args.workers,
+            shards=args.shards,
+            progress=not args.no_progress,
+            max_shards=args.max_shards,
+            executor=executor,
+        )
+    finally:
+        if executor is not None:
+            executor.close()
     rate = summary["rows"] / max(summary["seconds"], 1e-9)
     print(
         f"{summary['done']} shards labelled ({summary['rows']} positions, {rate:.1f}/s), "
@@ -209,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)  # exits 2 on a usage error
     try:
         return {"positions": _positions, "label": _label, "overlap": _overlap}[args.command](args)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, ConnectionError) as exc:  # ConnectionError: no Ray cluster
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

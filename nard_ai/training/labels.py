@@ -43,8 +43,9 @@ task, and runs the rest, so a killed run loses at most the shards in flight
 (one per worker) and a rerun of the same command finishes the job with the
 same files an uninterrupted run writes. A :class:`ShardTask` is a plain,
 picklable record and :func:`label_shard` a top-level function: a distributed
-backend (Ray: ``ray.remote(label_shard)`` over :func:`plan_tasks`) needs
-nothing else, given the files on shared storage.
+backend needs nothing else, given the files on shared storage
+(``run_labels(..., executor=RayExecutor(...))``, :mod:`nard_ai.distributed`;
+``python -m nard_ai.training label --ray auto``).
 
 Workers: ``workers`` processes (``spawn``; each runs torch and numba on one
 thread), one shard each at a time; ``workers = 1`` runs in the calling process
@@ -568,6 +569,7 @@ def run_labels(
     shards: range | None = None,
     progress: bool = True,
     max_shards: int | None = None,
+    executor=None,
 ) -> dict:
     """Label a position set into ``out_dir``, skipping the shards already complete (module docstring).
 
@@ -581,6 +583,11 @@ def run_labels(
         shards: only these shard indices (to split a job by hand); ``None``: all.
         progress: show a tqdm bar (positions; the rate is positions per second).
         max_shards: stop after labelling this many shards (tests, trial runs).
+        executor: ``None`` (the default): ``workers`` processes as above; an executor of
+            :mod:`nard_ai.distributed` (a Ray cluster) runs :func:`label_shard` of each task
+            instead (``workers`` is then ignored). A shard's files are a pure function of its
+            task, so the labels are the same bytes on every backend; every worker needs the
+            positions, the network and ``out_dir`` at the same paths (shared storage).
 
     Returns:
         ``{"shards": total, "skipped": already complete, "done": labelled now, "rows": labelled now,
@@ -648,7 +655,11 @@ def run_labels(
         log.flush()
 
     try:
-        if workers == 1 or len(todo) <= 1:
+        if executor is not None:
+            if not callable(getattr(executor, "map", None)):
+                raise ValueError(f"executor must have map(fn, tasks) (nard_ai.distributed), got {executor!r}")
+            executor.map(label_shard, todo, on_result=lambda _i, result: finished(result))
+        elif workers == 1 or len(todo) <= 1:
             with _OneThread():
                 for task in todo:
                     finished(label_shard(task))

@@ -6,6 +6,8 @@ import argparse
 
 import numpy as np
 
+from nard_ai.distributed import add_ray_argument, executor_from_args
+
 from nard_ai.interfaces.commands.common import (
     CUBE_XGID,
     START_ID,
@@ -74,6 +76,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_progress(parser)
     add_json(parser)
     add_checkpoint(parser)
+    add_ray_argument(parser, "games", 1 << 17)  # nard_ai.play.rollout.CHUNK_GAMES, without loading it here
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -86,6 +89,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     board, state = position_arg(parser, args.position)
     cube = cube_state_arg(parser, state) if args.cubeful else None
     agent = agent_arg(parser, args.checkpoint, args.ply)
+    executor = executor_from_args(args, parser)  # --ray / --shard-games; None: the local lockstep
     bar = progress_bar(args.progress, args.games, "rolling out", "game")
     try:
         r = rollout(
@@ -97,11 +101,15 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             truncate=args.truncate,
             variance_reduction=args.luck,
             on_games=bar.update,
+            executor=executor,
+            **({"shard_games": args.shard_size} if args.shard_size else {}),
         )
     except ValueError as exc:
         parser.error(str(exc))
     finally:
         bar.close()
+        if executor is not None:
+            executor.close()
     if args.json:
         print_json(
             {

@@ -1,0 +1,263 @@
+"""The Ray backend (nard_ai.distributed): the same numbers as one process, nothing lost or doubled.
+
+The tests that need Ray start a local cluster of 2 CPUs themselves (module fixture) and are
+skipped with the reason when the optional ``ray`` package is missing (``pip install
+'nard_ai[ray]'``). The expected values come from the local path itself: a shard is a pure
+function of its task, so the Ray run must give exactly (``==``, bit for bit) what
+:class:`~nard_ai.distributed.LocalExecutor` or the unsharded function gives.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from importlib.util import find_spec
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nard_ai.core.board import starting_board
+from nard_ai.distributed import LocalExecutor, make_executor, shard_ranges
+from nard_ai.play.rollout import rollout
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_ray = pytest.mark.skipif(
+    find_spec("ray") is None, reason="the optional ray package is not installed (pip install 'nard_ai[ray]')"
+)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A local Ray cluster of 2 CPUs for the module; workers import this checkout's nard_ai."""
+    import ray
+
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([saved] if saved else []))
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # the test module's own shard functions go to the workers by value (they cannot import tests/)
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
+
+
+@pytest.fixture(scope="module")
+def agent():
+    from nard_ai.search.loading import default_agent
+
+    return default_agent(0)
+
+
+# --------------------------------------------------------------------------- without Ray
+
+
+def test_the_local_path_never_imports_ray():
+    """``nard rollout`` and a sharded match without --ray load no Ray module (a fresh interpreter)."""
+    code = (
+        "import sys\n"
+        "from nard_ai.interfaces.cli import main\n"
+        "assert main(['rollout', '4HPwATDgc/ABMA', '--games', '4', '--truncate', '2', '--json']) == 0\n"
+        "from nard_ai.agents import agent_from_spec\n"
+        "from nard_ai.distributed import LocalExecutor\n"
+        "from nard_ai.play.arena import play_match\n"
+        "p = agent_from_spec('pubeval')\n"
+        "play_match(p, p, 4, executor=LocalExecutor(), shard_games=2)\n"
+        "bad = sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.'))\n"
+        "assert not bad, bad\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+
+
+def test_a_local_executor_with_the_lockstep_block_size_gives_the_rollout_bit_for_bit(agent):
+    # one shard of CHUNK_GAMES (the default shard size) is the lockstep's own block
+    board = starting_board()
+    plain = rollout(board, 90, seed=5, agent=agent, truncate=6, threads=1)  # LocalExecutor's default threads
+    sharded = rollout(board, 90, seed=5, agent=agent, truncate=6, executor=LocalExecutor())
+    assert np.array_equal(plain.probs, sharded.probs) and np.array_equal(plain.probs_ci, sharded.probs_ci)
+    assert (plain.equity, plain.equity_ci, plain.truncated) == (sharded.equity, sharded.equity_ci, 90)
+
+
+def test_shard_ranges_cut_every_shard_and_keep_the_rest():
+    assert shard_ranges(10, 4) == [(0, 4), (4, 4), (8, 2)]
+    with pytest.raises(ValueError, match="multiple of 2"):
+        shard_ranges(10, 3, multiple=2)
+    with pytest.raises(ValueError, match="total must be"):
+        shard_ranges(0, 3)
+
+
+def test_bad_executor_settings_are_rejected_with_the_field_named():
+    with pytest.raises(ValueError, match="threads must be"):
+        LocalExecutor(threads=0)
+    with pytest.raises(ValueError, match="ray address must be a string"):
+        make_executor(5)
+    with pytest.raises(ValueError, match="shard_games must be"):
+        rollout(starting_board(), 4, shard_games=0)
+    from nard_ai.agents import agent_from_spec
+    from nard_ai.play.arena import play_match
+
+    p = agent_from_spec("pubeval")
+    with pytest.raises(ValueError, match="shard_games must be even"):
+        play_match(p, p, 4, executor=LocalExecutor(), shard_games=3)
+
+
+def test_the_cli_rejects_a_bad_shard_size_with_status_2():
+    from nard_ai.interfaces.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["rollout", "4HPwATDgc/ABMA", "--shard-games", "0"])
+    assert exc.value.code == 2
+
+
+# --------------------------------------------------------------------------- on a local Ray cluster
+
+
+@needs_ray
+def test_a_rollout_gives_the_same_numbers_on_ray_and_locally(ray_cluster, agent):
+    from nard_ai.distributed import RayExecutor
+
+    board = starting_board()
+    kw = dict(seed=7, agent=agent, truncate=8, shard_games=40)
+    local = rollout(board, 150, executor=LocalExecutor(), **kw)  # shards 40, 40, 40, 30
+    with RayExecutor() as ray_exec:
+        on_ray = rollout(board, 150, executor=ray_exec, **kw)
+        assert len(ray_exec.shard_seconds) == 4
+    assert np.array_equal(local.probs, on_ray.probs) and np.array_equal(local.probs_ci, on_ray.probs_ci)
+    assert (local.equity, local.equity_ci, local.games, local.truncated, local.mean_plies) == (
+        on_ray.equity,
+        on_ray.equity_ci,
+        on_ray.games,
+        on_ray.truncated,
+        on_ray.mean_plies,
+    )
+
+
+@needs_ray
+def test_a_match_gives_the_same_points_on_ray_as_unsharded(ray_cluster, agent):
+    from nard_ai.agents import agent_from_spec
+    from nard_ai.distributed import RayExecutor
+    from nard_ai.play.arena import play_match
+
+    pubeval = agent_from_spec("pubeval")
+    plain = play_match(agent, pubeval, 30, seed=3, batch=8)  # no shards at all
+    with RayExecutor() as ray_exec:
+        on_ray = play_match(agent, pubeval, 30, seed=3, batch=8, executor=ray_exec, shard_games=8)
+    assert np.array_equal(plain.points, on_ray.points) and plain.plies == on_ray.plies
+
+
+def _square_or_die(marker_dir: str, task: int) -> int:
+    """A shard that kills its own worker process (SIGKILL) the first time it runs task 2."""
+    marker = Path(marker_dir) / f"ran-{task}-{os.getpid()}-{time.monotonic_ns()}"
+    marker.write_text("")
+    if task == 2 and not (Path(marker_dir) / "killed").exists():
+        (Path(marker_dir) / "killed").write_text("")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return task * task
+
+
+@needs_ray
+def test_a_killed_worker_loses_nothing_and_counts_nothing_twice(ray_cluster, tmp_path):
+    from nard_ai.distributed import RayExecutor
+
+    seen: list[int] = []
+    with RayExecutor(max_retries=2) as ray_exec:
+        out = ray_exec.map(
+            _square_or_die, list(range(6)), shared=str(tmp_path), on_result=lambda i, r: seen.append(i)
+        )
+    assert out == [0, 1, 4, 9, 16, 25]  # every shard's own value, in task order
+    assert sorted(seen) == list(range(6))  # each index reported exactly once
+    runs = [p.name.split("-")[1] for p in tmp_path.glob("ran-*")]
+    assert runs.count("2") == 2 and (tmp_path / "killed").exists()  # task 2 died once and was retried
+
+
+def _labels(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("labels-*"))}
+
+
+@pytest.fixture(scope="module")
+def position_set(tmp_path_factory):
+    """A 48-position set in shards of 6 (8 shards), from the shipped network (seed 11)."""
+    from nard_ai.eval.evaluator import NetworkEvaluator
+    from nard_ai.model.network import default_checkpoint_path, load_checkpoint
+    from nard_ai.training.positions import generate_positions, write_position_set
+
+    folder = tmp_path_factory.mktemp("positions")
+    network = default_checkpoint_path()
+    ps = generate_positions(NetworkEvaluator(load_checkpoint(network).network), 48, 11, pool=32)
+    write_position_set(folder, ps, shard_size=6, extra={"network": {"path": str(network)}})
+    return folder
+
+
+@needs_ray
+def test_labelling_writes_the_same_files_on_ray_and_locally(ray_cluster, position_set, tmp_path):
+    from nard_ai.distributed import RayExecutor
+    from nard_ai.training.labels import make_plan, run_labels
+
+    plan = make_plan("1ply", None)
+    run_labels(position_set, tmp_path / "local", plan, seed=2, workers=1, progress=False)
+    with RayExecutor() as ray_exec:
+        summary = run_labels(position_set, tmp_path / "ray", plan, seed=2, progress=False, executor=ray_exec)
+    assert summary["done"] == 8 and summary["rows"] == 48
+    local, on_ray = _labels(tmp_path / "local"), _labels(tmp_path / "ray")
+    assert len(local) == 16 and local == on_ray  # 8 CSVs + 8 sidecars, byte for byte
+
+
+@needs_ray
+def test_a_driver_killed_with_sigkill_resumes_and_finishes_the_same_labels(
+    ray_cluster, position_set, tmp_path
+):
+    from nard_ai.training.labels import make_plan, run_labels
+
+    plan = make_plan("rollout", None, games=36, play_ply=0, truncate=4)
+    run_labels(position_set, tmp_path / "local", plan, seed=4, workers=1, progress=False)
+    out = tmp_path / "ray"
+    cmd = [
+        sys.executable, "-m", "nard_ai.training", "label", "--positions", str(position_set),
+        "--out", str(out), "--method", "rollout", "--games", "36", "--truncate", "4", "--seed", "4",
+        "--no-progress", "--ray", ray_cluster,
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    driver = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not list(out.glob("labels-*.json")) and time.monotonic() < deadline and driver.poll() is None:
+        time.sleep(0.05)
+    driver.send_signal(signal.SIGKILL)  # the driver dies mid-run, without a chance to clean up
+    driver.wait(timeout=30)
+    done_before = len(list(out.glob("labels-*.json")))
+    assert 1 <= done_before < 8, "the kill must land mid-run"
+    rerun = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    # "N shards labelled (...), M already complete, 8 in all": the rerun only does what was missing
+    labelled, skipped = map(
+        int, re.search(r"(\d+) shards labelled .*, (\d+) already complete", rerun.stdout).groups()
+    )
+    assert skipped >= done_before and labelled + skipped == 8
+    assert _labels(out) == _labels(tmp_path / "local")  # the resumed run = one uninterrupted run
+
+
+def test_evaluate_refuses_ray_for_a_workload_that_is_not_sharded():
+    # --cube sessions are not sharded yet: a usage error (exit 2) before any Ray start
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run(
+        [sys.executable, "evaluate.py", "--games", "4", "--cube", "--ray", "local"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 2
+    assert "argument --ray: --cube does not run on Ray yet" in run.stderr
