@@ -26,8 +26,8 @@ import sys
 import time
 from pathlib import Path
 
-from nard_ai.training.argtypes import non_negative_int, positive_int
 from nard_ai.distributed import add_ray_argument, executor_from_args
+from nard_ai.training.argtypes import non_negative_int, positive_int
 
 __all__ = ["main"]
 

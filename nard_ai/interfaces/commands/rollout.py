@@ -7,7 +7,6 @@ import argparse
 import numpy as np
 
 from nard_ai.distributed import add_ray_argument, executor_from_args
-
 from nard_ai.interfaces.commands.common import (
     CUBE_XGID,
     START_ID,
