@@ -766,3 +766,48 @@ def test_fuzzed_query_strings_never_get_a_500_and_health_answers_after(client, p
 
     check()
     assert client.get("/health").json()["status"] == "ok"
+
+
+# --------------------------------------------------------------------------- issue 15 review follow-ups
+
+
+def test_a_json_field_given_twice_is_a_400_naming_it(client):
+    # A JSON reader keeps the last of two equal names silently (Python's json does), so without the
+    # check {"dice": [3, 1], "dice": [6, 6]} was answered for 6-6 (found in review); the README's
+    # table promises a repeated body field is refused.
+    raw = '{"id": "4HPwATDgc/ABMA", "dice": [3, 1], "dice": [6, 6]}'
+    r = client.post("/move", content=raw, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and "dice" in r.json()["detail"] and "more than once" in r.json()["detail"]
+    nested = '{"id": "4HPwATDgc/ABMA", "ply": 0, "ply": 1}'
+    r = client.post("/eval", content=nested, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and "ply" in r.json()["detail"]
+    # the same body without the repeat is answered, and for 3-1: 16 legal plays (nard hint's count)
+    r = client.post("/move", json={"id": "4HPwATDgc/ABMA", "dice": [3, 1]})
+    assert r.status_code == 200 and len(r.json()["moves"]) == 16
+
+
+def test_query_flags_take_only_true_or_false(client):
+    # FastAPI's bool reads 1/yes/on as true; the README says types are strict
+    for bad in ("yes", "1", "on", "True"):
+        r = client.get(f"/cube?id=4HPwATDgc/ABMA&jacoby={bad}")
+        assert r.status_code == 422, bad
+        assert r.json()["detail"][0]["loc"] == ["query", "jacoby"]
+    assert client.get("/cube?id=4HPwATDgc/ABMA&jacoby=false").status_code == 200
+
+
+def test_dice_given_by_the_id_and_by_the_request_must_agree(client):
+    # cIkFAAAAAAAE: gnubg's money Match ID of 3-1 rolled (match_id(MatchState(dice=(3, 1))), nard show
+    # prints "Rolled 31"); other dice in the request are refused, the same dice (either order) accepted
+    position = "4HPwATDgc/ABMA:cIkFAAAAAAAE"
+    from nard_ai.formats.position import parse_position
+
+    assert parse_position(position)[1].dice in ((3, 1), (1, 3))
+    r = client.post("/move", json={"id": position, "dice": [6, 6]})
+    assert r.status_code == 400 and "give the dice one way" in r.json()["detail"]
+    assert client.post("/move", json={"id": position, "dice": [1, 3]}).status_code == 200
+    assert client.post("/move", json={"id": position}).status_code == 200
+
+
+def test_a_plus_read_as_a_space_is_named_with_the_fix(client):
+    r = client.get("/eval?id=E+fgATDgc/ABEg")  # the + of E+fgATDgc/ABEg arrives as a space
+    assert r.status_code == 400 and "%2B" in r.json()["detail"]

@@ -297,6 +297,55 @@ def _int_text(value: Any) -> Any:
 QInt = Annotated[int, BeforeValidator(_int_text)]
 
 
+def _bool_text(value: Any) -> Any:
+    """A query flag is ``true`` or ``false`` (JSON's spelling), not FastAPI's ``1``/``yes``/``on``.
+
+    Raises:
+        PydanticCustomError: ``bool_parsing`` (FastAPI's 422) for any other text.
+    """
+    if isinstance(value, str) and value not in ("true", "false"):
+        raise PydanticCustomError("bool_parsing", "Input should be true or false")
+    return value
+
+
+QBool = Annotated[bool, BeforeValidator(_bool_text)]
+
+
+def _repeated_keys_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    repeated = [k for k, _ in pairs if k in seen or seen.add(k)]
+    if repeated:
+        raise _RepeatedFields(list(dict.fromkeys(repeated)))
+    return dict(pairs)
+
+
+class _RepeatedFields(Exception):
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+
+async def _no_repeated_fields(request: Request) -> None:
+    """Refuse a JSON body that gives a field twice (``{"dice": [3, 1], "dice": [6, 6]}``), which a
+    JSON reader would otherwise take silently, the last one winning (RFC 8259 section 4: names
+    "SHOULD be unique"). Runs before the body is validated; a body that is not JSON is left to the
+    validation's own answers.
+
+    Raises:
+        HTTPException: 400 naming the repeated fields.
+    """
+    if request.method != "POST":
+        return
+    body = await request.body()  # cached by Starlette: the validation reads the same bytes
+    try:
+        json.loads(body, object_pairs_hook=_repeated_keys_hook)
+    except _RepeatedFields as exc:
+        raise _bad(
+            f"body field{'s' if len(exc.names) > 1 else ''} {_name_list(exc.names)} given more than once"
+        ) from None
+    except (ValueError, RecursionError):  # not JSON (or not UTF-8): the schema's 400/415/422 answer it
+        return
+
+
 async def _pip_query(
     p0: QInt = 0, p1: QInt = 0, p2: QInt = 0, p3: QInt = 0, p4: QInt = 0, p5: QInt = 0, p6: QInt = 0,
     p7: QInt = 0, p8: QInt = 0, p9: QInt = 0, p10: QInt = 0, p11: QInt = 0, p12: QInt = 0, p13: QInt = 0,
@@ -384,7 +433,12 @@ def _decode(
         try:
             return parse_position(position)
         except ValueError as exc:
-            raise _bad(f"id: {exc}") from None
+            plus = (
+                " (a '+' of an ID arrives as a space in a query string: write it %2B)"
+                if " " in position
+                else ""
+            )
+            raise _bad(f"id: {exc}{plus}") from None
     if pips is not None and len(pips) != BOARD_SIZE:
         raise _bad(f"board: {BOARD_SIZE} counts [p0..p25] needed, got a list of length {len(pips)}")
     if pips is None or not any(pips):
@@ -408,8 +462,14 @@ def _live(board: np.ndarray) -> None:
 def _dice(
     die1: int | None, die2: int | None, state: MatchState | None, names: tuple[str, str] = ("die1", "die2")
 ) -> tuple[int, int]:
-    if die1 is None and die2 is None and state is not None and state.dice != (0, 0):
-        die1, die2 = state.dice
+    if state is not None and state.dice != (0, 0):
+        if die1 is None and die2 is None:
+            die1, die2 = state.dice
+        elif sorted((die1, die2)) != sorted(state.dice):
+            raise _bad(
+                f"dice: the ID holds the roll {state.dice[0]}-{state.dice[1]}, and {names[0]}/{names[1]} "
+                f"give {die1}-{die2}: give the dice one way (the ID's, or an ID without dice)"
+            )
     if die1 is None or die2 is None:
         raise _bad(f"dice: give {names[0]} and {names[1]} (1..6), or an ID whose dice are rolled")
     for name, die in zip(names, (die1, die2), strict=True):
@@ -903,7 +963,7 @@ async def _cube_answer(engine: Engine, board, state, req_ply, overrides) -> Cube
     )
 
 
-router = APIRouter()
+router = APIRouter(dependencies=[Depends(_no_repeated_fields)])
 """The engine's endpoints; :func:`create_app` includes it (and any other router, see there)."""
 
 
@@ -969,8 +1029,8 @@ async def get_cube(
     match_length: QInt | None = None,
     score_on_roll: QInt | None = None,
     score_opponent: QInt | None = None,
-    crawford: bool | None = None,
-    jacoby: bool | None = None,
+    crawford: QBool | None = None,
+    jacoby: QBool | None = None,
 ) -> CubeResponse:
     pips_given = _check_query(request, _CUBE_QUERY)
     board, state = _decode(id, pips, pips_given, "p0..p25")
@@ -1079,7 +1139,7 @@ def create_app(
     app.add_exception_handler(Exception, _unexpected)
     # the routers: the engine's JSON endpoints; other pages and endpoints are included here, one line each
     app.include_router(router)
-    app.include_router(_web_board(agent_factory, ply))
+    app.include_router(_web_board(agent_factory, ply), dependencies=[Depends(_no_repeated_fields)])
     return app
 
 
