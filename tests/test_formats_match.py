@@ -49,7 +49,8 @@ from nard_ai.formats import (
     write_mat,
 )
 from nard_ai.formats.mat import decode_mat
-from nard_ai.formats.match_id import MAX_MATCH_LENGTH
+from nard_ai.formats.base64key import encode_base64
+from nard_ai.formats.match_id import MAX_MATCH_LENGTH, match_key
 
 DATA = Path(__file__).parent / "data"
 START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
@@ -76,12 +77,16 @@ def random_state(rng: np.random.Generator) -> MatchState:
         cube = 1 if crawford or length else 1 << int(rng.integers(0, 16))  # money: automatic doubles
     else:
         cube = 1 << int(rng.integers(1, 16))
+    if game_state == GameState.NONE:
+        owner, cube = CENTERED, 1  # nothing of a game in progress before any game
     player_on_roll = int(rng.integers(0, 2))
-    double_offered = bool(not crawford and owner != 1 - player_on_roll and rng.random() < 0.3)
+    double_offered = bool(
+        game_state != GameState.NONE and not crawford and owner != 1 - player_on_roll and rng.random() < 0.3
+    )
     rolled = game_state != GameState.NONE and not double_offered and rng.random() < 0.7
     dice = (int(rng.integers(1, 7)), int(rng.integers(1, 7))) if rolled else (0, 0)
-    resignation = Resignation(int(rng.integers(0, 4)))
-    turn = int(rng.integers(0, 2))
+    resignation = Resignation(int(rng.integers(0, 4))) if game_state != GameState.NONE else Resignation.NONE
+    turn = int(rng.integers(0, 2)) if game_state != GameState.NONE else player_on_roll
     if double_offered:
         # the doubled player answers; if it resigned instead, the doubler answers the resignation
         turn = player_on_roll if resignation != Resignation.NONE else 1 - player_on_roll
@@ -1394,3 +1399,49 @@ def mutated_records(draw) -> str:
 def test_mat_reader_raises_only_value_errors(text):
     """Fuzz: random text or bytes, and mutated copies of the sample, either read or raise ValueError."""
     only_value_errors(read_mat, text)
+
+
+# --- issue 15 follow-up: nothing of a game in progress when there is no game (game_state NONE)
+
+
+def _match_id_with_game_state(state: MatchState, game_state: int) -> str:
+    """``state``'s Match ID with the game state bits 8-10 (the manual's layout) set to ``game_state``."""
+    key = int.from_bytes(match_key(state), "little")
+    key = (key & ~(0b111 << 8)) | (game_state << 8)
+    # as match_id() writes a key: its bytes read big-endian, 12 base64 characters
+    return encode_base64(int.from_bytes(key.to_bytes(9, "little"), "big"), 12)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"resignation": Resignation.SINGLE}, "resignation is SINGLE with game_state NONE"),
+        ({"resignation": Resignation.GAMMON}, "resignation is GAMMON with game_state NONE"),
+        ({"resignation": Resignation.BACKGAMMON}, "resignation is BACKGAMMON with game_state NONE"),
+        ({"double_offered": True}, "double_offered is set with game_state NONE"),
+        ({"cube_value": 2, "cube_owner": 0}, "cube_value is 2 with cube_owner 0 and game_state NONE"),
+        ({"cube_value": 4}, "cube_value is 4 with cube_owner -1 and game_state NONE"),  # money, centred
+        ({"turn": 0, "player_on_roll": 1}, "turn is 0 and player_on_roll 1 with game_state NONE"),
+        ({"dice": (3, 1)}, "dice are 3-1 with game_state NONE"),
+    ],
+)
+def test_no_game_refuses_every_field_of_a_game_in_progress(fields, message):
+    # the same fields with a game being played are a state gnubg writes (the control)
+    playing = {"resignation": Resignation.NONE, "turn": 1, "player_on_roll": 1, **fields}
+    if playing["resignation"] != Resignation.NONE or fields.get("double_offered"):
+        playing["turn"] = 0  # the resigner's or doubler's opponent answers
+    if "turn" in fields:
+        playing["resignation"] = Resignation.SINGLE  # turn differs from the mover only with a question pending
+    alive = MatchState(game_state=GameState.PLAYING, **playing)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        MatchState(game_state=GameState.NONE, **fields)
+    # and from a Match ID: the playing state's ID with the game state bits cleared
+    mid = _match_id_with_game_state(alive, int(GameState.NONE))
+    with pytest.raises(ValueError, match=f"Match ID {mid!r}: .*game_state NONE"):
+        from_match_id(mid)
+
+
+def test_the_reviewers_resignation_with_no_game_is_refused():
+    # MCAAAAAAAAAA: bits 13-14 = 1 (a single game resigned), game state bits 8-10 = 0 (no game)
+    with pytest.raises(ValueError, match=r"Match ID 'MCAAAAAAAAAA': resignation is SINGLE with game_state NONE"):
+        from_match_id("MCAAAAAAAAAA")
