@@ -129,7 +129,8 @@ def check_cube_options(cube: bool, value, owner) -> tuple[int | None, int | None
     Raises:
         ValueError: if given without ``cube=True``, a value that is not a power
             of two up to :data:`nard_ai.cube.MAX_CUBE`, an owner other than
-            -1 (centred), 0 or 1, or a centred cube above 1.
+            -1 (centred), 0 or 1, or an owned cube of 1 (a centred cube above
+            1 is money play with automatic doubles, and is kept).
     """
     if value is None and owner is None:
         return None, None
@@ -149,8 +150,11 @@ def check_cube_options(cube: bool, value, owner) -> tuple[int | None, int | None
         raise ValueError(f"options['cube_owner'] must be -1 (centred), 0 or 1, got {owner!r}")
     v = 1 if value is None else int(value)
     o = CENTERED if owner is None else int(owner)
-    if o == CENTERED and v != 1:
-        raise ValueError(f"a centred cube has value 1, got cube_value={v} (give cube_owner 0 or 1)")
+    if o != CENTERED and v == 1:
+        raise ValueError(
+            f"options['cube_value'] 1 with cube_owner {o}: an owned cube is 2 or more (a cube of 1 is centred)"
+        )
+    # a centred cube above 1 is kept: money play with automatic doubles (gnubg's Match ID holds it)
     return v, o
 
 

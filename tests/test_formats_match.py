@@ -48,8 +48,8 @@ from nard_ai.formats import (
     to_xgid,
     write_mat,
 )
-from nard_ai.formats.mat import decode_mat
 from nard_ai.formats.base64key import encode_base64
+from nard_ai.formats.mat import decode_mat
 from nard_ai.formats.match_id import MAX_MATCH_LENGTH, match_key
 
 DATA = Path(__file__).parent / "data"
@@ -1431,7 +1431,9 @@ def test_no_game_refuses_every_field_of_a_game_in_progress(fields, message):
     if playing["resignation"] != Resignation.NONE or fields.get("double_offered"):
         playing["turn"] = 0  # the resigner's or doubler's opponent answers
     if "turn" in fields:
-        playing["resignation"] = Resignation.SINGLE  # turn differs from the mover only with a question pending
+        playing["resignation"] = (
+            Resignation.SINGLE
+        )  # turn differs from the mover only with a question pending
     alive = MatchState(game_state=GameState.PLAYING, **playing)
     with pytest.raises(ValueError, match=re.escape(message)):
         MatchState(game_state=GameState.NONE, **fields)
@@ -1443,5 +1445,47 @@ def test_no_game_refuses_every_field_of_a_game_in_progress(fields, message):
 
 def test_the_reviewers_resignation_with_no_game_is_refused():
     # MCAAAAAAAAAA: bits 13-14 = 1 (a single game resigned), game state bits 8-10 = 0 (no game)
-    with pytest.raises(ValueError, match=r"Match ID 'MCAAAAAAAAAA': resignation is SINGLE with game_state NONE"):
+    with pytest.raises(
+        ValueError, match=r"Match ID 'MCAAAAAAAAAA': resignation is SINGLE with game_state NONE"
+    ):
         from_match_id("MCAAAAAAAAAA")
+
+
+# --- issue 15 follow-up: a centred money cube above 1 (automatic doubles) is one rule everywhere
+
+
+def test_a_centred_money_cube_of_2_is_read_written_and_round_tripped():
+    # MQEAAAAAAAAA: cube bits 0-3 = 1 (a 2-cube), owner bits 4-5 = 3 (centred), money, game playing;
+    # gnubg writes it after an automatic double (its Match ID holds a centred cube of any value)
+    board, state = parse_gnubg_id("4HPwATDgc/ABMA:MQEAAAAAAAAA")
+    assert (state.cube_value, state.cube_owner, state.match_length) == (2, CENTERED, 0)
+    xgid = to_xgid(board, state)
+    # XGID: field 'cube' is log2 of the cube (1), field 'cube owner' 0 = centred; Jacoby on -> flags 1
+    assert xgid == "XGID=-b----E-C---eE---c-e----B-:1:0:-1:00:0:0:1:0:10"
+    back_board, back_state = from_xgid(xgid)
+    np.testing.assert_array_equal(back_board, board)
+    assert back_state == state
+    assert match_id(back_state) == "MQEAAAAAAAAA"
+
+
+def test_a_centred_cube_above_1_in_match_play_is_refused_the_same_way_in_both_formats():
+    with pytest.raises(ValueError, match=r"cube_value is 2 with the cube centred .* in a 5-point match"):
+        MatchState(cube_value=2, match_length=5)
+    with pytest.raises(ValueError, match=r"field 'cube' 1\) in a 5-point match \(field 'match length'\)"):
+        from_xgid("XGID=-b----E-C---eE---c-e----B-:1:0:1:00:0:0:0:5:10")
+
+
+def test_nard_show_prints_the_xgid_of_a_centred_money_2_cube():
+    # the reviewer's case: `nard show` printed "Cube 2, centred" and dropped the XGID line
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "nard_ai.interfaces.cli", "show", "4HPwATDgc/ABMA:MQEAAAAAAAAA"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    assert " XGID=-b----E-C---eE---c-e----B-:1:0:-1:00:0:0:1:0:10" in out
+    assert "Cube 2, centred" in out
