@@ -643,8 +643,9 @@ def test_xgid_round_trips_random_boards_and_states():
         score = (
             tuple(min(s, state.match_length - 1) for s in state.score) if state.match_length else state.score
         )
-        # An XGID holds a centred cube only at 1, and a cube (or double) only up to its max cube.
-        cube = 1 if state.cube_owner == CENTERED else state.cube_value
+        # An XGID holds a centred cube above 1 only in money play (as random_state makes them), and a cube
+        # (or double) only up to its max cube.
+        cube = state.cube_value
         cube_log2 = cube.bit_length() - 1 + int(doubled)
         if cube_log2 > 15:
             continue
@@ -749,18 +750,20 @@ def test_an_xgid_keeps_its_max_cube_field_on_a_round_trip(max_cube):
     assert to_xgid(board, state, max_cube_log2=12).endswith(":12")  # an explicit limit still wins
 
 
-def test_a_centred_cube_above_one_is_refused_when_the_xgid_is_read():
-    """XGID's cube owner 0 is a centred cube, one nobody has doubled: its value is 1 (RULES.md 8: the cube
-    starts centred at 1, and whoever takes a double owns it). Cube field 1 (a 2-cube) with owner 0 is not a
-    standard-play position, with a pending double ('D') or without; the message says so at once."""
-    for xgid in (
-        "XGID=-b----E-C---eE---c-e----B-:1:0:1:D:0:0:0:0:10",
-        "XGID=-b----E-C---eE---c-e----B-:1:0:1:00:0:0:0:0:10",
-    ):
-        with pytest.raises(ValueError, match=r"the cube is centred \(owner 0\) at 2.*its value is 1"):
-            from_xgid(xgid)
+def test_a_centred_cube_above_one_is_refused_in_a_match_and_kept_in_money_play():
+    """XGID's cube owner 0 is a centred cube. In match play it is one nobody has doubled: its value is 1
+    (RULES.md 8: the cube starts centred at 1, and whoever takes a double owns it), so cube field 1 (a
+    2-cube) with owner 0 in a 5-point match is refused, with a pending double ('D') or without. In money
+    play automatic doubles leave it centred above 1 (gnubg's Match ID holds it, issue 15): it is kept."""
+    for dice in ("D", "00"):
+        with pytest.raises(ValueError, match=r"the cube is centred \(owner 0\) at 2.* in a 5-point match"):
+            from_xgid(f"XGID=-b----E-C---eE---c-e----B-:1:0:1:{dice}:0:0:0:5:10")
+        money = f"XGID=-b----E-C---eE---c-e----B-:1:0:1:{dice}:0:0:0:0:10"
+        board, state = from_xgid(money)
+        assert (state.cube_value, state.cube_owner, state.double_offered) == (2, CENTERED, dice == "D")
+        assert to_xgid(board, state) == money
     with pytest.raises(ValueError, match="centred"):
-        to_xgid(starting_board(), MatchState(cube_value=2, cube_owner=CENTERED))
+        to_xgid(starting_board(), MatchState(cube_value=2, cube_owner=CENTERED, match_length=5))
     # A centred cube being doubled (cube field 0, 'D') is the ordinary first double.
     _, state = from_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:D:0:0:0:0:10")
     assert state.double_offered and state.cube_value == 1 and state.cube_owner == CENTERED
@@ -1489,3 +1492,18 @@ def test_nard_show_prints_the_xgid_of_a_centred_money_2_cube():
     ).stdout
     assert " XGID=-b----E-C---eE---c-e----B-:1:0:-1:00:0:0:1:0:10" in out
     assert "Cube 2, centred" in out
+
+
+@pytest.mark.parametrize(
+    "xgid",
+    [
+        "XGID=-b----E-C---eE---c-e----B-:1:0:1:00:0:0:0:0:10",
+        "XGID=-b----E-C---eE---c-e----B-:2:0:1:52:0:0:0:0:10",
+    ],
+)
+def test_gnubgs_importer_reads_a_centred_money_cube_above_1_as_we_do(xgid):
+    # gnubg's set_gnubg_id takes these XGIDs (a centred 2- and 4-cube, money) and gives
+    # 4HPwATDgc/ABMA:cQkAAAAAAAAE and 4HPwATDgc/ABMA:cokKAAAAAAAE (checked live with the gnubg module)
+    gnubg = pytest.importorskip("gnubg")
+    gnubg.set_gnubg_id(xgid)
+    assert gnubg.gnubg_id() == gnubg_id(*from_xgid(xgid))
