@@ -325,6 +325,7 @@ class Games:
             board, dice, player, cube_value, cube_owner
         )
         before_roll = self.cube and board is not None and dice is None
+        saved = self._save(idx) if board is not None else None
         for i in idx:
             sub = new_games(1, self.rngs[i])
             if board is not None:
@@ -346,7 +347,55 @@ class Games:
             self.cube_open[i] = before_roll
         self._advance(idx)
         if board is not None and self.done(idx).any():
+            self._restore(idx, saved)  # refused: the games are as they were before this reset
             raise ValueError("options['board'] gives a game that ends before the agent's first decision")
+
+    def _save(self, idx: np.ndarray) -> tuple:
+        """Everything :meth:`reset` changes in games ``idx`` (their generators' states included)."""
+        per_game = [
+            (
+                self.plays[i],
+                self.targets[i],
+                self.caches[i],
+                None if self.rngs[i] is None else self.rngs[i].bit_generator.state,
+            )
+            for i in idx
+        ]
+        arrays = tuple(
+            a[idx].copy()
+            for a in (
+                self.phase,
+                self.current,
+                self.dice_left,
+                self.masks,
+                self.illegal,
+                self.cube_phase,
+                self.cube_open,
+            )
+        )
+        return _take(self.state, idx), arrays, per_game
+
+    def _restore(self, idx: np.ndarray, saved: tuple) -> None:
+        state, arrays, per_game = saved
+        _put(self.state, idx, state)
+        for a, old in zip(
+            (
+                self.phase,
+                self.current,
+                self.dice_left,
+                self.masks,
+                self.illegal,
+                self.cube_phase,
+                self.cube_open,
+            ),
+            arrays,
+            strict=True,
+        ):
+            a[idx] = old
+        for i, (plays, targets, caches, rng_state) in zip(idx, per_game, strict=True):
+            self.plays[i], self.targets[i], self.caches[i] = plays, targets, caches
+            if rng_state is not None:
+                self.rngs[i].bit_generator.state = rng_state
 
     def act(self, idx, actions) -> np.ndarray:
         """Apply one agent action per game of ``idx`` and play on to the agent's next decision.

@@ -226,10 +226,20 @@ class BackgammonAECEnv(AECEnv, EzPickle):
             gymnasium.logger.warn(f"reset options {unknown} are not used (known: {', '.join(RESET_OPTIONS)})")
         # every option is checked before the seed or the game changes: a refused reset leaves the env as it was
         checked = self._games.check_reset(*(options.get(name) for name in RESET_OPTIONS))
+        old_rng = self.np_random
+        old_state = None if old_rng is None else old_rng.bit_generator.state
         if seed is not None or self.np_random is None:
             self.np_random, _ = seeding.np_random(seed)
         self._games.rngs[0] = self.np_random
-        self._games.reset([0], *checked)
+        try:
+            self._games.reset([0], *checked)
+        except ValueError:
+            # refused after the roll (a board that ends before the first decision): the generator as it was
+            self.np_random = old_rng
+            if old_rng is not None:
+                old_rng.bit_generator.state = old_state
+            self._games.rngs[0] = old_rng
+            raise
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)

@@ -216,9 +216,19 @@ class BackgammonEnv(gym.Env):
             raise ValueError(f"unknown reset options {sorted(unknown)}; known: {', '.join(RESET_OPTIONS)}")
         # every option is checked before the seed or the game changes: a refused reset leaves the env as it was
         checked = self._games.check_reset(*(options.get(name) for name in RESET_OPTIONS))
+        old_rng, old_seed = self._np_random, self._np_random_seed
+        old_state = None if old_rng is None else old_rng.bit_generator.state
         super().reset(seed=seed)
         self._games.rngs[0] = self.np_random
-        self._games.reset([0], *checked)
+        try:
+            self._games.reset([0], *checked)
+        except ValueError:
+            # refused after the roll (a board that ends before the agent acts): the generator as it was
+            self._np_random, self._np_random_seed = old_rng, old_seed
+            if old_rng is not None:
+                old_rng.bit_generator.state = old_state
+            self._games.rngs[0] = old_rng
+            raise
         return self._games.observe_one(0)
 
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:

@@ -121,9 +121,19 @@ class BackgammonVectorEnv(VectorEnv):
             )
         # every option is checked before the seeds or a game change: a refused reset leaves the env as it was
         checked = self._games.check_reset(*(options.get(name) for name in RESET_OPTIONS))
+        old_rngs = list(self._games.rngs)
+        old_states = [None if r is None else r.bit_generator.state for r in old_rngs]
         self._seed(seed)
         idx = self._all[reset_mask]
-        self._games.reset(idx, *checked)
+        try:
+            self._games.reset(idx, *checked)
+        except ValueError:
+            # refused after the roll (a board that ends before the agent acts): the generators as they were
+            for i, (rng, state) in enumerate(zip(old_rngs, old_states, strict=True)):
+                if rng is not None:
+                    rng.bit_generator.state = state
+                self._games.rngs[i] = rng
+            raise
         self._autoreset[idx] = False
         obs, info = self._games.observe(self._all)
         return obs, self._vector_info(info, reset_mask)

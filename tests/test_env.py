@@ -601,3 +601,35 @@ def test_vector_env_actions_outside_the_space_are_value_errors(fill):
     ):
         v.step(np.full(4, fill))
     np.testing.assert_array_equal(v._games.observe(v._all)[0], obs)  # no game changed
+
+
+def _ends_before_the_agent_acts() -> np.ndarray:
+    # the side on roll (player 1, the random opponent) has one checker left on its 1-point: any roll bears
+    # it off, so the game ends before the agent's first decision (Games.reset refuses it after the roll)
+    board = np.zeros(26, dtype=np.int8)
+    board[1], board[20] = 1, -15
+    return board
+
+
+def test_a_reset_refused_after_the_roll_restores_the_game_and_the_generator():
+    a, b = BackgammonEnv(), BackgammonEnv()
+    _, ia = a.reset(seed=3)
+    _, ib = b.reset(seed=3)
+    oa, *_ = a.step(_first_legal(ia))
+    with pytest.raises(ValueError, match="ends before the agent's first decision"):
+        b.reset(seed=9, options={"board": _ends_before_the_agent_acts(), "player": 1})
+    ob, *_ = b.step(_first_legal(ib))  # the game of seed 3 goes on, with seed 3's dice
+    np.testing.assert_array_equal(oa, ob)
+
+
+def test_vector_env_reset_refused_after_the_roll_restores_the_games_and_generators():
+    a, b = BackgammonVectorEnv(2), BackgammonVectorEnv(2)
+    _, ia = a.reset(seed=3)
+    _, ib = b.reset(seed=3)
+    with pytest.raises(ValueError, match="ends before the agent's first decision"):
+        b.reset(seed=9, options={"board": _ends_before_the_agent_acts(), "player": 1})
+    actions = np.array([int(np.flatnonzero(m)[0]) for m in ia["action_mask"]])
+    oa, ra, *_ = a.step(actions)
+    ob, rb, *_ = b.step(actions)
+    np.testing.assert_array_equal(oa, ob)
+    np.testing.assert_array_equal(ra, rb)
