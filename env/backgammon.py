@@ -161,7 +161,8 @@ class BackgammonEnv(gym.Env):
     the view of the side on roll), ``dice`` (``(2,)``) and ``player`` (0 or 1,
     the side on roll) to start from a given position; what is not given comes
     from the opening roll. With ``cube=True`` also ``cube_value`` and
-    ``cube_owner`` (-1 centred, 0 or 1); and a ``board`` given without
+    ``cube_owner`` (-1 centred, 0 or 1; an owned cube is 2 or more, a
+    centred one may be above 1: money play with automatic doubles); and a ``board`` given without
     ``dice`` starts before the roll: the side on roll's cube phase comes
     first, then a roll drawn by :func:`nard_ai.core.game.roll_dice`. Every
     option is checked before the seed or the game changes, so a refused
