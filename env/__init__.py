@@ -9,7 +9,9 @@ registers:
 =======================  =====================================================
 id                       what
 =======================  =====================================================
-``nard/Backgammon-v0``   :class:`env.backgammon.BackgammonEnv`, with the native
+``nard/Backgammon-v0``   :class:`env.backgammon.BackgammonEnv` (entry point
+                         :func:`env.backgammon.make_env`, which adds the env
+                         checker :class:`env.backgammon.RecoveringEnvChecker`), with the native
                          vector env :class:`env.vector.BackgammonVectorEnv`
                          as its ``vector_entry_point``
 =======================  =====================================================
@@ -47,10 +49,13 @@ ENV_ID = "nard/Backgammon-v0"
 
 if ENV_ID not in registry:
     # the entry points name this package as it was imported: nard_ai_env installed, env in a checkout
+    # gym.make's env checker is env.backgammon.RecoveringEnvChecker, not gymnasium's
+    # PassiveEnvChecker, whose bookkeeping breaks every step after a refused first reset
     register(
         id=ENV_ID,
-        entry_point=f"{__name__}.backgammon:BackgammonEnv",
+        entry_point=f"{__name__}.backgammon:make_env",
         vector_entry_point=f"{__name__}.vector:BackgammonVectorEnv",
+        disable_env_checker=True,
     )
 
 __all__ = [

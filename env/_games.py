@@ -129,7 +129,8 @@ def check_cube_options(cube: bool, value, owner) -> tuple[int | None, int | None
     Raises:
         ValueError: if given without ``cube=True``, a value that is not a power
             of two up to :data:`nard_ai.cube.MAX_CUBE`, an owner other than
-            -1 (centred), 0 or 1, or a centred cube above 1.
+            -1 (centred), 0 or 1, or an owned cube of 1 (a centred cube above
+            1 is money play with automatic doubles, and is kept).
     """
     if value is None and owner is None:
         return None, None
@@ -149,8 +150,11 @@ def check_cube_options(cube: bool, value, owner) -> tuple[int | None, int | None
         raise ValueError(f"options['cube_owner'] must be -1 (centred), 0 or 1, got {owner!r}")
     v = 1 if value is None else int(value)
     o = CENTERED if owner is None else int(owner)
-    if o == CENTERED and v != 1:
-        raise ValueError(f"a centred cube has value 1, got cube_value={v} (give cube_owner 0 or 1)")
+    if o != CENTERED and v == 1:
+        raise ValueError(
+            f"options['cube_value'] 1 with cube_owner {o}: an owned cube is 2 or more (a cube of 1 is centred)"
+        )
+    # a centred cube above 1 is kept: money play with automatic doubles (gnubg's Match ID holds it)
     return v, o
 
 
@@ -218,6 +222,74 @@ class Games:
     # Reset and step
     # ------------------------------------------------------------------
 
+    def check_reset(
+        self,
+        board=None,
+        dice=None,
+        player: int | None = None,
+        cube_value: int | None = None,
+        cube_owner: int | None = None,
+    ) -> tuple:
+        """Validate the reset options of :meth:`reset` without changing anything.
+
+        The envs call it before they seed or touch any game, so a refused
+        ``reset`` leaves the env as it was (still usable, its generator unchanged).
+
+        Returns:
+            ``(board, dice, player, cube_value, cube_owner)``, validated
+            (``board`` ``(26,)`` int8, ``dice`` ``(2,)`` larger first; ``None``
+            where not given).
+
+        Raises:
+            ValueError: as :meth:`reset`, naming the option.
+        """
+        if board is not None:
+            board = validate_board(board)
+            if board.shape != (BOARD_SIZE,):
+                raise ValueError(f"options['board'] must be one (26,) board, got shape {board.shape}")
+            left = np.clip(board, 0, None).sum(), np.clip(-board.astype(np.int64), 0, None).sum()
+            if min(left) == 0:
+                raise ValueError("options['board'] is a finished game: both sides need checkers left")
+        if dice is not None:
+            dice = validate_dice(dice)[0]
+        if player is not None and (isinstance(player, bool) or player not in (0, 1)):
+            raise ValueError(f"options['player'] must be 0 or 1, got {player!r}")
+        cube_value, cube_owner = check_cube_options(self.cube, cube_value, cube_owner)
+        return board, dice, player, cube_value, cube_owner
+
+    def check_actions(self, actions) -> np.ndarray:
+        """Refuse actions outside the action space ``Discrete(self.num_actions)``.
+
+        An action inside the space but outside the mask is not refused here:
+        that is an illegal action (lost game or ``ValueError`` by ``illegal_action``).
+
+        Args:
+            actions: array-like of actions, any shape.
+
+        Returns:
+            the actions as a flat int64 array.
+
+        Raises:
+            ValueError: on a non-integer action (a bool or a float included) or
+                one outside ``0..num_actions-1``, naming the action and the space.
+        """
+        arr = np.asarray(actions)
+        space = f"the action space Discrete({self.num_actions}) (0..{self.num_actions - 1})"
+        if arr.dtype.kind not in "iu":
+            # a wrong type is the caller's bug, not a move: never silently truncated or forfeited
+            raise ValueError(
+                f"actions must be integers of {space}, got {arr.dtype} ({arr.reshape(-1)[:4].tolist()!r})"
+            )
+        flat = arr.reshape(-1).astype(np.int64)
+        bad = (flat < 0) | (flat >= self.num_actions)
+        if arr.dtype.kind == "u":
+            bad |= arr.reshape(-1) >= self.num_actions  # an unsigned value past int64 wraps in the cast
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            where = f" (game {j})" if flat.size > 1 else ""
+            raise ValueError(f"action {arr.reshape(-1)[j].item()!r}{where} is outside {space}")
+        return flat
+
     def reset(
         self,
         idx,
@@ -249,19 +321,11 @@ class Games:
                 agent acts), bad dice, player or cube.
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-        if board is not None:
-            board = validate_board(board)
-            if board.shape != (BOARD_SIZE,):
-                raise ValueError(f"options['board'] must be one (26,) board, got shape {board.shape}")
-            left = np.clip(board, 0, None).sum(), np.clip(-board.astype(np.int64), 0, None).sum()
-            if min(left) == 0:
-                raise ValueError("options['board'] is a finished game: both sides need checkers left")
-        if dice is not None:
-            dice = validate_dice(dice)[0]
-        if player is not None and player not in (0, 1):
-            raise ValueError(f"options['player'] must be 0 or 1, got {player!r}")
-        cube_value, cube_owner = check_cube_options(self.cube, cube_value, cube_owner)
+        board, dice, player, cube_value, cube_owner = self.check_reset(
+            board, dice, player, cube_value, cube_owner
+        )
         before_roll = self.cube and board is not None and dice is None
+        saved = self._save(idx) if board is not None else None
         for i in idx:
             sub = new_games(1, self.rngs[i])
             if board is not None:
@@ -283,7 +347,55 @@ class Games:
             self.cube_open[i] = before_roll
         self._advance(idx)
         if board is not None and self.done(idx).any():
+            self._restore(idx, saved)  # refused: the games are as they were before this reset
             raise ValueError("options['board'] gives a game that ends before the agent's first decision")
+
+    def _save(self, idx: np.ndarray) -> tuple:
+        """Everything :meth:`reset` changes in games ``idx`` (their generators' states included)."""
+        per_game = [
+            (
+                self.plays[i],
+                self.targets[i],
+                self.caches[i],
+                None if self.rngs[i] is None else self.rngs[i].bit_generator.state,
+            )
+            for i in idx
+        ]
+        arrays = tuple(
+            a[idx].copy()
+            for a in (
+                self.phase,
+                self.current,
+                self.dice_left,
+                self.masks,
+                self.illegal,
+                self.cube_phase,
+                self.cube_open,
+            )
+        )
+        return _take(self.state, idx), arrays, per_game
+
+    def _restore(self, idx: np.ndarray, saved: tuple) -> None:
+        state, arrays, per_game = saved
+        _put(self.state, idx, state)
+        for a, old in zip(
+            (
+                self.phase,
+                self.current,
+                self.dice_left,
+                self.masks,
+                self.illegal,
+                self.cube_phase,
+                self.cube_open,
+            ),
+            arrays,
+            strict=True,
+        ):
+            a[idx] = old
+        for i, (plays, targets, caches, rng_state) in zip(idx, per_game, strict=True):
+            self.plays[i], self.targets[i], self.caches[i] = plays, targets, caches
+            if rng_state is not None:
+                self.rngs[i].bit_generator.state = rng_state
 
     def act(self, idx, actions) -> np.ndarray:
         """Apply one agent action per game of ``idx`` and play on to the agent's next decision.
@@ -297,17 +409,12 @@ class Games:
 
         Raises:
             RuntimeError: if a game of ``idx`` is over (reset it first).
-            ValueError: on non-integer actions (always), and on an action
+            ValueError: on actions outside the action space (not integers, or
+                outside ``0..num_actions-1``: :meth:`check_actions`, always), and on an action
                 outside the mask when ``illegal_action="raise"``.
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
-        actions = np.asarray(actions)
-        if actions.dtype.kind not in "iu":
-            # a wrong type is the caller's bug, not a move: never silently truncated or forfeited
-            raise ValueError(
-                f"actions must be integers, got {actions.dtype} ({actions.reshape(-1)[:4].tolist()!r})"
-            )
-        actions = actions.reshape(-1)
+        actions = self.check_actions(actions)
         if (self.phase[idx] != _WAITING).any():
             raise RuntimeError("step() called on a finished game; call reset() first")
         legal = np.array([self._is_legal(i, a) for i, a in zip(idx, actions, strict=True)], dtype=bool)

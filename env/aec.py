@@ -114,6 +114,11 @@ class BackgammonAECEnv(AECEnv, EzPickle):
     centred): ``+points`` to the winner, ``-points`` to the loser, zero-sum.
 
     ## Illegal actions
+    An action outside the action space (not an integer, or outside
+    ``0..n-1``) is the caller's bug: :func:`env` wraps the env in PettingZoo's
+    ``AssertOutOfBoundsWrapper``, whose ``AssertionError`` says so first (the
+    PettingZoo convention), and :func:`raw_env` raises ``ValueError`` naming
+    the action and the space; neither changes the game.
     An action inside the action space but outside the mask ends the game:
     the agent that chose it loses a single game times the cube value, the
     other wins it, both are terminated and ``infos[...]["illegal_action"]``
@@ -148,6 +153,8 @@ class BackgammonAECEnv(AECEnv, EzPickle):
     ``options`` takes the Gymnasium env's keys (``board``, ``dice``,
     ``player``, ``cube_value``, ``cube_owner``) to start from a position;
     other keys are ignored with a warning (PettingZoo's ``api_test`` passes one).
+    Every option is checked before the seed or the game changes: a refused
+    ``reset`` (``ValueError``) leaves the env as it was.
 
     ## Version History
     * v0: initial version.
@@ -213,14 +220,26 @@ class BackgammonAECEnv(AECEnv, EzPickle):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        if seed is not None or self.np_random is None:
-            self.np_random, _ = seeding.np_random(seed)
         options = dict(options or {})
         unknown = sorted(set(options) - set(RESET_OPTIONS))
         if unknown:
             gymnasium.logger.warn(f"reset options {unknown} are not used (known: {', '.join(RESET_OPTIONS)})")
+        # every option is checked before the seed or the game changes: a refused reset leaves the env as it was
+        checked = self._games.check_reset(*(options.get(name) for name in RESET_OPTIONS))
+        old_rng = self.np_random
+        old_state = None if old_rng is None else old_rng.bit_generator.state
+        if seed is not None or self.np_random is None:
+            self.np_random, _ = seeding.np_random(seed)
         self._games.rngs[0] = self.np_random
-        self._games.reset([0], *(options.get(name) for name in RESET_OPTIONS))
+        try:
+            self._games.reset([0], *checked)
+        except ValueError:
+            # refused after the roll (a board that ends before the first decision): the generator as it was
+            self.np_random = old_rng
+            if old_rng is not None:
+                old_rng.bit_generator.state = old_state
+            self._games.rngs[0] = old_rng
+            raise
         self.agents = list(AGENTS)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -239,6 +258,7 @@ class BackgammonAECEnv(AECEnv, EzPickle):
             return
         if np.ndim(action) != 0:
             raise ValueError(f"action must be one integer, got {action!r}")
+        self._games.check_actions(action)  # outside the space: ValueError (the raw env; env() asserts first)
         self._games.rngs[0] = self.np_random
         self._games.act([0], [action])
         self._cumulative_rewards[agent] = 0.0

@@ -6,11 +6,46 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from gymnasium.wrappers import PassiveEnvChecker
 
 from nard_ai.core.rules import Rules
 
 from ._games import RESET_OPTIONS, Games, Opponent, check_render_mode
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
+
+
+class RecoveringEnvChecker(PassiveEnvChecker):
+    """Gymnasium's ``PassiveEnvChecker`` that survives a refused first ``reset``.
+
+    Gymnasium 1.x's checker marks its reset check done before it calls the
+    env's ``reset``; when that first ``reset`` raises (a bad option, a
+    ``ValueError``), it keeps no reset data, and every later ``step`` fails in
+    its data-reuse check with ``TypeError: cannot unpack non-iterable NoneType
+    object``. This subclass runs the check again on the next ``reset`` instead.
+    ``gym.make("nard/Backgammon-v0")`` applies it in place of gymnasium's
+    checker: the registered entry point is :func:`make_env` (this wrapper around
+    :class:`BackgammonEnv`) with ``disable_env_checker=True``;
+    ``gym.make(..., disable_env_checker=False)`` adds gymnasium's own on top,
+    with that flaw. (Not through ``additional_wrappers``: ``gym.make_vec``
+    refuses those with the native vector env.)
+    """
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict]:
+        first = not self.checked_reset
+        try:
+            return super().reset(seed=seed, options=options)
+        except Exception:
+            if first:
+                self.checked_reset = False  # the check (and its reset data) comes with the next reset
+            raise
+
+    @property
+    def spec(self):
+        # the env's own spec: the entry point adds this wrapper, so gym.make(env.spec) and
+        # gym.make_vec(env.spec) rebuild the same stack (not the checker's disable_env_checker=False)
+        return self.env.spec
 
 
 class BackgammonEnv(gym.Env):
@@ -57,10 +92,12 @@ class BackgammonEnv(gym.Env):
     allowed). No double takes the cube above 4096
     (:data:`nard_ai.cube.MAX_CUBE`).
 
-    An action outside the mask ends the game as a single-game loss (times the
-    cube value) for the side that chose it (``illegal_action="lose"``,
-    ``info["illegal_action"]`` is set), or raises ``ValueError``
-    (``illegal_action="raise"``).
+    An action outside the action space (not an integer, a bool or a float
+    included, or outside ``0..n-1``) always raises ``ValueError`` naming the
+    action and the space. An action inside the space but outside the mask
+    ends the game as a single-game loss (times the cube value) for the side
+    that chose it (``illegal_action="lose"``, ``info["illegal_action"]`` is
+    set), or raises ``ValueError`` (``illegal_action="raise"``).
 
     ## Observation Space
     ``Box(0, high, (210,), float32)`` in play mode, ``(216,)`` in checker mode,
@@ -124,9 +161,12 @@ class BackgammonEnv(gym.Env):
     the view of the side on roll), ``dice`` (``(2,)``) and ``player`` (0 or 1,
     the side on roll) to start from a given position; what is not given comes
     from the opening roll. With ``cube=True`` also ``cube_value`` and
-    ``cube_owner`` (-1 centred, 0 or 1); and a ``board`` given without
+    ``cube_owner`` (-1 centred, 0 or 1; an owned cube is 2 or more, a
+    centred one may be above 1: money play with automatic doubles); and a ``board`` given without
     ``dice`` starts before the roll: the side on roll's cube phase comes
-    first, then a roll drawn by :func:`nard_ai.core.game.roll_dice`.
+    first, then a roll drawn by :func:`nard_ai.core.game.roll_dice`. Every
+    option is checked before the seed or the game changes, so a refused
+    ``reset`` (``ValueError``) leaves the env as it was and usable.
 
     ## Version History
     * v0: initial version (``td198`` v1 observations).
@@ -171,18 +211,31 @@ class BackgammonEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict]:
-        super().reset(seed=seed)
         options = options or {}
         unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
             raise ValueError(f"unknown reset options {sorted(unknown)}; known: {', '.join(RESET_OPTIONS)}")
+        # every option is checked before the seed or the game changes: a refused reset leaves the env as it was
+        checked = self._games.check_reset(*(options.get(name) for name in RESET_OPTIONS))
+        old_rng, old_seed = self._np_random, self._np_random_seed
+        old_state = None if old_rng is None else old_rng.bit_generator.state
+        super().reset(seed=seed)
         self._games.rngs[0] = self.np_random
-        self._games.reset([0], *(options.get(name) for name in RESET_OPTIONS))
+        try:
+            self._games.reset([0], *checked)
+        except ValueError:
+            # refused after the roll (a board that ends before the agent acts): the generator as it was
+            self._np_random, self._np_random_seed = old_rng, old_seed
+            if old_rng is not None:
+                old_rng.bit_generator.state = old_state
+            self._games.rngs[0] = old_rng
+            raise
         return self._games.observe_one(0)
 
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
         if np.ndim(action) != 0:
             raise ValueError(f"action must be one integer, got an array of shape {np.shape(action)}")
+        self._games.check_actions(action)  # outside the space: ValueError, whatever illegal_action says
         self._games.rngs[0] = self.np_random
         reward = self._games.act([0], [action])[0]
         obs, info = self._games.observe_one(0)
@@ -204,3 +257,15 @@ class BackgammonEnv(gym.Env):
         if plays is None or self._games.done([0])[0] or self._games.cube_phase[0] != PHASE_MOVE:
             return np.empty((0, 26), dtype=np.int8)
         return plays.copy()
+
+
+def make_env(**kwargs) -> RecoveringEnvChecker:
+    """``gym.make``'s entry point: ``RecoveringEnvChecker(BackgammonEnv(**kwargs))``.
+
+    Raises:
+        ValueError: as :class:`BackgammonEnv`.
+    """
+    return RecoveringEnvChecker(BackgammonEnv(**kwargs))
+
+
+make_env.metadata = BackgammonEnv.metadata  # gym.make reads the render modes from the entry point

@@ -112,7 +112,6 @@ class BackgammonVectorEnv(VectorEnv):
             raise ValueError(
                 f"unknown reset options {sorted(unknown)}; known: reset_mask, {', '.join(RESET_OPTIONS)}"
             )
-        self._seed(seed)
         if reset_mask is None:
             reset_mask = np.ones(self.num_envs, dtype=bool)
         reset_mask = np.asarray(reset_mask, dtype=bool)
@@ -120,8 +119,21 @@ class BackgammonVectorEnv(VectorEnv):
             raise ValueError(
                 f"options['reset_mask'] must have shape ({self.num_envs},), got {reset_mask.shape}"
             )
+        # every option is checked before the seeds or a game change: a refused reset leaves the env as it was
+        checked = self._games.check_reset(*(options.get(name) for name in RESET_OPTIONS))
+        old_rngs = list(self._games.rngs)
+        old_states = [None if r is None else r.bit_generator.state for r in old_rngs]
+        self._seed(seed)
         idx = self._all[reset_mask]
-        self._games.reset(idx, *(options.get(name) for name in RESET_OPTIONS))
+        try:
+            self._games.reset(idx, *checked)
+        except ValueError:
+            # refused after the roll (a board that ends before the agent acts): the generators as they were
+            for i, (rng, state) in enumerate(zip(old_rngs, old_states, strict=True)):
+                if rng is not None:
+                    rng.bit_generator.state = state
+                self._games.rngs[i] = rng
+            raise
         self._autoreset[idx] = False
         obs, info = self._games.observe(self._all)
         return obs, self._vector_info(info, reset_mask)
@@ -131,7 +143,8 @@ class BackgammonVectorEnv(VectorEnv):
 
         Raises:
             ValueError: on actions of another shape (naming the shape expected and the one given), on
-                non-integer actions, and as the single env's ``step``.
+                an action outside the action space (not an integer, or outside ``0..n-1``; named with
+                its game), and as the single env's ``step``.
             RuntimeError: as the single env's ``step``.
         """
         actions = np.asarray(actions)
@@ -140,6 +153,7 @@ class BackgammonVectorEnv(VectorEnv):
                 f"actions must have shape ({self.num_envs},), one action per game of the {self.num_envs}, "
                 f"got shape {actions.shape}"
             )
+        self._games.check_actions(actions)  # every game's action, an autoreset game's included
         rewards = np.zeros(self.num_envs, dtype=np.float64)
         restart = self._all[self._autoreset]
         play = self._all[~self._autoreset]

@@ -166,7 +166,8 @@ def test_the_default_cube_state_is_money_with_cube_1_centred_and_no_jacoby_or_be
         (dict(value=3, owner=ON_ROLL), "power of two"),
         (dict(value=0), "power of two"),
         (dict(owner="me"), "owner"),
-        (dict(value=2), "centred cube has value 1"),
+        # a centred 2-cube is money play with automatic doubles (accepted); in a match it cannot occur
+        (dict(value=2, match_length=5), "centred in a 5-point match"),
         (dict(match_length=26), "match_length"),
         (dict(match_length=5, score=(5, 0)), "score"),
         (dict(match_length=5, score=(2, 2), crawford=True), "Crawford"),
@@ -726,3 +727,26 @@ def test_the_last_roll_has_a_dead_cube():
     assert r.cubeful == pytest.approx(2 * (2 * 23 / 36 - 1), abs=1e-9)
     # not a last roll: the opponent's checker on its 6-point may miss with 2-1
     assert not opponent_finishes_next_roll(pos(me={6: 1}, opp={6: 1})[None])[0]
+
+
+# --- issue 15 follow-up: a centred money cube above 1 (automatic doubles)
+
+
+@pytest.mark.parametrize("jacoby", [False, True])
+@pytest.mark.parametrize("value", [2, 4, 64])
+def test_a_centred_money_cube_at_v_has_the_equities_of_cube_1_per_cube_unit(value, jacoby):
+    # money equities are per unit of the current cube (double/pass = +1), so at a centred cube v they
+    # equal those at cube 1 and are worth v times as many points (Janowski's money model has no cube
+    # value in it; Jacoby applies while the cube is centred, as gnubg's fJacoby && fCubeOwner == -1)
+    probs = np.array([0.68, 0.20, 0.02, 0.05, 0.005])
+    one = cube_decision_from_probs(probs, CubeState(jacoby=jacoby))
+    at_v = cube_decision_from_probs(probs, CubeState(value=value, jacoby=jacoby))
+    for name in ("no_double", "double_take", "double_pass", "take_point", "cubeless_equity"):
+        assert getattr(at_v, name) == pytest.approx(getattr(one, name)), name
+    assert at_v.action == one.action and at_v.cube_available
+    assert value * at_v.no_double == pytest.approx(value * one.no_double)  # points = v x cube units
+
+
+def test_a_centred_cube_above_1_in_a_match_is_refused_naming_the_match():
+    with pytest.raises(ValueError, match="cube value 2 with the cube centred in a 7-point match"):
+        CubeState(value=2, match_length=7)

@@ -77,7 +77,7 @@ def play_out(environment: gym.Env, seed: int, rng: np.random.Generator, max_step
 
 def test_import_registers_the_single_and_vector_entry_points():
     spec = gym.spec("nard/Backgammon-v0")
-    assert spec.entry_point == "env.backgammon:BackgammonEnv"
+    assert spec.entry_point == "env.backgammon:make_env"  # BackgammonEnv in RecoveringEnvChecker
     assert spec.vector_entry_point == "env.vector:BackgammonVectorEnv"
     assert env.ENV_ID == "nard/Backgammon-v0"
 
@@ -511,3 +511,125 @@ def test_the_library_never_imports_env_and_checker_moves_has_no_gymnasium():
         "numpy",
         "nard_ai",
     }
+
+
+# --- issue 15 follow-ups: a refused reset leaves the env usable; actions outside the space are errors
+
+
+def _first_legal(info) -> int:
+    return int(np.flatnonzero(info["action_mask"])[0])
+
+
+def test_gym_make_env_recovers_after_a_refused_first_reset():
+    # gymnasium's PassiveEnvChecker broke every later step (TypeError) after a refused first
+    # reset; gym.make now wraps the env in RecoveringEnvChecker instead
+    e = gym.make("nard/Backgammon-v0")
+    with pytest.raises(ValueError, match="die"):
+        e.reset(options={"dice": (7, 1)})
+    obs, info = e.reset(seed=0)
+    for _ in range(3):
+        obs, reward, terminated, truncated, info = e.step(_first_legal(info))
+        assert obs.shape == (210,)  # PLAY_OBS_SIZE
+        if terminated:
+            break
+
+
+def test_a_refused_reset_changes_neither_the_game_nor_the_dice_generator():
+    # same seed, same actions: a refused reset in between must not change the game that follows
+    a, b = BackgammonEnv(), BackgammonEnv()
+    _, ia = a.reset(seed=3)
+    _, ib = b.reset(seed=3)
+    for bad in ({"dice": (7, 1)}, {"player": 2}, {"board": np.zeros(26)}, {"cube_value": 2}):
+        with pytest.raises(ValueError):
+            b.reset(seed=99, options=bad)
+    for _ in range(20):
+        oa, ra, ta, _, ia = a.step(_first_legal(ia))
+        ob, rb, tb, _, ib = b.step(_first_legal(ib))
+        np.testing.assert_array_equal(oa, ob)
+        assert (ra, ta) == (rb, tb)
+        if ta:
+            break
+
+
+def test_vector_env_refused_reset_keeps_seeds_and_games():
+    a, b = BackgammonVectorEnv(3), BackgammonVectorEnv(3)
+    oa, _ = a.reset(seed=5)
+    b.reset(seed=5)
+    with pytest.raises(ValueError, match="die"):
+        b.reset(seed=77, options={"dice": (0, 1)})
+    with pytest.raises(ValueError, match="reset_mask"):
+        b.reset(seed=77, options={"reset_mask": np.ones(2, dtype=bool)})
+    np.testing.assert_array_equal(b._games.observe(b._all)[0], oa)
+
+
+@pytest.mark.parametrize("bad", [-1, 5000, 3060, 2**40])
+def test_single_env_action_outside_the_space_is_a_value_error(bad):
+    # Discrete(3060) (MAX_PLAYS) holds 0..3059; outside it is the caller's bug, not an illegal move
+    e = gym.make("nard/Backgammon-v0")
+    e.reset(seed=0)
+    with pytest.raises(ValueError, match=rf"action {bad} is outside the action space Discrete\(3060\)"):
+        e.step(bad)
+    # nothing changed: a legal action still plays on, no illegal_action flag
+    _, info = e.unwrapped._games.observe_one(0)
+    obs, reward, terminated, truncated, info = e.step(_first_legal(info))
+    assert not info["illegal_action"]
+
+
+@pytest.mark.parametrize("bad", [0.0, True, np.float32(1)])
+def test_single_env_non_integer_action_is_a_value_error(bad):
+    e = BackgammonEnv()
+    e.reset(seed=0)
+    with pytest.raises(ValueError, match=r"integers of the action space Discrete\(3060\)"):
+        e.step(bad)
+
+
+def test_single_env_action_in_the_space_outside_the_mask_still_loses():
+    # README: an action inside the space but outside the mask loses a single game (-1)
+    e = BackgammonEnv()
+    _, info = e.reset(seed=0)
+    masked_out = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    _, reward, terminated, _, info = e.step(masked_out)
+    assert (reward, terminated, info["illegal_action"]) == (-1.0, True, True)
+
+
+@pytest.mark.parametrize("fill", [99999, -1])
+def test_vector_env_actions_outside_the_space_are_value_errors(fill):
+    v = BackgammonVectorEnv(4)
+    obs, _ = v.reset(seed=0)
+    with pytest.raises(
+        ValueError, match=rf"action {fill} \(game 0\) is outside the action space Discrete\(3060\)"
+    ):
+        v.step(np.full(4, fill))
+    np.testing.assert_array_equal(v._games.observe(v._all)[0], obs)  # no game changed
+
+
+def _ends_before_the_agent_acts() -> np.ndarray:
+    # the side on roll (player 1, the random opponent) has one checker left on its 1-point: any roll bears
+    # it off, so the game ends before the agent's first decision (Games.reset refuses it after the roll)
+    board = np.zeros(26, dtype=np.int8)
+    board[1], board[20] = 1, -15
+    return board
+
+
+def test_a_reset_refused_after_the_roll_restores_the_game_and_the_generator():
+    a, b = BackgammonEnv(), BackgammonEnv()
+    _, ia = a.reset(seed=3)
+    _, ib = b.reset(seed=3)
+    oa, *_ = a.step(_first_legal(ia))
+    with pytest.raises(ValueError, match="ends before the agent's first decision"):
+        b.reset(seed=9, options={"board": _ends_before_the_agent_acts(), "player": 1})
+    ob, *_ = b.step(_first_legal(ib))  # the game of seed 3 goes on, with seed 3's dice
+    np.testing.assert_array_equal(oa, ob)
+
+
+def test_vector_env_reset_refused_after_the_roll_restores_the_games_and_generators():
+    a, b = BackgammonVectorEnv(2), BackgammonVectorEnv(2)
+    _, ia = a.reset(seed=3)
+    _, ib = b.reset(seed=3)
+    with pytest.raises(ValueError, match="ends before the agent's first decision"):
+        b.reset(seed=9, options={"board": _ends_before_the_agent_acts(), "player": 1})
+    actions = np.array([int(np.flatnonzero(m)[0]) for m in ia["action_mask"]])
+    oa, ra, *_ = a.step(actions)
+    ob, rb, *_ = b.step(actions)
+    np.testing.assert_array_equal(oa, ob)
+    np.testing.assert_array_equal(ra, rb)

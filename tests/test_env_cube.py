@@ -89,7 +89,7 @@ def test_env_checker_passes_with_the_cube(mode, opponent):
         ({}, {"cube_value": 2, "cube_owner": 0}, "need an env made with cube=True"),
         ({"cube": True}, {"cube_value": 3, "cube_owner": 0}, "power of two"),
         ({"cube": True}, {"cube_value": 8192, "cube_owner": 0}, "above the largest cube 4096"),
-        ({"cube": True}, {"cube_value": 2}, "a centred cube has value 1"),
+        ({"cube": True}, {"cube_value": 1, "cube_owner": 0}, "an owned cube is 2 or more"),
         ({"cube": True}, {"cube_owner": 2}, "must be -1"),
     ],
 )
@@ -387,3 +387,15 @@ def test_render_shows_the_cube_and_the_decision():
     assert "player 0 (X) to double or roll" in text and "cube 2 owned by player 0" in text
     e.step(DOUBLE)
     assert "player 1 (X) is doubled: take or pass" in e.render()
+
+
+def test_a_centred_cube_of_4_money_automatic_doubles_is_accepted_and_a_passed_double_scores_4():
+    # RULES.md §8: a passed double scores the cube value before the double; a centred 4-cube comes from
+    # automatic doubles (money play), and either side may double it
+    e = BackgammonEnv(cube=True, opponent="self")
+    _, info = e.reset(seed=0, options={"board": starting_board(), "player": 0, "cube_value": 4})
+    assert info["phase"] == PHASE_DOUBLE and (info["cube_value"], info["cube_owner"]) == (4, -1)
+    _, _, _, _, info = e.step(e.cube_actions["double"])
+    assert info["phase"] == PHASE_TAKE
+    _, reward, terminated, _, _ = e.step(e.cube_actions["pass"])
+    assert terminated and reward == -4.0  # the passer, who took the final action, loses the 4-cube

@@ -637,3 +637,56 @@ def test_the_server_still_answers_after_a_stream_of_fuzzed_lines():
             assert reply.endswith(b"\n") and b"internal error" not in reply, (line, reply)
         conn.sendall(OPENING_63.encode() + b"\0\n")
         assert b"/" in reader.readline()
+
+
+# --- issue 15 follow-up: every field of the board line is named in its range error
+
+# The field names of the FIBS board line (FIBS's "CLIP" client protocol, "board" section; the names
+# of nard_ai.interfaces.external's table): field 2 is the match length, 3-4 the scores, 5-30 the board.
+_FIELD_NAMES = {
+    2: "match length",
+    3: "score",
+    4: "opponent's score",
+    **{5 + i: f"board entry {i}" for i in range(26)},
+    31: "turn",
+    32: "player's die",
+    33: "player's die",
+    34: "opponent's die",
+    35: "opponent's die",
+    36: "cube value",
+    37: "player may double",
+    38: "opponent may double",
+    39: "doubled",
+    40: "colour",
+    41: "direction",
+    42: "home",
+    43: "bar",
+    44: "player's checkers off",
+    45: "opponent's checkers off",
+    46: "player's checkers on the bar",
+    47: "opponent's checkers on the bar",
+    48: "can move",
+    49: "forced move",
+    50: "post-Crawford / did Crawford",
+    51: "not Crawford / redoubles",
+}
+
+
+@pytest.mark.parametrize("index", range(2, 52))
+def test_every_board_field_out_of_range_names_that_field(index):
+    fields = _fields(OPENING_63)
+    fields[index] = str(2**63)  # beyond every range (and a C int), the reviewer's value
+    with pytest.raises(
+        ValueError, match=rf"^FIBS board field {index} \({re.escape(_FIELD_NAMES[index])}\) must be "
+    ):
+        parse_fibs_board(_line(fields))
+
+
+def test_match_length_2_pow_63_names_the_match_length():
+    fields = _fields(OPENING_63)
+    fields[2] = str(2**63)
+    # 0 or 9999 money, else 1..MAX_AWAY (25, the match equity table of nard_ai.cube.met)
+    with pytest.raises(
+        ValueError, match=r"field 2 \(match length\) must be 0 or 9999 \(money\), or 1\.\.25, got 9223"
+    ):
+        parse_fibs_board(_line(fields))

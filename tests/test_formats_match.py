@@ -48,8 +48,9 @@ from nard_ai.formats import (
     to_xgid,
     write_mat,
 )
+from nard_ai.formats.base64key import encode_base64
 from nard_ai.formats.mat import decode_mat
-from nard_ai.formats.match_id import MAX_MATCH_LENGTH
+from nard_ai.formats.match_id import MAX_MATCH_LENGTH, match_key
 
 DATA = Path(__file__).parent / "data"
 START_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
@@ -76,12 +77,16 @@ def random_state(rng: np.random.Generator) -> MatchState:
         cube = 1 if crawford or length else 1 << int(rng.integers(0, 16))  # money: automatic doubles
     else:
         cube = 1 << int(rng.integers(1, 16))
+    if game_state == GameState.NONE:
+        owner, cube = CENTERED, 1  # nothing of a game in progress before any game
     player_on_roll = int(rng.integers(0, 2))
-    double_offered = bool(not crawford and owner != 1 - player_on_roll and rng.random() < 0.3)
+    double_offered = bool(
+        game_state != GameState.NONE and not crawford and owner != 1 - player_on_roll and rng.random() < 0.3
+    )
     rolled = game_state != GameState.NONE and not double_offered and rng.random() < 0.7
     dice = (int(rng.integers(1, 7)), int(rng.integers(1, 7))) if rolled else (0, 0)
-    resignation = Resignation(int(rng.integers(0, 4)))
-    turn = int(rng.integers(0, 2))
+    resignation = Resignation(int(rng.integers(0, 4))) if game_state != GameState.NONE else Resignation.NONE
+    turn = int(rng.integers(0, 2)) if game_state != GameState.NONE else player_on_roll
     if double_offered:
         # the doubled player answers; if it resigned instead, the doubler answers the resignation
         turn = player_on_roll if resignation != Resignation.NONE else 1 - player_on_roll
@@ -638,8 +643,9 @@ def test_xgid_round_trips_random_boards_and_states():
         score = (
             tuple(min(s, state.match_length - 1) for s in state.score) if state.match_length else state.score
         )
-        # An XGID holds a centred cube only at 1, and a cube (or double) only up to its max cube.
-        cube = 1 if state.cube_owner == CENTERED else state.cube_value
+        # An XGID holds a centred cube above 1 only in money play (as random_state makes them), and a cube
+        # (or double) only up to its max cube.
+        cube = state.cube_value
         cube_log2 = cube.bit_length() - 1 + int(doubled)
         if cube_log2 > 15:
             continue
@@ -744,18 +750,20 @@ def test_an_xgid_keeps_its_max_cube_field_on_a_round_trip(max_cube):
     assert to_xgid(board, state, max_cube_log2=12).endswith(":12")  # an explicit limit still wins
 
 
-def test_a_centred_cube_above_one_is_refused_when_the_xgid_is_read():
-    """XGID's cube owner 0 is a centred cube, one nobody has doubled: its value is 1 (RULES.md 8: the cube
-    starts centred at 1, and whoever takes a double owns it). Cube field 1 (a 2-cube) with owner 0 is not a
-    standard-play position, with a pending double ('D') or without; the message says so at once."""
-    for xgid in (
-        "XGID=-b----E-C---eE---c-e----B-:1:0:1:D:0:0:0:0:10",
-        "XGID=-b----E-C---eE---c-e----B-:1:0:1:00:0:0:0:0:10",
-    ):
-        with pytest.raises(ValueError, match=r"the cube is centred \(owner 0\) at 2.*its value is 1"):
-            from_xgid(xgid)
+def test_a_centred_cube_above_one_is_refused_in_a_match_and_kept_in_money_play():
+    """XGID's cube owner 0 is a centred cube. In match play it is one nobody has doubled: its value is 1
+    (RULES.md 8: the cube starts centred at 1, and whoever takes a double owns it), so cube field 1 (a
+    2-cube) with owner 0 in a 5-point match is refused, with a pending double ('D') or without. In money
+    play automatic doubles leave it centred above 1 (gnubg's Match ID holds it, issue 15): it is kept."""
+    for dice in ("D", "00"):
+        with pytest.raises(ValueError, match=r"the cube is centred \(owner 0\) at 2.* in a 5-point match"):
+            from_xgid(f"XGID=-b----E-C---eE---c-e----B-:1:0:1:{dice}:0:0:0:5:10")
+        money = f"XGID=-b----E-C---eE---c-e----B-:1:0:1:{dice}:0:0:0:0:10"
+        board, state = from_xgid(money)
+        assert (state.cube_value, state.cube_owner, state.double_offered) == (2, CENTERED, dice == "D")
+        assert to_xgid(board, state) == money
     with pytest.raises(ValueError, match="centred"):
-        to_xgid(starting_board(), MatchState(cube_value=2, cube_owner=CENTERED))
+        to_xgid(starting_board(), MatchState(cube_value=2, cube_owner=CENTERED, match_length=5))
     # A centred cube being doubled (cube field 0, 'D') is the ordinary first double.
     _, state = from_xgid("XGID=-b----E-C---eE---c-e----B-:0:0:1:D:0:0:0:0:10")
     assert state.double_offered and state.cube_value == 1 and state.cube_owner == CENTERED
@@ -1394,3 +1402,108 @@ def mutated_records(draw) -> str:
 def test_mat_reader_raises_only_value_errors(text):
     """Fuzz: random text or bytes, and mutated copies of the sample, either read or raise ValueError."""
     only_value_errors(read_mat, text)
+
+
+# --- issue 15 follow-up: nothing of a game in progress when there is no game (game_state NONE)
+
+
+def _match_id_with_game_state(state: MatchState, game_state: int) -> str:
+    """``state``'s Match ID with the game state bits 8-10 (the manual's layout) set to ``game_state``."""
+    key = int.from_bytes(match_key(state), "little")
+    key = (key & ~(0b111 << 8)) | (game_state << 8)
+    # as match_id() writes a key: its bytes read big-endian, 12 base64 characters
+    return encode_base64(int.from_bytes(key.to_bytes(9, "little"), "big"), 12)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"resignation": Resignation.SINGLE}, "resignation is SINGLE with game_state NONE"),
+        ({"resignation": Resignation.GAMMON}, "resignation is GAMMON with game_state NONE"),
+        ({"resignation": Resignation.BACKGAMMON}, "resignation is BACKGAMMON with game_state NONE"),
+        ({"double_offered": True}, "double_offered is set with game_state NONE"),
+        ({"cube_value": 2, "cube_owner": 0}, "cube_value is 2 with cube_owner 0 and game_state NONE"),
+        ({"cube_value": 4}, "cube_value is 4 with cube_owner -1 and game_state NONE"),  # money, centred
+        ({"turn": 0, "player_on_roll": 1}, "turn is 0 and player_on_roll 1 with game_state NONE"),
+        ({"dice": (3, 1)}, "dice are 3-1 with game_state NONE"),
+    ],
+)
+def test_no_game_refuses_every_field_of_a_game_in_progress(fields, message):
+    # the same fields with a game being played are a state gnubg writes (the control)
+    playing = {"resignation": Resignation.NONE, "turn": 1, "player_on_roll": 1, **fields}
+    if playing["resignation"] != Resignation.NONE or fields.get("double_offered"):
+        playing["turn"] = 0  # the resigner's or doubler's opponent answers
+    if "turn" in fields:
+        playing["resignation"] = (
+            Resignation.SINGLE
+        )  # turn differs from the mover only with a question pending
+    alive = MatchState(game_state=GameState.PLAYING, **playing)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        MatchState(game_state=GameState.NONE, **fields)
+    # and from a Match ID: the playing state's ID with the game state bits cleared
+    mid = _match_id_with_game_state(alive, int(GameState.NONE))
+    with pytest.raises(ValueError, match=f"Match ID {mid!r}: .*game_state NONE"):
+        from_match_id(mid)
+
+
+def test_the_reviewers_resignation_with_no_game_is_refused():
+    # MCAAAAAAAAAA: bits 13-14 = 1 (a single game resigned), game state bits 8-10 = 0 (no game)
+    with pytest.raises(
+        ValueError, match=r"Match ID 'MCAAAAAAAAAA': resignation is SINGLE with game_state NONE"
+    ):
+        from_match_id("MCAAAAAAAAAA")
+
+
+# --- issue 15 follow-up: a centred money cube above 1 (automatic doubles) is one rule everywhere
+
+
+def test_a_centred_money_cube_of_2_is_read_written_and_round_tripped():
+    # MQEAAAAAAAAA: cube bits 0-3 = 1 (a 2-cube), owner bits 4-5 = 3 (centred), money, game playing;
+    # gnubg writes it after an automatic double (its Match ID holds a centred cube of any value)
+    board, state = parse_gnubg_id("4HPwATDgc/ABMA:MQEAAAAAAAAA")
+    assert (state.cube_value, state.cube_owner, state.match_length) == (2, CENTERED, 0)
+    xgid = to_xgid(board, state)
+    # XGID: field 'cube' is log2 of the cube (1), field 'cube owner' 0 = centred; Jacoby on -> flags 1
+    assert xgid == "XGID=-b----E-C---eE---c-e----B-:1:0:-1:00:0:0:1:0:10"
+    back_board, back_state = from_xgid(xgid)
+    np.testing.assert_array_equal(back_board, board)
+    assert back_state == state
+    assert match_id(back_state) == "MQEAAAAAAAAA"
+
+
+def test_a_centred_cube_above_1_in_match_play_is_refused_the_same_way_in_both_formats():
+    with pytest.raises(ValueError, match=r"cube_value is 2 with the cube centred .* in a 5-point match"):
+        MatchState(cube_value=2, match_length=5)
+    with pytest.raises(ValueError, match=r"field 'cube' 1\) in a 5-point match \(field 'match length'\)"):
+        from_xgid("XGID=-b----E-C---eE---c-e----B-:1:0:1:00:0:0:0:5:10")
+
+
+def test_nard_show_prints_the_xgid_of_a_centred_money_2_cube():
+    # the reviewer's case: `nard show` printed "Cube 2, centred" and dropped the XGID line
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "nard_ai.interfaces.cli", "show", "4HPwATDgc/ABMA:MQEAAAAAAAAA"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    assert " XGID=-b----E-C---eE---c-e----B-:1:0:-1:00:0:0:1:0:10" in out
+    assert "Cube 2, centred" in out
+
+
+@pytest.mark.parametrize(
+    "xgid",
+    [
+        "XGID=-b----E-C---eE---c-e----B-:1:0:1:00:0:0:0:0:10",
+        "XGID=-b----E-C---eE---c-e----B-:2:0:1:52:0:0:0:0:10",
+    ],
+)
+def test_gnubgs_importer_reads_a_centred_money_cube_above_1_as_we_do(xgid):
+    # gnubg's set_gnubg_id takes these XGIDs (a centred 2- and 4-cube, money) and gives
+    # 4HPwATDgc/ABMA:cQkAAAAAAAAE and 4HPwATDgc/ABMA:cokKAAAAAAAE (checked live with the gnubg module)
+    gnubg = pytest.importorskip("gnubg")
+    gnubg.set_gnubg_id(xgid)
+    assert gnubg.gnubg_id() == gnubg_id(*from_xgid(xgid))

@@ -333,3 +333,38 @@ def test_the_readme_network_example_beats_the_random_agent_in_a_shorter_run(caps
     exec(compile(code.replace("range(100)", "range(3)"), "README.md", "exec"), {})
     points = ast.literal_eval(capsys.readouterr().out.strip())
     assert points["player_0"] == -points["player_1"] > 0
+
+
+# --- issue 15 follow-ups: refused resets and actions outside the space
+
+
+def test_aec_refused_reset_leaves_the_game_and_generator_as_they_were():
+    a, b = aec.env(), aec.env()
+    a.reset(seed=4)
+    b.reset(seed=4)
+    with pytest.raises(ValueError, match="die"):
+        b.reset(seed=50, options={"dice": (7, 1)})
+    for _ in range(10):
+        for g in (a, b):
+            mask = g.observe(g.agent_selection)["action_mask"]
+            g.step(int(np.flatnonzero(mask)[0]))
+        np.testing.assert_array_equal(
+            a.observe("player_0")["observation"], b.observe("player_0")["observation"]
+        )
+        if a.terminations["player_0"]:
+            break
+
+
+@pytest.mark.parametrize("bad", [-1, 3060, 99999])
+def test_aec_action_outside_the_space(bad):
+    # PettingZoo's convention: env() asserts with AssertOutOfBoundsWrapper; raw_env() raises ValueError
+    game = aec.env()
+    game.reset(seed=0)
+    with pytest.raises(AssertionError, match="action space"):
+        game.step(bad)
+    raw = aec.raw_env()
+    raw.reset(seed=0)
+    agent = raw.agent_selection
+    with pytest.raises(ValueError, match=rf"action {bad} is outside the action space Discrete\(3060\)"):
+        raw.step(bad)
+    assert raw.agent_selection == agent and not raw.terminations[agent]  # nothing changed

@@ -107,7 +107,11 @@ class CubeState:
             (Python or numpy; not a bool or float).
         owner: ``"centred"`` (:data:`CENTRED`), ``"on_roll"`` (the side on
             roll owns it, :data:`ON_ROLL`) or ``"opponent"`` (:data:`OPPONENT`).
-            A centred cube has value 1 and a turned (owned) cube at least 2.
+            An owned cube has value 2 or more. A centred cube has value 1,
+            except in money play, where automatic doubles (gnubg's ``set
+            automatic doubles``) leave it centred at 2, 4, ...; money
+            equities are in units of the current cube, so they are the
+            same at every centred value ``v`` and worth ``v`` times as many points.
         match_length: points to win the match, an integer 1..25; 0 = money play.
         score: points already won, ``(side on roll, opponent)``: a tuple,
             list or array of two integers, each below ``match_length``.
@@ -127,8 +131,8 @@ class CubeState:
     Raises:
         ValueError: on a value of the wrong type (a bool, float, string) or
             type-less score or flags (see above); on a value that is not a
-            power of two, an unknown owner, a centred cube above 1, an owned
-            cube of 1, a match length outside 0..25, a score outside the
+            power of two, an unknown owner, a centred cube above 1 in match
+            play, an owned cube of 1, a match length outside 0..25, a score outside the
             match, a Crawford flag while no side is 1-away (or both are),
             Jacoby or beavers in a match, a score or Crawford flag in money
             play, a turned cube in the Crawford game, or a match cube above
@@ -151,8 +155,12 @@ class CubeState:
             raise ValueError(f"cube value {value} is above the supported {MAX_CUBE}")
         if not isinstance(self.owner, str) or self.owner not in CUBE_OWNERS:
             raise ValueError(f"cube owner must be one of {CUBE_OWNERS}, got {self.owner!r}")
-        if self.owner == CENTRED and value != 1:
-            raise ValueError(f"a centred cube has value 1, got {value} (a turned cube has an owner)")
+        if self.owner == CENTRED and value != 1 and self.match_length != 0:
+            raise ValueError(
+                f"cube value {value} with the cube centred in a {self.match_length}-point match: a centred "
+                "cube above 1 comes only from automatic doubles, a money-play option (match_length 0); in "
+                "match play a turned cube has an owner"
+            )
         if self.owner != CENTRED and value == 1:
             raise ValueError(
                 f"a cube owned by {self.owner!r} has value 2 or more (a cube of 1 is centred), got 1"
@@ -336,7 +344,7 @@ def cube_state_from_match(state: MatchState | None, **overrides: Any) -> CubeSta
     Raises:
         ValueError: when the cube or match cannot be expressed (a match
             longer than 25 points, a score at or above the match length,
-            a centred cube above 1).
+            a centred cube above 1 in match play; in money play it is kept).
     """
     fields: dict[str, Any] = {}
     if state is not None:

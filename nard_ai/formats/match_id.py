@@ -52,7 +52,8 @@ length, a match longer than 64 points, any of the 5 unused bits) is a
 ``ValueError`` naming the field. So is a state no game reaches, though
 gnubg's reader (``MatchFromKey``) lets it through: a score at the match
 length in a game being played or about to start, a centred cube above 1 in
-match play, an owned cube at 1, dice rolled before any game, a double
+match play, an owned cube at 1, dice rolled, a double or a resignation offered
+or the cube turned before any game, a double
 offered after rolling or against the cube's owner, a double and a
 resignation pending with the doubled player to answer (see
 :class:`MatchState`). What gnubg's play does write is read: the final score
@@ -191,8 +192,10 @@ class MatchState:
             cube turned or a double offered; and on a state no game reaches:
             a score at the match length while a game is played or about to
             start (``game_state`` NONE or PLAYING), a centred cube above 1
-            in match play, an owned cube at 1, dice rolled with no game
-            (``game_state`` NONE), a double offered with dice rolled or by
+            in match play, an owned cube at 1, anything of a game in
+            progress with no game (``game_state`` NONE: dice rolled, a
+            double or a resignation offered, a turned cube, ``turn`` other
+            than ``player_on_roll``), a double offered with dice rolled or by
             the player the cube is owned against, or a double and a
             resignation pending with ``turn`` on the doubled player.
     """
@@ -315,11 +318,33 @@ class MatchState:
                 f"cube_owner is player {owner} with cube_value 1; a cube is owned only once a double has been "
                 "taken, which makes it 2 or more (an unturned cube is centred: cube_owner CENTERED)"
             )
-        if state == GameState.NONE and dice != (0, 0):
-            raise ValueError(
-                f"dice are {dice[0]}-{dice[1]} with game_state NONE: no game has started, so nothing has "
-                "been rolled (dice (0, 0))"
-            )
+        if state == GameState.NONE:
+            # no game has started: nothing of a game in progress (a roll, a double, a resignation, a turned cube)
+            if dice != (0, 0):
+                raise ValueError(
+                    f"dice are {dice[0]}-{dice[1]} with game_state NONE: no game has started, so nothing has "
+                    "been rolled (dice (0, 0))"
+                )
+            if self.resignation != Resignation.NONE:
+                raise ValueError(
+                    f"resignation is {self.resignation.name} with game_state NONE: no game has started, so "
+                    "nobody can resign it (resignation NONE)"
+                )
+            if self.double_offered:
+                raise ValueError(
+                    "double_offered is set with game_state NONE: no game has started, so nobody can double "
+                    "(double_offered False)"
+                )
+            if cube != 1 or owner != CENTERED:
+                raise ValueError(
+                    f"cube_value is {cube} with cube_owner {owner} and game_state NONE: no game has started, "
+                    "so the cube is still centred at 1"
+                )
+            if self.turn != mover:
+                raise ValueError(
+                    f"turn is {self.turn} and player_on_roll {mover} with game_state NONE: they differ only "
+                    "while a double or resignation awaits an answer, and no game has started"
+                )
         if self.double_offered:
             if dice != (0, 0):
                 raise ValueError(

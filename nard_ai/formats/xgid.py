@@ -31,9 +31,12 @@ cube             the cube value is ``2**cube``; while a double is offered it
                  is the cube before the double.
 cube owner       ``1`` X, ``-1`` O, ``0`` centred. A centred cube is one
                  nobody has doubled yet, so its value is 1 (cube field
-                 ``0``): a centred cube above 1, and an owned cube at 1,
-                 are refused (RULES.md 8: the cube starts centred at 1,
-                 and whoever takes a double owns it).
+                 ``0``), except in money play, where automatic doubles
+                 leave it centred above 1 (gnubg's Match ID and XG's
+                 cube field both hold it; read and written). A centred
+                 cube above 1 in match play, and an owned cube at 1, are
+                 refused (RULES.md 8: the cube starts centred at 1, and
+                 whoever takes a double owns it).
 turn             ``1`` X, ``-1`` O: the player on roll, or (dice ``D``) the
                  player who has doubled.
 dice             ``00`` not rolled yet; two digits 1-6 = the roll (XG and
@@ -138,7 +141,7 @@ def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2
     Raises:
         ValueError: on an invalid board, a state an XGID cannot express (a
             resignation, a game not being played, ``turn`` differing from ``player_on_roll`` without a
-            double, a centred cube above 1, an owned cube at 1), a ``max_cube_log2`` outside
+            double, a centred cube above 1 in match play, an owned cube at 1), a ``max_cube_log2`` outside
             0-15, or a cube (or a pending double) above ``2**max_cube_log2``.
     """
     state = MatchState() if state is None else state
@@ -155,7 +158,9 @@ def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2
     if not 0 <= max_cube_log2 <= MAX_CUBE_LOG2:
         raise ValueError(f"max_cube_log2 must be 0-{MAX_CUBE_LOG2}, got {max_cube_log2}")
     cube_log2 = state.cube_value.bit_length() - 1
-    _check_cube(cube_log2, state.cube_owner == CENTERED, state.double_offered, int(max_cube_log2))
+    _check_cube(
+        cube_log2, state.cube_owner == CENTERED, state.double_offered, int(max_cube_log2), state.match_length
+    )
     if state.resignation != Resignation.NONE:
         raise ValueError(f"an XGID cannot express a resignation on offer ({state.resignation.name})")
     if state.game_state != GameState.PLAYING:
@@ -193,14 +198,15 @@ def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2
     return XGID_PREFIX + ":".join(fields)
 
 
-def _check_cube(cube_log2: int, centred: bool, doubled: bool, max_cube_log2: int) -> None:
-    """The cube fields agree: a centred cube is 1, an owned one 2 or more, and neither the cube nor a pending
-    double passes the max cube."""
-    if centred and cube_log2:
+def _check_cube(cube_log2: int, centred: bool, doubled: bool, max_cube_log2: int, match_length: int) -> None:
+    """The cube fields agree: a centred cube is 1 in match play (any value in money play: automatic doubles),
+    an owned one 2 or more, and neither the cube nor a pending double passes the max cube."""
+    if centred and cube_log2 and match_length:
         raise ValueError(
-            f"the cube is centred (owner 0) at {1 << cube_log2} (field 'cube' {cube_log2}); a centred cube "
-            "is one nobody has doubled, so its value is 1 (field 'cube' 0): after a take the taker owns it "
-            "(docs/RULES.md 8)"
+            f"the cube is centred (owner 0) at {1 << cube_log2} (field 'cube' {cube_log2}) in a "
+            f"{match_length}-point match (field 'match length'); in match play a centred cube is one nobody "
+            "has doubled, so its value is 1 (field 'cube' 0): after a take the taker owns it (docs/RULES.md 8; "
+            "a centred cube above 1 comes only from automatic doubles, in money play)"
         )
     if not centred and not cube_log2:
         raise ValueError(
@@ -279,7 +285,7 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
     Raises:
         ValueError: naming the field and value, on a wrong number of fields,
             any malformed field, a match longer than 64 points, a score at
-            or above the match length, a centred cube above 1, an owned cube
+            or above the match length, a centred cube above 1 in match play, an owned cube
             at 1, a cube (or pending double) above the max cube, or a state
             :class:`MatchState` refuses (a Crawford game at a score where it
             cannot be).
@@ -332,7 +338,7 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
     else:
         raise ValueError(f"XGID field 'dice' must be 00, D or two dice 1-6, got {dice!r}")
     try:
-        _check_cube(cube_log2, owner_value == 0, double_offered, max_cube_log2)
+        _check_cube(cube_log2, owner_value == 0, double_offered, max_cube_log2, match_length)
     except ValueError as exc:
         raise ValueError(f"XGID {text!r}: {exc}") from None
     mover = X_PLAYER if turn_value == 1 else 1 - X_PLAYER

@@ -141,7 +141,8 @@ _UNLIMITED = 9999  # FIBS's match length of an unlimited match
 _C_INT_MAX = 2**31 - 1  # gnubg writes its fields from C ints
 _INTEGER = re.compile(r"-?[0-9]+")  # as gnubg and FIBS write them: no "+", "_", spaces or non-ASCII digits
 
-#: field -> (name, lowest, highest) for the fields after the names (the match length is checked apart).
+#: field -> (name, lowest, highest) for the fields after the names (field 2, the match length, is
+#: checked apart: 0 or 9999 for money, else 1..MAX_AWAY).
 _RANGES: dict[int, tuple[str, int, int]] = {
     3: ("score", 0, _C_INT_MAX),
     4: ("opponent's score", 0, _C_INT_MAX),
@@ -268,11 +269,17 @@ def parse_fibs_board(line: str, gnubg: bool = True) -> FibsBoard:
             raise ValueError(f"FIBS board field {i} must be a decimal integer, got '{_escape(raw[:20])}'")
         value = int(raw)  # at most MAX_LINE_BYTES digits: below int()'s own limit
         shown = raw if len(raw) <= 24 else f"{raw[:20]}... ({len(raw)} digits)"
-        if i in _CHOICES:
+        if i == 2:
+            if value != _UNLIMITED and not 0 <= value <= MAX_AWAY:
+                raise _field_error(
+                    2, "match length", f"0 or {_UNLIMITED} (money), or 1..{MAX_AWAY}, got {shown}"
+                )
+        elif i in _CHOICES:
             name, choices = _CHOICES[i]
             if value not in choices:
                 raise _field_error(i, name, f"{choices[0]} or {choices[1]}, got {shown}")
         else:
+            # fields 0-51 all have names (0-1 the names, 2 above); past 51 a later protocol's extras
             name, lo, hi = _RANGES.get(i, ("extra field", -(2**31), _C_INT_MAX))
             if not lo <= value <= hi:
                 raise _field_error(i, name, f"{lo}..{hi}, got {shown}")
@@ -284,8 +291,6 @@ def parse_fibs_board(line: str, gnubg: bool = True) -> FibsBoard:
     length = field(2)
     if length == _UNLIMITED:
         length = 0
-    if not 0 <= length <= MAX_AWAY:
-        raise _field_error(2, "match length", f"0 or {_UNLIMITED} (money), or 1..{MAX_AWAY}, got {length}")
     if length and max(field(3), field(4)) >= length:
         raise ValueError(
             f"FIBS board: scores must be 0..{length - 1} in a {length}-point match, got {field(3)} and {field(4)}"
