@@ -802,3 +802,12 @@ def test_analyze_never_cuts_player_names(capsys, tmp_path):
     assert status == 0
     assert "Alexander Smith-Jones  Alexander Smith-Brown" in out
     assert "   4 Alexander Smith-Jones    Double" in out
+
+
+def test_show_says_why_a_state_has_no_xgid(capsys):
+    # cCEAAAAAAAAE: a money game with a single-game resignation on offer (match_id(MatchState(
+    # game_state=PLAYING, resignation=SINGLE, turn=0, player_on_roll=1))); an XGID has no field for
+    # a resignation, so show names the reason instead of dropping the line silently (review of issue 15)
+    status, out, err = run_main(["show", "4HPwATDgc/ABMA:cCEAAAAAAAAE"], capsys)
+    assert status == 0, err
+    assert " XGID: none (an XGID cannot express a resignation on offer (SINGLE))" in out.splitlines()

@@ -34,8 +34,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         print(f" GNU Backgammon ID: {gnubg_id(board, state)}")
     try:
         print(f" {to_xgid(board, state)}")
-    except ValueError:
-        pass  # a state XGID cannot express (a resignation, a finished game): only gnubg's ID then
+    except ValueError as exc:
+        # a state an XGID cannot express (a resignation, a finished game): say why there is none
+        print(f" XGID: none ({exc})")
     for line in describe_state(state):
         print(f" {line}")
     return 0
