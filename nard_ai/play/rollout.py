@@ -514,21 +514,10 @@ def rollout(
     with _threads(threads):
         run.play()
     stats = run.statistics()
-    return RolloutResult(
-        probs=stats.probs.mean(),
-        probs_ci=stats.probs.ci(),
-        equity=float(stats.equity.mean()[0]),
-        equity_ci=float(stats.equity.ci()[0]),
-        cubeful=float(stats.cubeful.mean()[0]) if cubeful else None,
-        cubeful_ci=float(stats.cubeful.ci()[0]) if cubeful else None,
-        games=int(games),
-        truncated=run.truncated,
-        mean_plies=stats.plies / stats.games,
-        seconds=time.perf_counter() - t0,
-        variance_reduction=vr,
-        ply=getattr(agent, "ply", ply),
-        passes=run.passes,
-    )
+    return stats.result(
+        cubeful, truncated=run.truncated, seconds=time.perf_counter() - t0, variance_reduction=vr,
+        ply=getattr(agent, "ply", ply), passes=run.passes,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -627,21 +616,10 @@ def merge_rollout_shards(
     stats = ordered[0].statistics
     for r in ordered[1:]:
         stats = stats.merge(r.statistics)
-    return RolloutResult(
-        probs=stats.probs.mean(),
-        probs_ci=stats.probs.ci(),
-        equity=float(stats.equity.mean()[0]),
-        equity_ci=float(stats.equity.ci()[0]),
-        cubeful=float(stats.cubeful.mean()[0]) if cubeful else None,
-        cubeful_ci=float(stats.cubeful.ci()[0]) if cubeful else None,
-        games=int(stats.games),
-        truncated=sum(r.truncated for r in ordered),
-        mean_plies=stats.plies / stats.games,
-        seconds=seconds,
-        variance_reduction=variance_reduction,
-        ply=ply,
-        passes=sum(r.passes for r in ordered),
-    )
+    return stats.result(
+        cubeful, truncated=sum(r.truncated for r in ordered), seconds=seconds,
+        variance_reduction=variance_reduction, ply=ply, passes=sum(r.passes for r in ordered),
+    )  # fmt: skip
 
 
 @dataclass
@@ -690,6 +668,34 @@ class _Statistics:
     probs: _Moments
     equity: _Moments
     cubeful: _Moments
+
+    def result(
+        self,
+        cubeful: bool,
+        *,
+        truncated: int,
+        seconds: float,
+        variance_reduction: bool,
+        ply: int,
+        passes: int,
+    ) -> RolloutResult:
+        """The :class:`RolloutResult` of these statistics (means and 95% half-widths); the cubeful
+        figures only for a cubeful rollout (else ``None``)."""
+        return RolloutResult(
+            probs=self.probs.mean(),
+            probs_ci=self.probs.ci(),
+            equity=float(self.equity.mean()[0]),
+            equity_ci=float(self.equity.ci()[0]),
+            cubeful=float(self.cubeful.mean()[0]) if cubeful else None,
+            cubeful_ci=float(self.cubeful.ci()[0]) if cubeful else None,
+            games=int(self.games),
+            truncated=truncated,
+            mean_plies=self.plies / self.games,
+            seconds=seconds,
+            variance_reduction=variance_reduction,
+            ply=ply,
+            passes=passes,
+        )
 
     @classmethod
     def of(cls, values: np.ndarray, cube_values: np.ndarray, plies: np.ndarray) -> _Statistics:
