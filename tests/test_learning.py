@@ -557,13 +557,18 @@ def test_nard_hint_rejects_negative_top(tmp_path):
 
 
 def test_cli_uses_the_ascii_board_without_a_shim():
+    # every command that draws a board (show, hint, eval, cube: one module each) imports the formats
+    # layer's render_board itself, with no local copy or shim
     import inspect
 
     import nard_ai.interfaces.cli as cli
+    from nard_ai.interfaces.commands import cube, eval, hint, show
 
-    source = inspect.getsource(cli)
-    assert "SHIM" not in source and "_render_board" not in source
-    assert "from nard_ai.formats.ascii import render_board" in source
+    assert "SHIM" not in inspect.getsource(cli) and "_render_board" not in inspect.getsource(cli)
+    for module in (show, hint, eval, cube):
+        source = inspect.getsource(module)
+        assert "SHIM" not in source and "_render_board" not in source
+        assert "from nard_ai.formats.ascii import render_board" in source, module.__name__
 
 
 def test_one_ply_self_play_trains_on_lookahead_targets_deterministically():
