@@ -811,3 +811,11 @@ def test_show_says_why_a_state_has_no_xgid(capsys):
     status, out, err = run_main(["show", "4HPwATDgc/ABMA:cCEAAAAAAAAE"], capsys)
     assert status == 0, err
     assert " XGID: none (an XGID cannot express a resignation on offer (SINGLE))" in out.splitlines()
+
+
+def test_an_error_quoting_a_huge_argument_is_cut_short(capsys):
+    # a 100,000-character ID used to come back twice in the error line (200 KB, found in review);
+    # the message keeps its first and last 300 characters (cli.MAX_ERROR_CHARS = 600)
+    status, out, err = run_main(["hint", "A" * 100_000, "--dice", "31"], capsys)
+    assert status == 2 and err.startswith("nard hint: error: ")
+    assert len(err) < 800 and "characters]..." in err

@@ -718,7 +718,6 @@ def test_malformed_xgids_raise_value_error_naming_the_field(xgid, message):
         (MatchState(resignation=Resignation.SINGLE), "resignation"),
         (MatchState(game_state=GameState.OVER), "game being played"),
         (MatchState(turn=0), "differs from player_on_roll"),
-        (MatchState(double_offered=True), "turn must be the player asked"),
     ],
 )
 def test_to_xgid_refuses_states_an_xgid_cannot_hold(state, message):
@@ -1507,3 +1506,17 @@ def test_gnubgs_importer_reads_a_centred_money_cube_above_1_as_we_do(xgid):
     gnubg = pytest.importorskip("gnubg")
     gnubg.set_gnubg_id(xgid)
     assert gnubg.gnubg_id() == gnubg_id(*from_xgid(xgid))
+
+
+def test_a_double_waiting_with_the_doubler_to_act_is_refused():
+    # MBGgAAAAAAAA: double offered by player 0, turn 0 (found by a review of issue 15). gnubg's
+    # Match ID gives the turn to the player who must act; while a double waits that is the doubled
+    # player (player_on_roll's opponent), unless a resignation came instead (turn back to the doubler)
+    with pytest.raises(ValueError, match="turn 0, the doubler"):
+        from_match_id("MBGgAAAAAAAA")
+    with pytest.raises(
+        ValueError, match="turn 1, the doubler"
+    ):  # the state itself (defaults: seat 1 on roll)
+        MatchState(double_offered=True)
+    ok = MatchState(double_offered=True, game_state=GameState.PLAYING, player_on_roll=0, turn=1)
+    assert from_match_id(match_id(ok)).double_offered

@@ -553,3 +553,14 @@ def test_get_reads_back_every_key_that_keys_lists(engine):
     ]
     assert engine.handle("set game.variant backgammon") == []
     assert engine.handle("get engine.ply extra") == ["error bad_command expected: get <key>"]
+
+
+def test_info_depth_is_the_depth_the_best_play_was_valued_at(engine):
+    # The opening 3-1 at UBGI ply 2 (nard 1-ply): gnubg's normal filter keeps only 8/5 6/5 (the next
+    # play is 0.177 behind at 0-ply, beyond its 0.16), so the play is decided and valued at nard 0-ply:
+    # the info line says depth 1, not 2 (found by a review of issue 15); a real choice reports depth 2.
+    lines = engine.handle("set engine.ply 2") + engine.handle("position gnubgid 4HPwATDgc/ABMA")
+    lines += engine.handle("dice 3 1") + engine.handle("go")
+    assert lines[0].startswith("info depth 1 ") and lines[1] == "bestmove 8/5 6/5"
+    lines = engine.handle(f"position xgid {START_52_XGID}") + engine.handle("dice 5 2") + engine.handle("go")
+    assert lines[0].startswith("info depth 2 ")

@@ -357,6 +357,11 @@ class MatchState:
                     f"by player {owner}; only the cube's owner, or either player while it is centred, may "
                     "double"
                 )
+            if self.resignation == Resignation.NONE and self.turn == mover:
+                raise ValueError(
+                    f"double_offered is set with turn {self.turn}, the doubler (player_on_roll {mover}); "
+                    f"a double waits for the doubled player's answer, so turn is {1 - mover}"
+                )
             if self.resignation != Resignation.NONE and self.turn != mover:
                 raise ValueError(
                     f"double_offered and resignation {self.resignation.name} are both pending with turn "

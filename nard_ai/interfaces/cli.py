@@ -220,6 +220,11 @@ def _join_dice_tokens(args: Sequence[str]) -> list[str]:
     return out
 
 
+MAX_ERROR_CHARS = 600
+"""Longest error message printed whole; a longer one (an ID of 100,000 characters quoted back) keeps
+its first and last 300 characters around a count of what was cut."""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with errors as one line (``nard hint: error: ...``) on stderr and exit status 2.
 
@@ -228,6 +233,9 @@ class _Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str):  # type: ignore[override]
+        if len(message) > MAX_ERROR_CHARS:  # an error echoes the input: bounded, whatever was typed
+            cut = len(message) - MAX_ERROR_CHARS
+            message = f"{message[: MAX_ERROR_CHARS // 2]} ...[{cut} characters]... {message[-MAX_ERROR_CHARS // 2 :]}"
         self.exit(2, f"{self.prog}: error: {message}\n")
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]

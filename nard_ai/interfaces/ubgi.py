@@ -563,10 +563,11 @@ class UbgiEngine:
         scored = score_plays(ranked, position.cube)
         play = format_ubgi_play(position.board, scored.afterstates[0], self.dice)
         ms = (time.perf_counter() - start) * 1000.0
-        info = (
-            f"info depth {self.settings['engine.ply']} score {float(scored.emg[0]):.6f} "
-            f"time_ms {ms:.0f} pv {play}"
-        )
+        # the depth the best play was valued at (UBGI's root-inclusive numbering: nard's ply + 1),
+        # less than engine.ply where the move filters left a single play (decided, as gnubg does)
+        plies = getattr(scored, "plies", None)
+        depth = self.settings["engine.ply"] if plies is None or not len(plies) else int(plies[0]) + 1
+        info = f"info depth {depth} score {float(scored.emg[0]):.6f} time_ms {ms:.0f} pv {play}"
         return info, play
 
 
