@@ -811,3 +811,13 @@ def test_dice_given_by_the_id_and_by_the_request_must_agree(client):
 def test_a_plus_read_as_a_space_is_named_with_the_fix(client):
     r = client.get("/eval?id=E+fgATDgc/ABEg")  # the + of E+fgATDgc/ABEg arrives as a space
     assert r.status_code == 400 and "%2B" in r.json()["detail"]
+
+
+def test_bodies_sent_as_json_that_are_not_json_get_the_readme_answers(client):
+    # README's table: malformed JSON -> 422 json_invalid; not UTF-8 or nested too deep -> 400
+    headers = {"Content-Type": "application/json"}
+    r = client.post("/eval", content=b'{"id": "4HPwATDgc/ABMA"', headers=headers)
+    assert r.status_code == 422 and r.json()["detail"][0]["type"] == "json_invalid"
+    for body in (b'{"id": "\xff"}', b"[" * 20000):
+        r = client.post("/eval", content=body, headers=headers)
+        assert r.status_code == 400 and r.json()["detail"] == "There was an error parsing the body"
