@@ -75,7 +75,8 @@ def test_env_registers_its_entry_points_under_the_name_it_was_imported_as():
     import env
 
     spec = gym.spec(env.ENV_ID)
-    assert spec.entry_point == f"{env.__name__}.backgammon:BackgammonEnv" == "env.backgammon:BackgammonEnv"
+    # make_env builds BackgammonEnv inside the checker that recovers from a refused first reset (env/backgammon.py)
+    assert spec.entry_point == f"{env.__name__}.backgammon:make_env" == "env.backgammon:make_env"
     assert spec.vector_entry_point == "env.vector:BackgammonVectorEnv"
 
 
@@ -161,7 +162,7 @@ def test_a_wheel_in_a_fresh_venv_installs_nard_ai_env_not_env_and_it_registers_t
     assert found["env"] is False and not (site / "env").exists()
     assert Path(found["nard_ai_env"]) == site / "nard_ai_env" / "__init__.py"
     assert Path(found["nard_ai"]).is_relative_to(venv)
-    assert found["entry_point"] == "nard_ai_env.backgammon:BackgammonEnv"
+    assert found["entry_point"] == "nard_ai_env.backgammon:make_env"
     assert found["vector_entry_point"] == "nard_ai_env.vector:BackgammonVectorEnv"
     assert (found["single"], found["vector"], found["by_module"]) == (
         "nard_ai_env.backgammon",
