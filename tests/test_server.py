@@ -821,3 +821,42 @@ def test_bodies_sent_as_json_that_are_not_json_get_the_readme_answers(client):
     for body in (b'{"id": "\xff"}', b"[" * 20000):
         r = client.post("/eval", content=body, headers=headers)
         assert r.status_code == 400 and r.json()["detail"] == "There was an error parsing the body"
+
+
+# p0..p25 are read by hand (interfaces.http._pip_query); the reference for each answer is what a
+# QInt FastAPI parameter answers: pydantic's own integer parsing behind the digits-only rule.
+@pytest.mark.parametrize(
+    "text",
+    ["abc", "", "1.0", " 3", "3 ", "+-3", "1_000", "٣", "0x3", "+3", "-0", "03", "9" * 4300,
+     "-" + "9" * 4300, "+" + "9" * 4300, "0" * 4301, "9" * 4301],
+)  # fmt: skip
+def test_a_pip_query_value_is_answered_as_a_qint_parameter_would_be(text: str) -> None:
+    from pydantic import TypeAdapter, ValidationError
+
+    from nard_ai.interfaces.http import QInt, _pip_error
+
+    try:
+        expected = None
+        TypeAdapter(QInt).validate_python(text)
+    except ValidationError as exc:
+        (e,) = exc.errors()
+        expected = {"type": e["type"], "loc": ("query", "p7"), "msg": e["msg"], "input": text}
+    assert _pip_error("p7", text) == expected
+
+
+def test_refused_pips_are_a_422_in_point_order_and_a_repeated_pip_a_400(client: TestClient) -> None:
+    r = client.get("/move", params=[("p9", "x"), ("p3", "1.0"), ("die1", 3), ("die2", 1)])
+    assert r.status_code == 422
+    assert [e["loc"] for e in r.json()["detail"]] == [["query", "p3"], ["query", "p9"]]
+    # FastAPI reads a repeated scalar's last value; the handler then refuses the repeat
+    r = client.get("/move", params=[("p3", "x"), ("p3", "1"), ("die1", 3), ("die2", 1)])
+    assert r.status_code == 400 and "p3 given more than once" in r.json()["detail"]
+    r = client.get("/eval", params={**START_PIPS, "p3": "2.5"})
+    assert r.status_code == 422 and r.json()["detail"][0]["input"] == "2.5"
+
+
+def test_the_schema_still_documents_p0_to_p25_on_each_get_endpoint(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in ("/move", "/eval", "/cube"):
+        names = [p["name"] for p in paths[path]["get"]["parameters"]]
+        assert [n for n in names if n.startswith("p") and n[1:].isdigit()] == [f"p{i}" for i in range(26)]

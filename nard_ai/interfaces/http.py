@@ -346,15 +346,76 @@ async def _no_repeated_fields(request: Request) -> None:
         return
 
 
-async def _pip_query(
-    p0: QInt = 0, p1: QInt = 0, p2: QInt = 0, p3: QInt = 0, p4: QInt = 0, p5: QInt = 0, p6: QInt = 0,
-    p7: QInt = 0, p8: QInt = 0, p9: QInt = 0, p10: QInt = 0, p11: QInt = 0, p12: QInt = 0, p13: QInt = 0,
-    p14: QInt = 0, p15: QInt = 0, p16: QInt = 0, p17: QInt = 0, p18: QInt = 0, p19: QInt = 0,
-    p20: QInt = 0, p21: QInt = 0, p22: QInt = 0, p23: QInt = 0, p24: QInt = 0, p25: QInt = 0,
-) -> list[int]:  # fmt: skip
-    """wildbg's pip parameters: p0 = opponent's bar (<= 0), p1..p24 points, p25 = mover's bar."""
-    return [p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19,
-            p20, p21, p22, p23, p24, p25]  # fmt: skip
+_INT_DIGITS_MAX = 4300  # pydantic's (and Python's) longest integer text; longer is int_parsing_size
+_INT_MESSAGE = "Input should be an integer written in digits, e.g. 3"
+_PIP_PARAMETERS = [
+    {
+        "name": f"p{i}",
+        "in": "query",
+        "required": False,
+        "schema": {"type": "integer", "default": 0, "title": f"P{i}"},
+        "description": (
+            "opponent's bar (<= 0)" if i == 0 else "mover's bar (>= 0)" if i == 25 else f"point {i}"
+        ),
+    }
+    for i in range(26)
+]
+"""OpenAPI entries of p0..p25, which :func:`_pip_query` reads by hand (``openapi_extra`` of a route)."""
+
+
+def _pip_error(name: str, text: str) -> dict[str, Any] | None:
+    """FastAPI's 422 error for a refused query integer ``text``, or None when it is one.
+
+    The same answer as a ``QInt`` parameter: ``int_parsing`` unless written in digits
+    (:func:`_int_text`), ``int_parsing_size`` past pydantic's 4,300 digits (its rule: a ``+``
+    and leading zeros do not count, a ``-`` does).
+    """
+    if not _INT_TEXT.fullmatch(text):
+        return {"type": "int_parsing", "loc": ("query", name), "msg": _INT_MESSAGE, "input": text}
+    body = text[1:] if text[0] == "+" else text
+    negative = body[0] == "-"
+    digits = (body[1:] if negative else body).lstrip("0") or "0"
+    if len(digits) + negative > _INT_DIGITS_MAX:
+        return {
+            "type": "int_parsing_size",
+            "loc": ("query", name),
+            "msg": "Unable to parse input string as an integer, exceeded maximum size",
+            "input": text,
+        }
+    return None
+
+
+async def _pip_query(request: Request) -> list[int]:
+    """wildbg's pip parameters: p0 = opponent's bar (<= 0), p1..p24 points, p25 = mover's bar.
+
+    Read by hand from the query string rather than as 26 FastAPI parameters, whose validation cost
+    about half of a 0-ply ``GET /move`` (cProfile, 2026-12-02); the answers are a ``QInt``'s: an
+    absent point is 0, a repeated one counts its last value here (the handler's
+    :func:`_check_query` then refuses the repeat with a 400), and refused values are FastAPI's 422
+    errors in p0..p25 order. One difference: when a pip and another parameter (``die1``, ``ply``...)
+    are both refused, the 422 lists the pips' errors only; the others' follow once those are fixed.
+
+    Returns:
+        26 ints, p0..p25.
+
+    Raises:
+        RequestValidationError: FastAPI's 422 for values not written in digits or too long.
+    """
+    params = request.query_params
+    pips = [0] * BOARD_SIZE
+    errors: list[dict[str, Any]] = []
+    for i, name in enumerate(_PIP_ORDER):
+        text = params.get(name)
+        if text is None:
+            continue
+        error = _pip_error(name, text)
+        if error is None:
+            pips[i] = int(text)
+        else:
+            errors.append(error)
+    if errors:
+        raise RequestValidationError(errors)
+    return pips
 
 
 Pips = Annotated[list[int], Depends(_pip_query)]
@@ -376,7 +437,8 @@ def _bad(message: str) -> HTTPException:
     return HTTPException(status_code=400, detail=message)
 
 
-_PIP_NAMES = frozenset(f"p{i}" for i in range(BOARD_SIZE))
+_PIP_ORDER = tuple(f"p{i}" for i in range(BOARD_SIZE))
+_PIP_NAMES = frozenset(_PIP_ORDER)
 _PIP_NAME = re.compile(r"p\d+")
 _QUERY_HINTS = {
     "dice": "give the roll as die1 and die2",
@@ -969,7 +1031,7 @@ router = APIRouter(dependencies=[Depends(_no_repeated_fields)])
 
 @router.get(
     "/move", response_model=MoveResponse, summary="ranked plays of a position and roll (wildbg /move)",
-    responses=_ERRORS,
+    responses=_ERRORS, openapi_extra={"parameters": _PIP_PARAMETERS},
 )  # fmt: skip
 async def get_move(
     request: Request,
@@ -994,7 +1056,7 @@ async def post_move(body: MoveBody, engine: EngineDep) -> Response:
 
 @router.get(
     "/eval", response_model=EvalResponse, summary="probabilities and cubeless equity (wildbg /eval)",
-    responses=_ERRORS,
+    responses=_ERRORS, openapi_extra={"parameters": _PIP_PARAMETERS},
 )  # fmt: skip
 async def get_eval(
     request: Request,
@@ -1016,7 +1078,7 @@ async def post_eval(body: PositionBody, engine: EngineDep) -> Response:
 
 @router.get(
     "/cube", response_model=CubeResponse, summary="cube decision for the side on roll, before rolling",
-    responses=_ERRORS,
+    responses=_ERRORS, openapi_extra={"parameters": _PIP_PARAMETERS},
 )  # fmt: skip
 async def get_cube(
     request: Request,
