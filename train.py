@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+import os
 import signal
 import sys
 import time
@@ -144,6 +145,11 @@ class Args:
     """--supervised: at most this many epochs"""
     patience: int = 3
     """--supervised: stop after this many epochs without a better validation loss"""
+    ray: str = ""
+    """play the self-play shards on Ray actors, one per --workers shard: 'local' (a Ray cluster of this machine),
+    'auto' (the running cluster: `ray start --head`, or RAY_ADDRESS) or a head's ADDRESS; default: RAY_ADDRESS if
+    set, else threads of this process. The same seed and --workers give the same weights either way
+    (nard_ai.distributed.selfplay: staleness, dead actors)"""
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2, before any file is written)."""
@@ -173,6 +179,15 @@ class Args:
             raise ValueError(
                 f"argument --workers: at most --pool ({self.pool}): each worker plays at least one game slot, "
                 f"got {self.workers}"
+            )
+        if self.ray and not self.supervised and self.workers < 2 and not self.resume:
+            raise ValueError(
+                "argument --ray: needs --workers >= 2 (one Ray actor plays each of the pool's shards)"
+            )
+        if self.supervised and self.ray:
+            raise ValueError(
+                "argument --ray: --supervised fits on this machine; label positions on Ray with "
+                "`python -m nard_ai.training label --ray ...`"
             )
         if self.eval_games < 4:
             raise ValueError(
@@ -303,6 +318,25 @@ def supervised(args: Args, given: set[str] | None) -> None:
                  history.best_val_loss)  # fmt: skip
 
 
+def _ray_runner(args: Args):
+    """The Ray shard runner of ``--ray`` (or ``RAY_ADDRESS``), or None for threads of this process."""
+    address = args.ray or (os.environ.get("RAY_ADDRESS", "") if not args.supervised else "")
+    if not address:
+        return None
+    if args.workers < 2:
+        _fail("argument --ray: needs --workers >= 2 (one Ray actor plays each of the pool's shards)")
+    from nard_ai.distributed import RayShardRunner, make_executor
+
+    try:
+        executor = make_executor(address)
+    except (ValueError, ConnectionError) as exc:
+        _fail(f"argument --ray: {exc}")
+    logging.info(
+        "self-play on Ray: %d shards as actors, %d CPUs in the cluster", args.workers, executor.workers
+    )
+    return RayShardRunner(executor)
+
+
 def main(args: Args, given: set[str] | None = None) -> None:
     """Train (see :class:`Args`). ``given``: the flags set on the command line; with ``--resume`` the others
     among :data:`RESUMED_FIELDS` come from the checkpoint (``None``: all of them are taken as given)."""
@@ -401,6 +435,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
             extra=extra,
         )
 
+    runner = _ray_runner(args)
     bar = tqdm(total=args.games, initial=games_done, unit="game", disable=not args.progress, smoothing=0.05)
     # whole: the weights are those of games_done games (False inside a round); saved: and on disk
     whole, saved = True, False
@@ -420,6 +455,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
                 ply=args.ply,
                 on_games=bar.update,
                 should_stop=lambda: _STOP["requested"],
+                runner=runner,
             )
             games_done += rs.games  # an interrupted round's finished games are in the weights too
             whole = True
@@ -468,6 +504,8 @@ def main(args: Args, given: set[str] | None = None) -> None:
     finally:
         bar.close()
         writer.close()
+        if runner is not None:
+            runner.executor.close()
     logging.info("checkpoint %s: %d games", path, games_done)
     if _STOP["requested"]:
         # saved, but not finished: the shell's convention for a process ended by a signal (130, 143)

@@ -1,6 +1,6 @@
 """Throughput of the sharded workloads in this process and on a local Ray cluster (not run by pytest).
 
-For each workload (a rollout of the opening, a cubeless match, a labelling run)
+For each workload (TD self-play, a rollout of the opening, a cubeless match, a labelling run)
 it measures, in the same process and with the same shards:
 
 * ``plain``: the workload's own local path (no executor; the baseline, on the
@@ -11,7 +11,9 @@ it measures, in the same process and with the same shards:
   cluster of 1 and 2 CPUs (started here, one after the other; a warm-up run
   first, so worker start-up is not counted);
 
-and Ray's overhead per shard: a no-op shard (the agent as the shared object)
+TD self-play's shards are its 2 pool shards, played by threads (``plain`` and
+``local``) or by 2 Ray actors (``ray2``; 2 actors of 1 CPU do not fit the
+1-CPU cluster, so ``ray1`` is n/a); and Ray's overhead per shard: a no-op shard (the agent as the shared object)
 over many tasks on the 1-CPU cluster. Each figure is the median of
 ``--repeats`` runs; ratios are against ``plain`` of the same run.
 
@@ -21,12 +23,16 @@ over many tasks on the 1-CPU cluster. Each figure is the median of
 from __future__ import annotations
 
 import argparse
+import copy
 import json
+import math
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 import nard_ai  # noqa: F401  (before torch: OpenMP's wait policy)
 
@@ -38,10 +44,12 @@ def _noop(shared, task: int) -> int:
 
 
 def _median_time(fn, repeats: int) -> float:
+    """Median seconds of ``fn()`` over ``repeats`` runs; NaN if it says it cannot run (returns False)."""
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        fn()
+        if fn() is False:
+            return math.nan
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
@@ -72,7 +80,23 @@ def _workloads(tmp: Path):
         kw = {"executor": executor} if executor is not None else {"workers": 1}
         run_labels(positions, out, plan, seed=1, progress=False, **kw)
 
+    from nard_ai.distributed import RayExecutor, RayShardRunner
+    from nard_ai.model.learn import Learner
+    from nard_ai.play.selfplay import play_round
+
+    td_net = load_checkpoint(network).network
+
+    def td(executor):
+        # a fresh copy of the shipped network each run; 2 shards: threads, or 2 Ray actors
+        if isinstance(executor, RayExecutor) and executor.workers < 2:
+            return False  # two actors of 1 CPU each do not fit a 1-CPU cluster
+        runner = RayShardRunner(executor) if isinstance(executor, RayExecutor) else None
+        learner = Learner(copy.deepcopy(td_net))
+        play_round(learner, 400, np.random.default_rng(1), pool=256, workers=2, runner=runner)
+        return True
+
     return {
+        "TD self-play (shipped network, pool 256, 2 shards, 400 games)": (400, "games", 2, td),
         "rollout (opening, 0-ply, 2,000 games)": (
             2000,
             "games",
@@ -149,11 +173,16 @@ def main() -> int:
     for name, r in results["workloads"].items():
         cells = []
         for k in ("plain", "local", "ray1", "ray2"):
+            if math.isnan(r[k]):
+                cells.append("n/a")
+                continue
             rate = r["units"] / r[k]
             cells.append(f"{rate:,.0f} {r['unit']}/s ({r['plain'] / r[k]:.2f}x)")
         print(f"| {name} | " + " | ".join(cells) + " |")
     print(f"Ray overhead per no-op shard (1 worker): {results['ray_overhead_per_shard_s'] * 1e3:.2f} ms")
     for name, r in results["workloads"].items():
+        if math.isnan(r["ray1"]):
+            continue
         extra = (r["ray1"] - r["local"]) / r["shards"]
         print(f"{name}: Ray 1 worker minus local executor, per shard: {extra * 1e3:+.1f} ms")
     return 0

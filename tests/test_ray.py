@@ -264,3 +264,174 @@ def test_evaluate_refuses_ray_for_a_workload_that_is_not_sharded():
     )
     assert run.returncode == 2
     assert "argument --ray: --cube does not run on Ray yet" in run.stderr
+
+
+# --------------------------------------------------------------------------- TD self-play on Ray actors
+
+
+def _td_learner():
+    import torch
+
+    from nard_ai.model.learn import Learner
+    from nard_ai.model.network import Network, NetworkConfig
+
+    torch.manual_seed(0)
+    return Learner(Network(NetworkConfig(encoder="rich", hidden=(16,), race_net=True)), lr=1e-3)
+
+
+def _same_weights(a, b) -> bool:
+    import torch
+
+    return all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters(), strict=True))
+
+
+TD_ROUND = {"pool": 16, "workers": 2, "batch_size": 32}  # 24 games: about a dozen epochs of 4 plies
+
+
+@needs_ray
+def test_a_td_round_on_ray_actors_gives_the_threads_weights_bit_for_bit(ray_cluster):
+    from nard_ai.distributed import RayExecutor, RayShardRunner
+    from nard_ai.play.selfplay import play_round
+
+    threads = _td_learner()
+    expected = play_round(threads, 24, np.random.default_rng(5), **TD_ROUND)
+    on_ray = _td_learner()
+    runner = RayShardRunner(RayExecutor())
+    got = play_round(on_ray, 24, np.random.default_rng(5), runner=runner, **TD_ROUND)
+    assert _same_weights(threads.network, on_ray.network)
+    assert (got.games, got.plies, got.updates, got.loss_sum) == (
+        expected.games, expected.plies, expected.updates, expected.loss_sum
+    )  # fmt: skip
+    assert got.games == 24 and runner.actors == []  # the actors are gone after the round
+    # new weights go to the object store once per epoch that trained, never per actor
+    assert 1 <= runner.weight_puts < got.plies
+
+
+class _KillingRunner:
+    """A RayShardRunner that kills its first actor before the 16th epoch of its first round (64 plies: games have finished)."""
+
+    def __init__(self):
+        from nard_ai.distributed import RayExecutor, RayShardRunner
+
+        self.inner = RayShardRunner(RayExecutor())
+        self.opens = self.epochs = 0
+
+    def open(self, shards, network):
+        self.opens += 1
+        self.inner.open(shards, network)
+
+    def epoch(self, indices, plies, train):
+        import ray
+
+        self.epochs += 1
+        if self.opens == 1 and self.epochs == 16:
+            ray.kill(self.inner.actors[indices[0]])
+        return self.inner.epoch(indices, plies, train)
+
+    def close(self):
+        self.inner.close()
+
+
+@needs_ray
+def test_a_killed_self_play_actor_replays_the_round_losing_and_doubling_nothing(ray_cluster):
+    from nard_ai.play.selfplay import play_round
+
+    threads = _td_learner()
+    expected = play_round(threads, 24, np.random.default_rng(5), **TD_ROUND)
+    on_ray, runner, told = _td_learner(), _KillingRunner(), []
+    got = play_round(on_ray, 24, np.random.default_rng(5), runner=runner, on_games=told.append, **TD_ROUND)
+    assert runner.opens == 2  # the round was played again from its start, with fresh actors
+    assert sum(told) == 24 and any(n < 0 for n in told)  # the first attempt's games were taken back
+    assert got.games == expected.games == 24 and got.updates == expected.updates
+    assert _same_weights(threads.network, on_ray.network)
+
+
+def _train_cmd(checkpoint: Path, *extra: str) -> list[str]:
+    return [
+        sys.executable, str(ROOT / "train.py"), "--checkpoint", str(checkpoint), "--games", "60",
+        "--checkpoint-every", "10", "--pool", "8", "--workers", "2", "--hidden", "8", "--batch-size", "16",
+        "--eval-every", "0", "--no-progress", "--seed", "3", *extra,
+    ]  # fmt: skip
+
+
+@needs_ray
+def test_train_py_on_ray_killed_with_sigkill_resumes_to_the_threads_weights(ray_cluster, tmp_path):
+    from nard_ai.model.network import load_checkpoint
+
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(ROOT)
+    local = subprocess.run(
+        _train_cmd(tmp_path / "threads.pt"),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert local.returncode == 0, local.stderr[-2000:]
+    path = tmp_path / "ray.pt"
+    driver = subprocess.Popen(
+        _train_cmd(path, "--ray", ray_cluster), cwd=tmp_path, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 600
+    while not path.exists() and time.monotonic() < deadline and driver.poll() is None:
+        time.sleep(0.05)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait(timeout=30)
+    trained = load_checkpoint(path).games_trained if path.exists() else 0
+    assert 10 <= trained < 60, (
+        f"the kill must land mid-run: {trained} of 60 games saved; driver stderr: "
+        f"{driver.stderr.read().decode(errors='replace')[-2000:]}"
+    )
+    resumed = subprocess.run(
+        _train_cmd(path, "--ray", ray_cluster, "--resume"), cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    a, b = load_checkpoint(tmp_path / "threads.pt"), load_checkpoint(path)
+    assert a.games_trained == b.games_trained == 60
+    assert _same_weights(a.network, b.network)  # killed, resumed, on Ray = one run in threads
+
+
+def test_train_py_refuses_ray_with_one_worker_or_supervised(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(ROOT)
+    one = subprocess.run(
+        _train_cmd(tmp_path / "x.pt", "--ray", "local", "--workers", "1"),
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert one.returncode == 2 and "--ray: needs --workers >= 2" in one.stderr
+    sup = subprocess.run(
+        [sys.executable, str(ROOT / "train.py"), "--supervised", str(tmp_path), "--ray", "local"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert sup.returncode == 2 and "label --ray" in sup.stderr
+    assert not (tmp_path / "x.pt").exists()
+
+
+# --------------------------------------------------------------------------- position generation in game shards
+
+
+def _sharded_set(executor):
+    from nard_ai.eval.evaluator import NetworkEvaluator
+    from nard_ai.model.network import default_checkpoint_path, load_checkpoint
+    from nard_ai.training.positions import generate_positions
+
+    evaluator = NetworkEvaluator(load_checkpoint(default_checkpoint_path()).network)
+    return generate_positions(evaluator, 60, 11, pool=16, shard_games=6, executor=executor)
+
+
+@needs_ray
+def test_a_position_set_in_game_shards_is_the_same_on_ray_and_locally(ray_cluster):
+    from nard_ai.distributed import RayExecutor
+
+    local = _sharded_set(LocalExecutor())  # waves of 2 shards
+    with RayExecutor() as ray_exec:
+        on_ray = _sharded_set(ray_exec)  # waves of 4: the set must not depend on it
+    assert len(local) == 60 and not local.info["shortfall"]
+    np.testing.assert_array_equal(local.boards, on_ray.boards)
+    np.testing.assert_array_equal(local.classes, on_ray.classes)
+    assert local.info == on_ray.info and local.info["settings"]["shard_games"] == 6
+    # only the shards up to the one that filled every class count: a multiple of 6 games
+    assert local.info["games_started"] % 6 == 0

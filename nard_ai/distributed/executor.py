@@ -353,13 +353,17 @@ def make_executor(address: str | None = None, **kwargs) -> LocalExecutor | RayEx
 
 
 def add_ray_argument(
-    parser: argparse.ArgumentParser, shard_unit: str | None = None, shard_default: int = 0
+    parser: argparse.ArgumentParser,
+    shard_unit: str | None = None,
+    shard_default: int = 0,
+    shard_dest: str = "shard_size",
 ) -> None:
     """Add ``--ray auto|local|ADDRESS`` (default: ``RAY_ADDRESS`` if set, else none) to a parser.
 
     With ``shard_unit`` (e.g. ``"games"``) also ``--shard-games N`` (``--shard-{unit}``): the
     shard size, default ``shard_default``; given without ``--ray`` it runs the same shards in this
-    process (:class:`LocalExecutor`), which gives the numbers a Ray run gives.
+    process (:class:`LocalExecutor`), which gives the numbers a Ray run gives; its value is the
+    namespace's ``shard_dest`` (pass the same to :func:`executor_from_args`).
     """
     parser.add_argument(
         "--ray", metavar="auto|local|ADDRESS", default=os.environ.get("RAY_ADDRESS") or None, help=RAY_HELP
@@ -377,7 +381,7 @@ def add_ray_argument(
 
         parser.add_argument(
             f"--shard-{shard_unit}",
-            dest="shard_size",
+            dest=shard_dest,
             type=positive,
             default=None,
             help=f"{shard_unit} per shard (default {shard_default:,}); alone (no --ray) it runs the same "
@@ -386,7 +390,7 @@ def add_ray_argument(
 
 
 def executor_from_args(
-    args: argparse.Namespace, parser: argparse.ArgumentParser | None = None
+    args: argparse.Namespace, parser: argparse.ArgumentParser | None = None, shard_dest: str = "shard_size"
 ) -> LocalExecutor | RayExecutor | None:
     """The executor of parsed arguments with ``--ray``: ``None`` when neither ``--ray`` nor
     ``--shard-...`` is given (the workload's own local path), a :class:`LocalExecutor` for a shard
@@ -400,7 +404,7 @@ def executor_from_args(
     try:
         if address:
             return make_executor(address)
-        if getattr(args, "shard_size", None) is not None:
+        if getattr(args, shard_dest, None) is not None:
             return LocalExecutor()
         return None
     except (ValueError, ConnectionError) as exc:

@@ -39,10 +39,12 @@ own thread pools do on self-play's per-ply batches (README, "Speed").
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -56,7 +58,18 @@ from nard_ai.model.learn import Learner, lambda_returns
 from nard_ai.model.network import Network, gnubg_to_exclusive
 from nard_ai.search.lookahead import STANDARD_RULES, select_plays_unchecked
 
-__all__ = ["RoundStats", "play_round", "rng_state", "rng_from_state"]
+__all__ = [
+    "RoundStats",
+    "play_round",
+    "rng_state",
+    "rng_from_state",
+    "ShardRunner",
+    "ThreadShardRunner",
+    "WorkerLost",
+    "search_copy",
+    "sync_weights",
+    "EPOCH_PLIES",
+]
 
 MAX_PLIES = 5000  # a safety net: a real game is far shorter
 
@@ -306,6 +319,8 @@ def play_round(
     stats: RoundStats | None = None,
     on_games=None,
     should_stop=None,
+    runner: ShardRunner | None = None,
+    max_restarts: int = 3,
 ) -> RoundStats:
     """Play ``games`` self-play games in lockstep and train on them as they finish.
 
@@ -335,22 +350,34 @@ def play_round(
             true the round stops at once: games in flight are dropped, the
             finished games' samples are still trained on, and
             ``stats.interrupted`` is set.
+        runner: where the shards of ``workers > 1`` play their epochs (a :class:`ShardRunner`;
+            default a :class:`ThreadShardRunner`: threads of this process). Any runner gives the
+            same result, because every exchange with the shards happens at the same fixed plies:
+            :class:`nard_ai.distributed.RayShardRunner` plays them on Ray actors.
+        max_restarts: when the runner loses a worker (:class:`WorkerLost`: a Ray actor died), the
+            round is played again from its start, at most this many times: the learner, ``rng``
+            and ``stats`` are put back as they were when the round began and ``on_games`` is told
+            ``-n`` for the ``n`` games it had counted, so nothing is lost or counted twice and the
+            result is the undisturbed round's.
 
     Returns:
         The :class:`RoundStats`.
 
     Raises:
-        ValueError: ``workers`` below 1.
+        ValueError: ``workers`` below 1, or ``max_restarts`` below 0.
+        WorkerLost: a worker was lost more than ``max_restarts`` times in the round.
     """
     if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
         raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    if isinstance(max_restarts, bool) or not isinstance(max_restarts, (int, np.integer)) or max_restarts < 0:
+        raise ValueError(f"max_restarts must be an integer >= 0, got {max_restarts!r}")
     t0 = time.perf_counter()
     stats = RoundStats() if stats is None else stats
-    buffer = _SampleBuffer(learner, batch_size, rng, stats)
     n_shards = min(int(workers), pool, games)
     if n_shards <= 0:
         return stats
     if workers == 1:
+        buffer = _SampleBuffer(learner, batch_size, rng, stats)
         _play_inline(
             learner,
             _Shard(min(pool, games), games, rng, rules, ply, lam),
@@ -359,16 +386,69 @@ def play_round(
             on_games,
             should_stop,
         )
-    else:
+        buffer.flush()
+        stats.seconds = time.perf_counter() - t0
+        return stats
+    runner = ThreadShardRunner() if runner is None else runner
+    start = _RoundStart(learner, rng, stats)
+    for attempt in range(int(max_restarts) + 1):
+        counted = _Counter(on_games)
+        buffer = _SampleBuffer(learner, batch_size, rng, stats)
         seeds = rng.integers(0, 2**63, size=n_shards)
         shards = [
             _Shard(min(slots, n), n, np.random.default_rng(seed), rules, ply, lam)
             for slots, n, seed in zip(_split(pool, n_shards), _split(games, n_shards), seeds, strict=True)
         ]
-        _play_threaded(learner, shards, buffer, stats, on_games, should_stop)
+        try:
+            _play_epochs(runner, learner, shards, buffer, stats, counted, should_stop)
+        except WorkerLost:
+            if attempt == max_restarts:
+                raise
+            counted.take_back()
+            start.restore(learner, rng, stats)
+            continue
+        break
     buffer.flush()
     stats.seconds = time.perf_counter() - t0
     return stats
+
+
+class _Counter:
+    """``on_games`` of one attempt at a round, remembering what it was told (to take it back)."""
+
+    def __init__(self, on_games) -> None:
+        self.on_games, self.told = on_games, 0
+
+    def __call__(self, n: int) -> None:
+        self.told += n
+        if self.on_games is not None:
+            self.on_games(n)
+
+    def take_back(self) -> None:
+        if self.on_games is not None and self.told:
+            self.on_games(-self.told)
+        self.told = 0
+
+
+class _RoundStart:
+    """The learner (weights, optimizer), the generator and the stats as a round began."""
+
+    def __init__(self, learner: Learner, rng: np.random.Generator, stats: RoundStats) -> None:
+        self.weights = copy.deepcopy(learner.network.state_dict())
+        self.optimizer = copy.deepcopy(learner.optimizer.state_dict())
+        self.steps = learner.steps
+        self.rng = copy.deepcopy(rng.bit_generator.state)
+        self.stats = copy.deepcopy(stats)
+
+    def restore(self, learner: Learner, rng: np.random.Generator, stats: RoundStats) -> None:
+        with torch.no_grad():
+            learner.network.load_state_dict(self.weights)
+        learner.network.weights_changed()
+        learner.optimizer.load_state_dict(copy.deepcopy(self.optimizer))
+        learner.steps = self.steps
+        rng.bit_generator.state = copy.deepcopy(self.rng)
+        for f in dataclasses.fields(stats):
+            setattr(stats, f.name, copy.deepcopy(getattr(self.stats, f.name)))
 
 
 def _play_inline(learner, shard, buffer, stats, on_games, should_stop) -> None:
@@ -391,46 +471,96 @@ gradient steps on the samples collected up to an exchange run beside the next ep
 weights reach the search network at the exchange after it."""
 
 
-def _play_threaded(learner, shards, buffer, stats, on_games, should_stop) -> None:
-    # Epochs of EPOCH_PLIES plies: each shard plays an epoch in a worker thread with the search
-    # network while another thread takes the gradient steps due at the epoch's start; at its end the
-    # samples are collected in shard order and the new weights are copied into the search network.
-    # Every exchange happens at a fixed ply: deterministic.
-    search_net = _search_copy(learner.network)
-    evaluator = NetworkEvaluator(search_net)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+class WorkerLost(RuntimeError):
+    """A :class:`ShardRunner` lost a worker mid-epoch (a Ray actor died): the round's shards are gone."""
+
+
+class ShardRunner(Protocol):
+    """Where the shards of a round with ``workers > 1`` play (module docstring, "Workers").
+
+    :func:`play_round` calls :meth:`open` once per attempt at a round, then :meth:`epoch` until no
+    shard has a game left, then :meth:`close`. A runner must give every shard the weights of the
+    learner's network as they were at the previous :meth:`epoch`'s end if ``train`` was given
+    then (else as before), so that every runner gives the same games.
+    """
+
+    def open(self, shards: list, network: Network) -> None:
+        """Take the round's shards (each plays by its own ``play(evaluator, plies)``) and a network
+        whose weights the shards search with; ``network`` is the learner's, which only
+        :meth:`epoch`'s ``train`` changes."""
+        ...
+
+    def epoch(self, indices: list[int], plies: int, train) -> list[tuple[list, bool]]:
+        """Shards ``indices`` each play ``plies`` plies while ``train()`` (if not None) takes the
+        gradient steps due; returns, per shard in ``indices`` order, its ``play`` results and
+        whether it still has games. Raises :class:`WorkerLost` if a worker died."""
+        ...
+
+    def close(self) -> None:
+        """Release the workers (also after an error)."""
+        ...
+
+
+class ThreadShardRunner:
+    """The shards played in threads of this process (one per shard, one more for the gradient steps),
+    torch on one thread each (:func:`_one_torch_thread`) and numba serial; the default runner."""
+
+    def open(self, shards: list, network: Network) -> None:
+        self.shards, self.network = shards, network
+        self.search_net = search_copy(network)
+        self.evaluator = NetworkEvaluator(self.search_net)
+        self.threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        self.serial = serial_kernels()
+        self.serial.__enter__()
+        self.pool = ThreadPoolExecutor(
+            len(shards) + 1, thread_name_prefix="selfplay", initializer=_one_torch_thread
+        )
+
+    def epoch(self, indices: list[int], plies: int, train) -> list[tuple[list, bool]]:
+        training = self.pool.submit(_serially, train) if train is not None else None
+        futures = [self.pool.submit(self.shards[i].play, self.evaluator, plies) for i in indices]
+        try:
+            results = [f.result() for f in futures]
+        finally:
+            if training is not None:
+                training.result()
+        if training is not None:
+            sync_weights(self.search_net, self.network)
+        return [(r, self.shards[i].running) for i, r in zip(indices, results, strict=True)]
+
+    def close(self) -> None:
+        pool = self.__dict__.pop("pool", None)
+        if pool is None:
+            return
+        pool.shutdown(wait=True)
+        self.serial.__exit__(None, None, None)
+        torch.set_num_threads(self.threads)
+
+
+def _play_epochs(runner: ShardRunner, learner, shards, buffer, stats, on_games, should_stop) -> None:
+    # Epochs of EPOCH_PLIES plies: each shard plays an epoch with the search network while the
+    # gradient steps due at the epoch's start are taken; at its end the samples are collected in
+    # shard order and the new weights reach the search network. Every exchange happens at a fixed
+    # ply, whatever the runner: deterministic.
+    running = list(range(len(shards)))
+    runner.open(shards, learner.network)
     try:
-        with (
-            serial_kernels(),
-            ThreadPoolExecutor(
-                len(shards) + 1, thread_name_prefix="selfplay", initializer=_one_torch_thread
-            ) as pool,
-        ):
-            while True:
-                running = [s for s in shards if s.running]
-                if not running:
-                    return
-                if should_stop is not None and should_stop():
-                    stats.interrupted = True
-                    return
-                batches = buffer.take_due()
-                training = pool.submit(_train_serial, buffer, batches) if batches else None
-                epoch = [pool.submit(s.play, evaluator, EPOCH_PLIES) for s in running]
-                try:
-                    results = [f.result() for f in epoch]
-                finally:
-                    if training is not None:
-                        training.result()
-                if training is not None:
-                    _sync(search_net, learner.network)
-                for shard_results in results:
-                    for positions, plies, finished in shard_results:
-                        _record(stats, positions, plies, finished, on_games)
-                        if finished is not None:
-                            buffer.add(finished.boards, finished.targets, train=False)
+        while running:
+            if should_stop is not None and should_stop():
+                stats.interrupted = True
+                return
+            batches = buffer.take_due()
+            train = (lambda b=batches: buffer.train(b)) if batches else None
+            epoch = runner.epoch(running, EPOCH_PLIES, train)
+            for shard_results, _ in epoch:
+                for positions, plies, finished in shard_results:
+                    _record(stats, positions, plies, finished, on_games)
+                    if finished is not None:
+                        buffer.add(finished.boards, finished.targets, train=False)
+            running = [i for i, (_, still) in zip(running, epoch, strict=True) if still]
     finally:
-        torch.set_num_threads(threads)
+        runner.close()
 
 
 def _one_torch_thread() -> None:
@@ -446,12 +576,14 @@ def _one_torch_thread() -> None:
     torch.set_num_threads(1)
 
 
-def _train_serial(buffer: _SampleBuffer, batches) -> None:
+def _serially(fn) -> None:
     with serial_kernels():
-        buffer.train(batches)
+        fn()
 
 
-def _search_copy(network: Network) -> Network:
+def search_copy(network: Network) -> Network:
+    """A copy of ``network`` for searching while the original trains: eval mode, its first-layer
+    tables built (so several threads may read them at once)."""
     copy_ = copy.deepcopy(network)
     copy_.eval()
     copy_.weights_changed()
@@ -459,7 +591,8 @@ def _search_copy(network: Network) -> Network:
     return copy_
 
 
-def _sync(search_net: Network, network: Network) -> None:
+def sync_weights(search_net: Network, network: Network) -> None:
+    """Copy ``network``'s weights into ``search_net`` (a :func:`search_copy`) and rebuild its tables."""
     with torch.no_grad():
         for target, source in zip(search_net.parameters(), network.parameters(), strict=True):
             target.copy_(source)  # bumps the version counters: the cached tables are rebuilt

@@ -83,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--shard-size", type=positive_int, default=1000, help="positions per shard (default 1000)")
     g.add_argument("--no-progress", action="store_true")
+    add_ray_argument(g, "games", 1000, shard_dest="shard_games")
 
     lab = sub.add_parser("label", help="label a position set (resumable: rerun to finish)")
     lab.add_argument("--positions", required=True, help="a position set folder")
@@ -135,20 +136,29 @@ def _positions(args) -> int:
     numba.set_num_threads(1)
     evaluator = NetworkEvaluator(load_checkpoint(network).network)
     t0 = time.perf_counter()
-    ps = generate_positions(
-        evaluator,
-        args.count,
-        args.seed,
-        proportions=proportions,
-        epsilon=args.epsilon,
-        temperature=args.temperature,
-        pool=args.pool,
-        oversample=args.oversample,
-        max_games=args.max_games,
-        exclude=exclude_keys,
-        disagreement_ply=args.disagreement_ply,
-        progress=not args.no_progress,
-    )
+    executor = executor_from_args(args, shard_dest="shard_games")
+    if executor is not None and args.shard_games is None:
+        args.shard_games = 1000  # --ray alone: shards of the default size
+    try:
+        ps = generate_positions(
+            evaluator,
+            args.count,
+            args.seed,
+            proportions=proportions,
+            epsilon=args.epsilon,
+            temperature=args.temperature,
+            pool=args.pool,
+            oversample=args.oversample,
+            max_games=args.max_games,
+            exclude=exclude_keys,
+            disagreement_ply=args.disagreement_ply,
+            progress=not args.no_progress,
+            executor=executor,
+            shard_games=args.shard_games or 0,
+        )
+    finally:
+        if executor is not None:
+            executor.close()
     seconds = time.perf_counter() - t0
     extra = {
         "network": {"file": network.name, "path": str(network.resolve()), "sha256": file_sha256(network)},

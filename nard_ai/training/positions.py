@@ -60,6 +60,24 @@ Everything random comes from ``np.random.default_rng(seed)``: the same
 network, arguments and seed give the same set, on one thread (torch and
 numba thread counts change the last bits of network outputs, and so, rarely,
 a play).
+
+Shards (``shard_games``, ``--shard-games``, ``--ray``)
+------------------------------------------------------
+With ``shard_games = S`` the games are played in shards of ``S`` games
+instead of one lockstep run: shard ``i`` plays its games from
+``np.random.default_rng([seed, i])`` alone and returns every distinct
+pre-roll position in the order first seen (:func:`_game_shard`), so a shard
+is a pure function of its index and can run anywhere (an executor of
+:mod:`nard_ai.distributed`: this process, or a Ray cluster). The driver runs
+the shards in waves of twice the executor's workers and takes their
+candidates **in shard order**, by the same per-class caps, deduplication and
+exclusion as above, until every class has what it needs; shards after the
+one that filled the last class are not used, so the set depends on the seed
+and ``S``, never on the executor or the wave size (``tests/test_ray.py``).
+The quota sample and the shuffle then use ``np.random.default_rng(seed)`` as
+in the lockstep run. The set differs from the lockstep run's (other dice);
+a shard plays all its games, so a sharded run plays up to one wave of games
+more than it needs.
 """
 
 from __future__ import annotations
@@ -299,6 +317,86 @@ def disagreement(evaluator, boards: np.ndarray, ply: int = 2, rules=STANDARD_RUL
     return np.abs(ek - e0)
 
 
+def _next_ply(evaluator, boards, dice, rng, epsilon, temperature, rules, may_start: int):
+    """One ply of every game: choose the plays (module docstring, "Generation"), finish or swap sides,
+    start up to ``may_start`` new games in the freed slots, roll. Returns ``(boards, dice, games
+    finished, games started)``."""
+    afterstates, owner = legal_plays_batch(boards, dice, rules, sort=False)
+    equity = cubeless_equity(afterstate_probs(evaluator, afterstates).astype(np.float64))
+    score = equity
+    if temperature > 0:
+        score = equity / temperature - np.log(-np.log(rng.random(len(equity)) + 1e-300) + 1e-300)
+    explore = rng.random(len(boards)) < epsilon
+    if explore.any():
+        rows = explore[owner]
+        score = np.where(rows, 0.0, score)
+        score[rows] = rng.random(int(rows.sum()))
+    after = afterstates[_segment_argmax(score, owner)]
+    finished = ~(after > 0).any(axis=1)
+    cont = swap_sides_unchecked(after[~finished])
+    new = min(int(finished.sum()), may_start)
+    parts = [cont]
+    if new:
+        parts.append(np.tile(starting_board(), (new, 1)))
+    next_boards = np.concatenate(parts)
+    next_dice = roll_dice(len(next_boards), rng)
+    if new:
+        _, next_dice[len(cont) :] = opening_roll(new, rng)
+    return next_boards, next_dice, int(finished.sum()), new
+
+
+def _game_shard(evaluator, task: tuple) -> tuple[np.ndarray, np.ndarray, int]:
+    """Shard ``index`` of a sharded generation: ``games`` games of seeded self-play, all their pre-roll
+    positions. ``task = (seed, index, games, pool, epsilon, temperature, rules)``; the dice and
+    exploration come from ``np.random.default_rng([seed, index])`` only. Returns ``(boards (n, 26)
+    int8, classes (n,) int8, plies)``: each distinct position once, in the order first seen."""
+    seed, index, games, pool, epsilon, temperature, rules = task
+    rng = np.random.default_rng([seed, index])
+    boards = np.tile(starting_board(), (min(pool, games), 1))
+    _, dice = opening_roll(len(boards), rng)
+    started, plies = len(boards), 0
+    seen: dict[bytes, int] = {}
+    while len(boards):
+        for key, c in zip(position_keys(boards), classify_positions(boards).tolist(), strict=True):
+            seen.setdefault(key, c)
+        plies += len(boards)
+        boards, dice, _, new = _next_ply(
+            evaluator, boards, dice, rng, epsilon, temperature, rules, games - started
+        )
+        started += new
+    keys = np.frombuffer(b"".join(seen), dtype=np.int8).reshape(-1, BOARD_SIZE)
+    return keys, np.fromiter(seen.values(), dtype=np.int8, count=len(seen)), plies
+
+
+def _sharded_candidates(
+    evaluator, take, seed, max_games, shard_games, pool, epsilon, temperature, rules, executor
+):
+    """Run game shards in waves (``2 x`` the executor's workers) and ``take`` their candidates in shard
+    order until every class has what it needs or ``max_games`` games are played; the shards of a wave
+    after the one that filled the classes are not used, so the set does not depend on the wave size.
+    Returns ``(games started, games finished, plies)`` of the shards used."""
+    if executor is None:
+        from nard_ai.distributed import LocalExecutor
+
+        executor = LocalExecutor()
+    sizes = [min(shard_games, max_games - first) for first in range(0, max_games, shard_games)]
+    wave = max(1, 2 * int(getattr(executor, "workers", 1)))
+    started = plies = 0
+    for w in range(0, len(sizes), wave):
+        tasks = [
+            (seed, i, sizes[i], pool, epsilon, temperature, rules)
+            for i in range(w, min(w + wave, len(sizes)))
+        ]
+        for task, (boards, classes, shard_plies) in zip(
+            tasks, executor.map(_game_shard, tasks, evaluator), strict=True
+        ):
+            started += task[2]
+            plies += shard_plies
+            if take(position_keys(boards), classes.tolist()):
+                return started, started, plies
+    return started, started, plies
+
+
 def generate_positions(
     evaluator,
     count: int,
@@ -314,6 +412,8 @@ def generate_positions(
     disagreement_ply: int | None = None,
     rules=STANDARD_RULES,
     progress: bool = False,
+    executor=None,
+    shard_games: int = 0,
 ) -> PositionSet:
     """Positions from seeded self-play of ``evaluator`` at 0-ply (module docstring, "Generation").
 
@@ -333,6 +433,11 @@ def generate_positions(
             at this ply (1 or 2) instead of at random; ``None`` (default): at random.
         rules: rule settings.
         progress: show a tqdm bar of candidates found.
+        executor: with ``shard_games``, where the game shards run (a
+            :class:`nard_ai.distributed.LocalExecutor` or ``RayExecutor``; ``None``: a local one).
+        shard_games: play the games in shards of this many (module docstring, "Shards"), each
+            seeded by its index, so that any executor gives the same set; 0 (default): one
+            lockstep run in this process, stopped as soon as every class has its candidates.
 
     Returns:
         A :class:`PositionSet` of at most ``count`` positions (fewer when a class fell short;
@@ -364,64 +469,89 @@ def generate_positions(
         quota_c[k], cap_c[k], need_c[k] = quota[name], cap[name], need[name]
     exclude = exclude or set()
 
+    shard_games = _check_int("shard_games", shard_games, 0)
     rng = np.random.default_rng(seed)
     found: list[dict[bytes, None]] = [{} for _ in CLASS_NAMES]  # insertion-ordered sets
     excluded = 0
-    boards = np.tile(starting_board(), (min(pool, max_games), 1))
-    _, dice = opening_roll(len(boards), rng)
-    started = len(boards)
-    games = plies = 0
     bar = None
     if progress:
         from tqdm import tqdm
 
         bar = tqdm(total=int(need_c.sum()), desc="positions", unit="pos", smoothing=0.05)
+
+    def take(keys, classes) -> bool:
+        # add candidates in order; True once every class has what it needs
+        nonlocal excluded
+        for key, c in zip(keys, classes, strict=True):
+            bucket = found[c]
+            if len(bucket) >= cap_c[c] or key in bucket:
+                continue
+            if key in exclude:
+                excluded += 1
+                continue
+            bucket[key] = None
+            if bar is not None and len(bucket) <= need_c[c]:
+                bar.update(1)
+        return all(len(found[k]) >= need_c[k] for k in range(len(CLASS_NAMES)))
+
+    settings = {
+        "count": count, "seed": seed, "proportions": props, "epsilon": epsilon, "temperature": temperature,
+        "pool": pool, "oversample": oversample, "max_games": max_games, "disagreement_ply": disagreement_ply,
+        "rules": rules.code if hasattr(rules, "code") else None,
+    }  # fmt: skip
     try:
-        while len(boards):
-            # record the pre-roll positions
-            cls = classify_positions(boards)
-            for key, c in zip(position_keys(boards), cls.tolist(), strict=True):
-                bucket = found[c]
-                if len(bucket) >= cap_c[c] or key in bucket:
-                    continue
-                if key in exclude:
-                    excluded += 1
-                    continue
-                bucket[key] = None
-                if bar is not None and len(bucket) <= need_c[c]:
-                    bar.update(1)
-            if all(len(found[k]) >= need_c[k] for k in range(len(CLASS_NAMES))):
-                break
-            # choose the plays
-            afterstates, owner = legal_plays_batch(boards, dice, rules, sort=False)
-            equity = cubeless_equity(afterstate_probs(evaluator, afterstates).astype(np.float64))
-            score = equity
-            if temperature > 0:
-                score = equity / temperature - np.log(-np.log(rng.random(len(equity)) + 1e-300) + 1e-300)
-            explore = rng.random(len(boards)) < epsilon
-            if explore.any():
-                rows = explore[owner]
-                score = np.where(rows, 0.0, score)
-                score[rows] = rng.random(int(rows.sum()))
-            after = afterstates[_segment_argmax(score, owner)]
-            plies += len(boards)
-            finished = ~(after > 0).any(axis=1)
-            games += int(finished.sum())
-            cont = swap_sides_unchecked(after[~finished])
-            new = min(int(finished.sum()), max_games - started)
-            parts = [cont]
-            if new:
-                parts.append(np.tile(starting_board(), (new, 1)))
-            next_boards = np.concatenate(parts)
-            next_dice = roll_dice(len(next_boards), rng)
-            if new:
-                _, next_dice[len(cont) :] = opening_roll(new, rng)
-            started += new
-            boards, dice = next_boards, next_dice
+        if shard_games:
+            started, games, plies = _sharded_candidates(
+                evaluator, take, seed, max_games, shard_games, pool, epsilon, temperature, rules, executor
+            )
+            settings["shard_games"] = shard_games
+        else:
+            started, games, plies = _lockstep_candidates(
+                evaluator, take, rng, max_games, pool, epsilon, temperature, rules
+            )
     finally:
         if bar is not None:
             bar.close()
+    return _selected(
+        evaluator,
+        found,
+        quota,
+        quota_c,
+        rng,
+        disagreement_ply,
+        rules,
+        excluded,
+        started,
+        games,
+        plies,
+        settings,
+    )
 
+
+def _lockstep_candidates(evaluator, take, rng, max_games, pool, epsilon, temperature, rules):
+    """One lockstep run of ``pool`` games in this process, ``take``-ing every ply's pre-roll positions
+    until it says every class has what it needs. Returns ``(games started, finished, plies)``."""
+    boards = np.tile(starting_board(), (min(pool, max_games), 1))
+    _, dice = opening_roll(len(boards), rng)
+    started = len(boards)
+    games = plies = 0
+    while len(boards):
+        # record the pre-roll positions
+        if take(position_keys(boards), classify_positions(boards).tolist()):
+            break
+        plies += len(boards)
+        boards, dice, done, new = _next_ply(
+            evaluator, boards, dice, rng, epsilon, temperature, rules, max_games - started
+        )
+        games += done
+        started += new
+    return started, games, plies
+
+
+def _selected(
+    evaluator, found, quota, quota_c, rng, disagreement_ply, rules, excluded, started, games, plies, settings
+) -> PositionSet:
+    """Each class's quota out of its candidates ``found`` (at random, or by disagreement), shuffled."""
     chosen_boards, chosen_classes = [], []
     shortfall = {}
     for name in quota:
@@ -455,18 +585,7 @@ def generate_positions(
         "games_started": int(started),
         "games_finished": int(games),
         "plies": int(plies),
-        "settings": {
-            "count": count,
-            "seed": seed,
-            "proportions": props,
-            "epsilon": epsilon,
-            "temperature": temperature,
-            "pool": pool,
-            "oversample": oversample,
-            "max_games": max_games,
-            "disagreement_ply": disagreement_ply,
-            "rules": rules.code if hasattr(rules, "code") else None,
-        },
+        "settings": settings,
     }
     return PositionSet(all_boards[order], all_classes[order], info)
 
