@@ -331,6 +331,12 @@ def _ray_runner(args: Args):
         executor = make_executor(address)
     except (ValueError, ConnectionError) as exc:
         _fail(f"argument --ray: {exc}")
+    if args.workers > executor.workers:
+        executor.close()
+        _fail(
+            f"argument --ray: --workers {args.workers} needs {args.workers} CPUs in the Ray cluster (one actor "
+            f"per shard), it has {executor.workers}"
+        )
     logging.info(
         "self-play on Ray: %d shards as actors, %d CPUs in the cluster", args.workers, executor.workers
     )
@@ -505,6 +511,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
         bar.close()
         writer.close()
         if runner is not None:
+            runner.shutdown()
             runner.executor.close()
     logging.info("checkpoint %s: %d games", path, games_done)
     if _STOP["requested"]:

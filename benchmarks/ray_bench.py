@@ -86,14 +86,27 @@ def _workloads(tmp: Path):
 
     td_net = load_checkpoint(network).network
 
+    runners: dict = {}
+
     def td(executor):
-        # a fresh copy of the shipped network each run; 2 shards: threads, or 2 Ray actors
+        # a fresh copy of the shipped network each run; 2 shards: threads, or 2 Ray actors (started by
+        # the warm-up run and kept, as train.py keeps them from round to round)
         if isinstance(executor, RayExecutor) and executor.workers < 2:
             return False  # two actors of 1 CPU each do not fit a 1-CPU cluster
-        runner = RayShardRunner(executor) if isinstance(executor, RayExecutor) else None
+        runner = None
+        if isinstance(executor, RayExecutor):
+            runner = runners.setdefault(id(executor), RayShardRunner(executor))
         learner = Learner(copy.deepcopy(td_net))
         play_round(learner, 400, np.random.default_rng(1), pool=256, workers=2, runner=runner)
         return True
+
+    def td_done() -> None:
+        # the actors hold their CPUs: end them before the next workload needs the cluster
+        for runner in runners.values():
+            runner.shutdown()
+        runners.clear()
+
+    td.done = td_done
 
     return {
         "TD self-play (shipped network, pool 256, 2 shards, 400 games)": (400, "games", 2, td),
@@ -158,6 +171,8 @@ def main() -> int:
                     results["workloads"][name][f"ray{cpus}"] = _median_time(
                         lambda run=run, ex=ex: run(ex), args.repeats
                     )
+                    if hasattr(run, "done"):
+                        run.done()
             finally:
                 ray.shutdown()
     for name, (units, unit, shards, _run) in work.items():

@@ -302,7 +302,12 @@ def test_a_td_round_on_ray_actors_gives_the_threads_weights_bit_for_bit(ray_clus
     assert (got.games, got.plies, got.updates, got.loss_sum) == (
         expected.games, expected.plies, expected.updates, expected.loss_sum
     )  # fmt: skip
-    assert got.games == 24 and runner.actors == []  # the actors are gone after the round
+    assert got.games == 24 and len(runner.actors) == 2  # kept for the next round
+    again = play_round(threads, 24, np.random.default_rng(6), **TD_ROUND)
+    again_ray = play_round(on_ray, 24, np.random.default_rng(6), runner=runner, **TD_ROUND)
+    assert _same_weights(threads.network, on_ray.network) and again.plies == again_ray.plies
+    runner.shutdown()
+    assert runner.actors == []
     # new weights go to the object store once per epoch that trained, never per actor
     assert 1 <= runner.weight_puts < got.plies
 
@@ -331,6 +336,9 @@ class _KillingRunner:
     def close(self):
         self.inner.close()
 
+    def shutdown(self):
+        self.inner.shutdown()
+
 
 @needs_ray
 def test_a_killed_self_play_actor_replays_the_round_losing_and_doubling_nothing(ray_cluster):
@@ -344,6 +352,7 @@ def test_a_killed_self_play_actor_replays_the_round_losing_and_doubling_nothing(
     assert sum(told) == 24 and any(n < 0 for n in told)  # the first attempt's games were taken back
     assert got.games == expected.games == 24 and got.updates == expected.updates
     assert _same_weights(threads.network, on_ray.network)
+    runner.shutdown()
 
 
 def _train_cmd(checkpoint: Path, *extra: str) -> list[str]:
@@ -435,3 +444,13 @@ def test_a_position_set_in_game_shards_is_the_same_on_ray_and_locally(ray_cluste
     assert local.info == on_ray.info and local.info["settings"]["shard_games"] == 6
     # only the shards up to the one that filled every class count: a multiple of 6 games
     assert local.info["games_started"] % 6 == 0
+
+
+@needs_ray
+def test_more_self_play_shards_than_cluster_cpus_is_refused_not_a_hang(ray_cluster):
+    from nard_ai.distributed import RayExecutor, RayShardRunner
+    from nard_ai.play.selfplay import play_round
+
+    runner = RayShardRunner(RayExecutor())  # the module's cluster: 2 CPUs
+    with pytest.raises(ValueError, match="3 self-play shards need as many CPUs.*has 2"):
+        play_round(_td_learner(), 6, np.random.default_rng(1), pool=6, workers=3, runner=runner)

@@ -6,10 +6,12 @@ epochs of :data:`~nard_ai.play.selfplay.EPOCH_PLIES` plies with a fixed exchange
 with the learner between epochs (that module's docstring, "Workers").
 :class:`RayShardRunner` plays those shards on Ray instead of in threads:
 
-* **One actor per shard** (``num_cpus=1``). At :meth:`RayShardRunner.open` the
-  driver puts the network in Ray's object store once (``ray.put``) and starts
-  the actors; each keeps its shard (boards, trajectories, dice generator) and a
-  search copy of the network for the whole round.
+* **One actor per shard** (``num_cpus=1``), started once and kept from round
+  to round (:meth:`RayShardRunner.shutdown` ends them). At the start of every
+  round (:meth:`RayShardRunner.open`) the driver puts the network in Ray's
+  object store once (``ray.put``) and hands each actor its shard (boards,
+  trajectories, dice generator), which it keeps with a search copy of the
+  network for the round.
 * **Epochs.** Each epoch the driver sends every actor still playing the call
   "play ``EPOCH_PLIES`` plies"; meanwhile it takes the gradient steps due at the
   epoch's start on the finished games' samples (the learner lives in the
@@ -51,15 +53,19 @@ __all__ = ["RayShardRunner"]
 class _ShardActor:
     """A Ray actor's body: one shard and a search copy of the network (torch on one thread)."""
 
-    def __init__(self, shard: Any, network: Any) -> None:
+    def __init__(self) -> None:
         import torch
 
+        torch.set_num_threads(1)
+
+    def start(self, shard: Any, network: Any) -> bool:
+        """Take a round's shard and network (the whole state: nothing is kept from a previous round)."""
         from nard_ai.eval.evaluator import NetworkEvaluator
 
-        torch.set_num_threads(1)
         self.shard = copy.deepcopy(shard)  # Ray hands its arrays over read-only (zero-copy)
         self.network = search_copy(network)
         self.evaluator = NetworkEvaluator(self.network)
+        return True
 
     def play(self, weights: list | None, plies: int) -> tuple[list, bool]:
         """Load ``weights`` (the learner's parameters, in order) if given, then play ``plies`` plies."""
@@ -81,7 +87,8 @@ class RayShardRunner:
             connection: close it when training ends).
 
     Raises:
-        ValueError: ``executor`` is not a :class:`RayExecutor`.
+        ValueError: ``executor`` is not a :class:`RayExecutor`; at :meth:`open`, more shards than
+            the cluster has CPUs (the actors could never all start: a hang, refused instead).
     """
 
     def __init__(self, executor: RayExecutor) -> None:
@@ -102,8 +109,22 @@ class RayShardRunner:
         self.network = network
         self.threads = torch.get_num_threads()
         torch.set_num_threads(1)  # the driver's gradient steps, as the threaded runner takes them
+        if len(shards) > self.executor.workers:
+            raise ValueError(
+                f"{len(shards)} self-play shards need as many CPUs, one actor each; the Ray cluster has "
+                f"{self.executor.workers}: use fewer workers or a larger cluster"
+            )
+        if len(self.actors) != len(shards):
+            self.shutdown()
+            self.actors = [self._actor_class.remote() for _ in shards]  # kept for the next rounds
         ref = ray.put(network)
-        self.actors = [self._actor_class.remote(shard, ref) for shard in shards]
+        try:
+            ray.get(
+                [actor.start.remote(shard, ref) for actor, shard in zip(self.actors, shards, strict=True)]
+            )
+        except ray.exceptions.RayActorError as exc:
+            self.shutdown()
+            raise WorkerLost(f"a self-play actor died: {exc}") from exc
         self._weights = None
 
     def epoch(self, indices: list[int], plies: int, train) -> list[tuple[list, bool]]:
@@ -117,7 +138,8 @@ class RayShardRunner:
                 with serial_kernels():
                     train()
             results = ray.get(refs)
-        except ray.exceptions.RayActorError as exc:  # close() (play_round calls it) kills the others
+        except ray.exceptions.RayActorError as exc:
+            self.shutdown()  # the next open starts fresh actors
             raise WorkerLost(f"a self-play actor died: {exc}") from exc
         if train is not None:
             self._weights = ray.put([p.detach().clone() for p in self.network.parameters()])
@@ -125,13 +147,18 @@ class RayShardRunner:
         return results
 
     def close(self) -> None:
+        """End a round: the actors stay for the next one (starting them costs seconds: a process,
+        torch, the network); :meth:`shutdown` ends them."""
         import torch
 
+        if hasattr(self, "threads"):
+            torch.set_num_threads(self.threads)
+
+    def shutdown(self) -> None:
+        """Kill the actors (they also end with the driver)."""
         for actor in self.actors:
             self._ray.kill(actor)
         self.actors = []
-        if hasattr(self, "threads"):
-            torch.set_num_threads(self.threads)
 
     def __repr__(self) -> str:
         return f"RayShardRunner({self.executor!r})"
