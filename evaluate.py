@@ -83,16 +83,19 @@ class Args:
     """--make-cases: number of cases"""
     ray: str = ""
     """run the shards on Ray: 'local', 'auto' (the running cluster) or a head's ADDRESS; default the
-    RAY_ADDRESS environment variable, else this process (cubeless matches and --positions --rollout)"""
+    RAY_ADDRESS environment variable, else this process (cubeless matches, --error-rate and --positions
+    --rollout)"""
     shard_games: int = 1000
     """--ray: games per shard of a match (even; the same seed and shard size give the same points
     on every backend)"""
+    shard_cases: int = 1024
+    """--ray with --error-rate: cases per shard (a multiple of --batch gives the unsharded figures)"""
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2)."""
         if self.threads < 0:
             raise ValueError(f"argument --threads: must be >= 0 (0 = one per core), got {self.threads}")
-        for name in ("games", "batch", "cases"):
+        for name in ("games", "batch", "cases", "shard_cases"):
             if getattr(self, name) < 1:
                 raise ValueError(f"argument --{name}: must be >= 1, got {getattr(self, name)}")
         if not 0 <= self.match_length <= MAX_AWAY:
@@ -121,11 +124,11 @@ class Args:
         if self.shard_games < 2 or self.shard_games % 2:
             raise ValueError(f"argument --shard-games: must be even and >= 2, got {self.shard_games}")
         if self.ray_address():
-            for name in ("cube", "match_length", "error_rate", "make_cases"):
+            for name in ("cube", "match_length", "make_cases"):
                 if getattr(self, name):
                     raise ValueError(
                         f"argument --ray: --{name.replace('_', '-')} does not run on Ray yet (cubeless "
-                        "matches and --positions --rollout do)"
+                        "matches, --error-rate and --positions --rollout do)"
                     )
         if self.positions:
             for name in ("cube", "jacoby", "beavers", "match_length"):
@@ -178,6 +181,8 @@ def _run(args: Args, executor) -> int:
                 batch=args.batch,
                 as_json=args.json,
                 progress=lambda done: bar.update(done - bar.n),
+                executor=executor,
+                shard_cases=args.shard_cases,
             )
     if args.make_cases:
         return run_make_cases(args.make_cases, args.cases, args.agent_a, seed=args.seed)

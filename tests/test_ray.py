@@ -454,3 +454,72 @@ def test_more_self_play_shards_than_cluster_cpus_is_refused_not_a_hang(ray_clust
     runner = RayShardRunner(RayExecutor())  # the module's cluster: 2 CPUs
     with pytest.raises(ValueError, match="3 self-play shards need as many CPUs.*has 2"):
         play_round(_td_learner(), 6, np.random.default_rng(1), pool=6, workers=3, runner=runner)
+
+
+# --------------------------------------------------------------------------- error rates in case shards
+
+
+@pytest.fixture(scope="module")
+def cases():
+    from nard_ai.agents import agent_from_spec
+    from nard_ai.reports.error_rate import sample_cases
+
+    return sample_cases(40, agent_from_spec("pubeval"), seed=3)
+
+
+def _figures(result):
+    return (result.lost, result.best, result.chosen, result.plays)
+
+
+@needs_ray
+@pytest.mark.parametrize("referee_spec", ["default", "gnubg:0"])
+def test_an_error_rate_in_case_shards_is_the_unsharded_one_on_ray_and_locally(
+    ray_cluster, cases, referee_spec
+):
+    from nard_ai.agents import agent_from_spec
+    from nard_ai.distributed import RayExecutor
+    from nard_ai.reports.error_rate import error_rate
+
+    if referee_spec.startswith("gnubg") and find_spec("gnubg") is None:
+        pytest.skip("the gnubg module is not installed (pip install gnubg)")
+    agent, referee = agent_from_spec("pubeval"), agent_from_spec(referee_spec)
+    boards, dice = cases
+    plain = error_rate(agent, referee, boards, dice, batch=8)
+    local = error_rate(agent, referee, boards, dice, batch=8, executor=LocalExecutor(), shard_cases=16)
+    seen: list[int] = []
+    with RayExecutor() as ray_exec:
+        on_ray = error_rate(
+            agent, referee, boards, dice, batch=8, executor=ray_exec, shard_cases=16, progress=seen.append
+        )
+    for a, b, c in zip(_figures(plain), _figures(local), _figures(on_ray), strict=True):
+        np.testing.assert_array_equal(b, c)  # the same shards on one thread: bit for bit
+        # the unsharded run used this process's threads: torch's sums may differ in the last bits
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    assert len(plain.lost) == 40 and plain.plays.dtype == on_ray.plays.dtype == np.int64
+    assert seen[-1] == 40 and sorted(seen) == seen  # 16, 32, 40 cases judged, whatever the order
+
+
+def test_an_illegal_play_is_named_by_its_case_number_in_a_shard(cases):
+    from nard_ai.agents import agent_from_spec
+    from nard_ai.reports.error_rate import error_rate
+
+    boards, dice = cases
+    pubeval, referee = agent_from_spec("pubeval"), agent_from_spec("default")
+
+    # a case past the first shard whose position no other case has
+    bad_case = next(i for i in range(9, len(boards)) if (boards == boards[i]).all(axis=1).sum() == 1)
+
+    class OneBadPlay:
+        """pubeval's plays, except that in that case's position it does not move at all."""
+
+        name = "one-bad-play"
+
+        def choose_plays(self, b, d):
+            out = np.array(pubeval.choose_plays(b, d))
+            bad = (b == boards[bad_case]).all(axis=1)
+            out[bad] = b[bad]
+            return out
+
+    for executor in (None, LocalExecutor()):
+        with pytest.raises(ValueError, match=f"^case {bad_case}: the agent's play is not a legal play"):
+            error_rate(OneBadPlay(), referee, boards, dice, batch=8, executor=executor, shard_cases=8)

@@ -142,6 +142,13 @@ class GnubgEvaluator:
         self._cubeinfo = self._gnubg.cubeinfo(1, -1, 0, 0, (0, 0), 0)
         self._context = self._gnubg.evalcontext(0, self.ply, 1, 0)  # cubeless, deterministic, no pruning
 
+    def __getstate__(self) -> dict:
+        # pickled as its ply (for a Ray worker, say): the module and its handles are made again there
+        return {"ply": self.ply}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["ply"])
+
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
         """gnubg's probabilities for the side on roll.
 

@@ -376,7 +376,15 @@ class ErrorRateResult:
 
 
 def error_rate(
-    agent, referee, boards: np.ndarray, dice: np.ndarray, *, batch: int = 256, progress=None
+    agent,
+    referee,
+    boards: np.ndarray,
+    dice: np.ndarray,
+    *,
+    batch: int = 256,
+    progress=None,
+    executor=None,
+    shard_cases: int = 1024,
 ) -> ErrorRateResult:
     """The equity ``agent`` loses per move, judged by ``referee`` (module docstring).
 
@@ -388,23 +396,68 @@ def error_rate(
         dice: ``(N, 2)`` the rolls.
         batch: cases per call of the agent and the referee.
         progress: optional callable ``progress(cases_done)``.
+        executor: ``None`` (default) judges every case in this process; an executor
+            (:mod:`nard_ai.distributed`: this process or a Ray cluster) judges shards of
+            ``shard_cases`` consecutive cases with ``(agent, referee)`` as the shared object, and
+            the shards' per-case figures are joined in case order. A case's figures depend only on
+            its batch, so with ``shard_cases`` a multiple of ``batch`` (as by default) every executor
+            gives the same figures, and those of the unsharded run on one torch thread (other
+            thread counts can round network sums differently, in the last bits).
+        shard_cases: cases per shard with an executor, >= 1.
 
     Returns:
         An :class:`ErrorRateResult`.
 
     Raises:
         ValueError: on invalid boards or dice, a referee without real
-            probabilities, or an agent whose play is not legal.
+            probabilities, or an agent whose play is not legal (the case named by its number in
+            ``boards``, sharded or not).
     """
     if batch < 1:
         raise ValueError(f"batch must be >= 1, got {batch}")
+    if isinstance(shard_cases, bool) or not isinstance(shard_cases, (int, np.integer)) or shard_cases < 1:
+        raise ValueError(f"shard_cases must be an integer >= 1, got {shard_cases!r}")
     _check_referee(referee)
     boards = np.asarray(boards, dtype=np.int8).reshape(-1, 26)
     dice = np.asarray(dice).reshape(-1, 2)
     if len(boards) != len(dice):
         raise ValueError(f"{len(boards)} boards but {len(dice)} dice")
-    rules = getattr(referee, "rules", STANDARD_RULES)
     t0 = time.perf_counter()
+    if executor is None:
+        lost, best, chosen_eq, plays = _judge((agent, referee), (0, boards, dice, batch, progress))
+    else:
+        n = len(boards)
+        tasks = [(first, boards[first : first + shard_cases], dice[first : first + shard_cases], batch, None)
+                 for first in range(0, n, shard_cases)]  # fmt: skip
+        done = [0]
+
+        def arrived(i: int, result) -> None:
+            done[0] += len(result[0])
+            if progress is not None:
+                progress(done[0])
+
+        parts = executor.map(_judge, tasks, (agent, referee), on_result=arrived)
+        lost, best, chosen_eq, plays = (
+            np.concatenate([p[k] for p in parts]) if parts else np.zeros(0) for k in range(4)
+        )
+        plays = plays.astype(np.int64)
+    return ErrorRateResult(
+        lost=lost,
+        best=best,
+        chosen=chosen_eq,
+        plays=plays,
+        agent=getattr(agent, "name", type(agent).__name__),
+        referee=getattr(referee, "name", type(referee).__name__),
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _judge(agents: tuple, task: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cases ``boards``, ``dice`` (numbered from ``first``) judged in batches: ``(lost, best, chosen,
+    plays)`` per case. ``agents = (agent, referee)``; ``task = (first, boards, dice, batch, progress)``."""
+    agent, referee = agents
+    first, boards, dice, batch, progress = task
+    rules = getattr(referee, "rules", STANDARD_RULES)
     n = len(boards)
     lost, best, chosen_eq = np.zeros(n), np.zeros(n), np.zeros(n)
     plays = np.zeros(n, dtype=np.int64)
@@ -422,7 +475,7 @@ def error_rate(
         found = np.zeros(k, dtype=bool)
         found[owner[match]] = True
         if not found.all():
-            case = start + int(np.flatnonzero(~found)[0])
+            case = first + start + int(np.flatnonzero(~found)[0])
             raise ValueError(f"case {case}: the agent's play is not a legal play of the position and roll")
         value_of_chosen = np.empty(k)
         value_of_chosen[owner[match]] = values[match]
@@ -431,15 +484,7 @@ def error_rate(
         plays[sl] = np.bincount(owner, minlength=k)
         if progress is not None:
             progress(sl.stop)
-    return ErrorRateResult(
-        lost=lost,
-        best=best,
-        chosen=chosen_eq,
-        plays=plays,
-        agent=getattr(agent, "name", type(agent).__name__),
-        referee=getattr(referee, "name", type(referee).__name__),
-        seconds=time.perf_counter() - t0,
-    )
+    return lost, best, chosen_eq, plays
 
 
 # --------------------------------------------------------------------------- command line glue
@@ -456,8 +501,11 @@ def run_error_rate(
     progress=None,
     out=None,
     err=None,
+    executor=None,
+    shard_cases: int = 1024,
 ) -> int:
-    """``evaluate.py --error-rate FILE``: read the cases, judge ``agent_spec`` by ``referee_spec``, print.
+    """``evaluate.py --error-rate FILE``: read the cases, judge ``agent_spec`` by ``referee_spec``, print
+    (with ``executor``: in shards of ``shard_cases`` cases there, :func:`error_rate`).
 
     Returns:
         The exit status: 0, or 2 (with one ``evaluate.py: error: ...`` line
@@ -482,7 +530,16 @@ def run_error_rate(
     try:
         agent = agent_from_spec(agent_spec, seed=seed + 1)
         referee = agent_from_spec(referee_spec, seed=seed + 2)
-        result = error_rate(agent, referee, boards, dice, batch=batch, progress=progress)
+        result = error_rate(
+            agent,
+            referee,
+            boards,
+            dice,
+            batch=batch,
+            progress=progress,
+            executor=executor,
+            shard_cases=shard_cases,
+        )
     except (ValueError, FileNotFoundError, RuntimeError) as exc:
         print(f"evaluate.py: error: {exc}", file=err)
         return 2
