@@ -83,11 +83,11 @@ class Args:
     """--make-cases: number of cases"""
     ray: str = ""
     """run the shards on Ray: 'local', 'auto' (the running cluster) or a head's ADDRESS; default the
-    RAY_ADDRESS environment variable, else this process (cubeless matches, --error-rate and --positions
-    --rollout)"""
+    RAY_ADDRESS environment variable, else this process (matches, --cube sessions, --match-length matches,
+    --error-rate and --positions --rollout)"""
     shard_games: int = 1000
-    """--ray: games per shard of a match (even; the same seed and shard size give the same points
-    on every backend)"""
+    """--ray: games per shard of a match or money session, matches per shard with --match-length (even; the same
+    seed and shard size give the same points on every backend)"""
     shard_cases: int = 1024
     """--ray with --error-rate: cases per shard (a multiple of --batch gives the unsharded figures)"""
 
@@ -124,12 +124,11 @@ class Args:
         if self.shard_games < 2 or self.shard_games % 2:
             raise ValueError(f"argument --shard-games: must be even and >= 2, got {self.shard_games}")
         if self.ray_address():
-            for name in ("cube", "match_length", "make_cases"):
-                if getattr(self, name):
-                    raise ValueError(
-                        f"argument --ray: --{name.replace('_', '-')} does not run on Ray yet (cubeless "
-                        "matches, --error-rate and --positions --rollout do)"
-                    )
+            if self.make_cases:
+                raise ValueError(
+                    "argument --ray: --make-cases does not run on Ray (it samples one self-play run); "
+                    "matches, sessions with the cube, --error-rate and --positions --rollout do"
+                )
         if self.positions:
             for name in ("cube", "jacoby", "beavers", "match_length"):
                 if getattr(self, name):
@@ -204,6 +203,8 @@ def _run(args: Args, executor) -> int:
                 seed=args.seed,
                 batch=args.batch,
                 progress=progress,
+                executor=executor,
+                shard_matches=args.shard_games,
             )
         elif args.cube:
             result = play_money_session(
@@ -215,6 +216,8 @@ def _run(args: Args, executor) -> int:
                 beavers=args.beavers,
                 batch=args.batch,
                 progress=progress,
+                executor=executor,
+                shard_games=args.shard_games,
             )
         else:
             result = play_match(

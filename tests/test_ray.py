@@ -251,11 +251,11 @@ def test_a_driver_killed_with_sigkill_resumes_and_finishes_the_same_labels(
 
 
 def test_evaluate_refuses_ray_for_a_workload_that_is_not_sharded():
-    # --cube sessions are not sharded yet: a usage error (exit 2) before any Ray start
+    # --make-cases samples one self-play run: a usage error (exit 2) before any Ray start
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env["PYTHONPATH"] = str(ROOT)
     run = subprocess.run(
-        [sys.executable, "evaluate.py", "--games", "4", "--cube", "--ray", "local"],
+        [sys.executable, "evaluate.py", "--make-cases", "x.txt", "--ray", "local"],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -263,7 +263,51 @@ def test_evaluate_refuses_ray_for_a_workload_that_is_not_sharded():
         timeout=120,
     )
     assert run.returncode == 2
-    assert "argument --ray: --cube does not run on Ray yet" in run.stderr
+    assert "argument --ray: --make-cases does not run on Ray" in run.stderr
+
+
+def _session_figures(result):
+    log = result.log
+    return [getattr(log, f) for f in ("unit", "game", "points", "cube_value", "cube_owner", "passed", "plies")] + [
+        result.stats_a, result.stats_b, result.plies
+    ]  # fmt: skip
+
+
+@needs_ray
+def test_cube_sessions_and_matches_in_shards_are_the_same_on_ray_and_locally(ray_cluster, agent):
+    from nard_ai.agents import agent_from_spec
+    from nard_ai.distributed import RayExecutor
+    from nard_ai.play.sessions import play_matches, play_money_session
+
+    pubeval = agent_from_spec("pubeval")
+    with RayExecutor() as ray_exec:
+        for run in (
+            lambda ex: play_money_session(agent, pubeval, 24, seed=3, executor=ex, shard_games=8),
+            lambda ex: play_matches(agent, pubeval, 8, 3, seed=3, executor=ex, shard_matches=4),
+        ):
+            local, on_ray = run(LocalExecutor()), run(ray_exec)
+            for a, b in zip(_session_figures(local), _session_figures(on_ray), strict=True):
+                if isinstance(a, np.ndarray):
+                    np.testing.assert_array_equal(a, b)
+                    assert a.dtype == b.dtype
+                else:
+                    assert a == b  # the cube statistics and the plies
+    # the money session's points by game are the unsharded session's: a game's dice depend on its number
+    plain = play_money_session(pubeval, pubeval, 24, seed=3)
+    sharded = play_money_session(pubeval, pubeval, 24, seed=3, executor=LocalExecutor(), shard_games=8)
+    np.testing.assert_array_equal(plain.points, sharded.points)
+    assert plain.plies == sharded.plies and sorted(plain.log.unit) == sorted(sharded.log.unit)
+
+
+def test_a_session_shard_size_must_be_even():
+    from nard_ai.agents import agent_from_spec
+    from nard_ai.play.sessions import play_matches, play_money_session
+
+    p = agent_from_spec("pubeval")
+    with pytest.raises(ValueError, match="shard_games must be an even integer >= 2"):
+        play_money_session(p, p, 4, executor=LocalExecutor(), shard_games=3)
+    with pytest.raises(ValueError, match="shard_matches must be an even integer >= 2"):
+        play_matches(p, p, 4, 3, executor=LocalExecutor(), shard_matches=0)
 
 
 # --------------------------------------------------------------------------- TD self-play on Ray actors
@@ -401,6 +445,9 @@ def test_train_py_on_ray_killed_with_sigkill_resumes_to_the_threads_weights(ray_
     a, b = load_checkpoint(tmp_path / "threads.pt"), load_checkpoint(path)
     assert a.games_trained == b.games_trained == 60
     assert _same_weights(a.network, b.network)  # killed, resumed, on Ray = one run in threads
+    # the driver wrote TensorBoard as without Ray: one run folder per start, each with its event file
+    event_files = list((tmp_path / "runs").glob("*/events.out.tfevents.*"))
+    assert len(event_files) == 3  # the threads run, the killed Ray run and the resumed one
 
 
 def test_train_py_refuses_ray_with_one_worker_or_supervised(tmp_path):

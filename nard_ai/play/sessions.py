@@ -86,6 +86,7 @@ are ``1.96 * std(pair mean) / sqrt(pairs)`` over the independent pairs.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -476,9 +477,11 @@ class _Counters:
 class _Arena:
     """Slots of games (money) or matches played in lockstep; see :func:`play_money_session`."""
 
-    def __init__(self, agents, policies, units, match_length, seed, jacoby, beavers, batch) -> None:
+    def __init__(self, agents, policies, units, match_length, seed, jacoby, beavers, batch, first=0) -> None:
+        # units first .. first + units - 1 (a shard's; ``first`` even: duplicate pairs stay together)
         self.agents = agents
         self.policies = policies
+        self.first = first
         self.units = units
         self.length = match_length
         self.seed = seed
@@ -499,7 +502,7 @@ class _Arena:
         self.counters = _Counters()
         self.rows: list[tuple] = []
         self.final_score = np.zeros((units, 2), dtype=np.int64)
-        self.next_unit = 0
+        self.next_unit = first
         self.finished = 0
         self.plies = 0
         self.start_board = starting_board()
@@ -523,7 +526,7 @@ class _Arena:
         self.game_doubles[s] = 0
 
     def _start_unit(self, s: int) -> None:
-        if self.next_unit >= self.units:
+        if self.next_unit >= self.first + self.units:
             self.unit[s] = -1
             return
         self.unit[s] = self.next_unit
@@ -714,7 +717,7 @@ class _Arena:
             return
         self.score[s, 0 if points_a > 0 else 1] += abs(points_a)
         if self.score[s].max() >= self.length:
-            self.final_score[self.unit[s]] = self.score[s]
+            self.final_score[self.unit[s] - self.first] = self.score[s]
             self._finish_unit(s)
             return
         # RULES.md §8: the first game after a side first reaches match length - 1 is the Crawford game
@@ -784,6 +787,61 @@ def _check_common(agent_a, agent_b, count: int, what: str, batch: int, policies)
     return tuple(out)
 
 
+def _arena_shard(shared: tuple, task: tuple) -> tuple:
+    """One shard of a session or of matches, units ``first .. first + n - 1`` (an executor's shard
+    function; ``shared = (agents, policies)``, ``task = (first, n, match_length, seed, jacoby, beavers,
+    batch)``). A unit's dice depend only on the seed and its number (:meth:`_Arena._key`), so a
+    shard's games are those the same units play in one arena. Returns ``(log, final_score, counters,
+    plies)``."""
+    agents, policies = shared
+    first, n, length, seed, jacoby, beavers, batch = task
+    arena = _Arena(agents, policies, n, length, seed, jacoby, beavers, batch, first=first)
+    arena.run()
+    return arena.log(), arena.final_score, arena.counters, arena.plies
+
+
+def _played(agents, policies, units, length, seed, jacoby, beavers, batch, progress, executor, shard_units):
+    """``(log, final_score, counters, plies)`` of units ``0 .. units - 1``: one arena in this process
+    (``executor`` None), or shards of ``shard_units`` on the executor joined in shard order (the log's
+    rows by shard, then by finishing within it)."""
+    if executor is None:
+        arena = _Arena(agents, policies, units, length, seed, jacoby, beavers, batch)
+        arena.run(progress)
+        return arena.log(), arena.final_score, arena.counters, arena.plies
+    if not callable(getattr(executor, "map", None)):
+        raise ValueError(f"executor must have map(fn, tasks, shared) (nard_ai.distributed), got {executor!r}")
+    tasks = [
+        (first, min(shard_units, units - first), length, seed, jacoby, beavers, batch)
+        for first in range(0, units, shard_units)
+    ]
+    done = [0]
+
+    def arrived(i: int, result) -> None:
+        done[0] += tasks[i][1]
+        if progress is not None:
+            progress(done[0])
+
+    parts = executor.map(_arena_shard, tasks, (agents, policies), on_result=arrived)
+    log = GameLog(
+        **{
+            f.name: np.concatenate([getattr(p[0], f.name) for p in parts])
+            for f in dataclasses.fields(GameLog)
+        }
+    )
+    counters = _Counters()
+    for f in dataclasses.fields(_Counters):
+        setattr(counters, f.name, sum((getattr(p[2], f.name) for p in parts), np.zeros(2, dtype=np.int64)))
+    return log, np.concatenate([p[1] for p in parts]), counters, sum(p[3] for p in parts)
+
+
+def _check_shard_units(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2 or value % 2:
+        raise ValueError(
+            f"{name} must be an even integer >= 2 (duplicate pairs stay in one shard), got {value!r}"
+        )
+    return int(value)
+
+
 def play_money_session(
     agent_a,
     agent_b,
@@ -796,6 +854,8 @@ def play_money_session(
     policy_b: CubePolicy | None = None,
     batch: int = 1024,
     progress=None,
+    executor=None,
+    shard_games: int = 1000,
 ) -> MoneySessionResult:
     """Play a duplicate-dice money session with the cube (``games`` rounded up to even).
 
@@ -809,28 +869,36 @@ def play_money_session(
         policy_a, policy_b: the agents' cube policies (default :func:`default_cube_policy`).
         batch: games in flight at once.
         progress: optional callable ``progress(games_finished)``.
+        executor: ``None`` (default) plays every game in this process; an executor
+            (:mod:`nard_ai.distributed`: this process or a Ray cluster) plays shards of
+            ``shard_games`` games (both agents and policies as the shared object). A game's dice
+            depend only on the seed and its number, so the same seed and shard size give the same
+            result on every executor; the log's rows come shard by shard.
+        shard_games: games per shard with an executor: even, >= 2.
 
     Returns:
         A :class:`MoneySessionResult` from A's side.
 
     Raises:
-        ValueError: on a bad count, batch, policy or agent.
+        ValueError: on a bad count, batch, policy, agent, shard size or executor.
     """
     policies = _check_common(agent_a, agent_b, games, "games", batch, (policy_a, policy_b))
+    shard_games = _check_shard_units("shard_games", shard_games)
     games = int(games) + int(games) % 2
     t0 = time.perf_counter()
-    arena = _Arena((agent_a, agent_b), policies, games, 0, int(seed), bool(jacoby), bool(beavers), int(batch))
-    arena.run(progress)
-    log = arena.log()
+    log, _, counters, plies = _played(
+        (agent_a, agent_b), policies, games, 0, int(seed), bool(jacoby), bool(beavers), int(batch),
+        progress, executor, shard_games,
+    )  # fmt: skip
     points = np.zeros(games, dtype=np.int64)
     points[log.unit] = log.points
     return MoneySessionResult(
         points=points,
         log=log,
-        stats_a=arena.counters.stats(0),
-        stats_b=arena.counters.stats(1),
+        stats_a=counters.stats(0),
+        stats_b=counters.stats(1),
         seconds=time.perf_counter() - t0,
-        plies=arena.plies,
+        plies=plies,
         jacoby=bool(jacoby),
         beavers=bool(beavers),
     )
@@ -847,6 +915,8 @@ def play_matches(
     policy_b: CubePolicy | None = None,
     batch: int = 512,
     progress=None,
+    executor=None,
+    shard_matches: int = 100,
 ) -> MatchPlayResult:
     """Play duplicate-dice matches to ``match_length`` points with the cube and the Crawford rule.
 
@@ -859,32 +929,35 @@ def play_matches(
         policy_a, policy_b: the agents' cube policies (default :func:`default_cube_policy`).
         batch: matches in flight at once (each holds one game at a time).
         progress: optional callable ``progress(matches_finished)``.
+        executor: as for :func:`play_money_session`, in shards of ``shard_matches`` matches
+            (a match's dice depend only on the seed, its number and the game's number in it).
+        shard_matches: matches per shard with an executor: even, >= 2.
 
     Returns:
         A :class:`MatchPlayResult` from A's side.
 
     Raises:
-        ValueError: on a bad count, match length, batch, policy or agent.
+        ValueError: on a bad count, match length, batch, policy, agent, shard size or executor.
     """
     policies = _check_common(agent_a, agent_b, matches, "matches", batch, (policy_a, policy_b))
     if isinstance(match_length, bool) or not isinstance(match_length, (int, np.integer)):
         raise ValueError(f"match_length must be an integer 1..{MAX_AWAY}, got {match_length!r}")
     if not 1 <= match_length <= MAX_AWAY:
         raise ValueError(f"match_length must be 1..{MAX_AWAY} (the MET's range), got {match_length}")
+    shard_matches = _check_shard_units("shard_matches", shard_matches)
     matches = int(matches) + int(matches) % 2
     t0 = time.perf_counter()
-    arena = _Arena(
-        (agent_a, agent_b), policies, matches, int(match_length), int(seed), False, False, int(batch)
-    )
-    arena.run(progress)
-    score = arena.final_score
+    log, score, counters, plies = _played(
+        (agent_a, agent_b), policies, matches, int(match_length), int(seed), False, False, int(batch),
+        progress, executor, shard_matches,
+    )  # fmt: skip
     return MatchPlayResult(
         match_length=int(match_length),
         won=score[:, 0] >= match_length,
         score=score,
-        log=arena.log(),
-        stats_a=arena.counters.stats(0),
-        stats_b=arena.counters.stats(1),
+        log=log,
+        stats_a=counters.stats(0),
+        stats_b=counters.stats(1),
         seconds=time.perf_counter() - t0,
-        plies=arena.plies,
+        plies=plies,
     )
