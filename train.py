@@ -498,6 +498,8 @@ def main(args: Args, given: set[str] | None = None) -> None:
         # the last finished round's; one that ended after its round (the benchmark, say) saves it
         if whole and not saved:
             save()
+        if isinstance(exc, TimeoutError) and runner is not None:
+            _fail(f"--ray: {exc}; the checkpoint keeps the last finished round")
         if isinstance(exc, MemoryError) or (
             isinstance(exc, RuntimeError) and "can't allocate memory" in str(exc)
         ):

@@ -151,7 +151,7 @@ def main() -> int:
                 "local": _median_time(lambda run=run: run(LocalExecutor()), args.repeats),
             }
         for cpus in (1, 2):
-            ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False)
             try:
                 ex = RayExecutor()
                 if cpus == 1:

@@ -38,7 +38,7 @@ def ray_cluster():
 
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([saved] if saved else []))
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     # the test module's own shard functions go to the workers by value (they cannot import tests/)
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
@@ -570,3 +570,28 @@ def test_an_illegal_play_is_named_by_its_case_number_in_a_shard(cases):
     for executor in (None, LocalExecutor()):
         with pytest.raises(ValueError, match=f"^case {bad_case}: the agent's play is not a legal play"):
             error_rate(OneBadPlay(), referee, boards, dice, batch=8, executor=executor, shard_cases=8)
+
+
+@needs_ray
+def test_self_play_actors_that_cannot_start_are_a_timeout_error_not_a_hang(ray_cluster):
+    import ray
+
+    from nard_ai.distributed import RayExecutor, RayShardRunner
+    from nard_ai.play.selfplay import play_round
+
+    @ray.remote(num_cpus=1)
+    class Busy:
+        def ready(self):
+            return True
+
+    hogs = [Busy.remote() for _ in range(2)]  # other work holds both CPUs of the cluster
+    try:
+        ray.get([h.ready.remote() for h in hogs])
+        runner = RayShardRunner(RayExecutor(), start_timeout=3)
+        t0 = time.monotonic()
+        with pytest.raises(TimeoutError, match="did not all start within 3 s.*0 of 2 free"):
+            play_round(_td_learner(), 6, np.random.default_rng(1), pool=6, workers=2, runner=runner)
+        assert time.monotonic() - t0 < 60 and runner.actors == []
+    finally:
+        for h in hogs:
+            ray.kill(h)

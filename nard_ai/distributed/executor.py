@@ -262,7 +262,8 @@ class RayExecutor:
         self.owns_cluster = False
         if not ray.is_initialized():
             if address in (None, "local"):
-                ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+                # address="local": a new cluster even where `ray start` left one running
+                ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
                 self.owns_cluster = True
             else:
                 ray.init(address=address, log_to_driver=False)

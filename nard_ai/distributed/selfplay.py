@@ -86,15 +86,27 @@ class RayShardRunner:
         executor: the :class:`~nard_ai.distributed.RayExecutor` whose cluster to use (it owns the
             connection: close it when training ends).
 
+        start_timeout: seconds :meth:`open` waits for the actors to start (each needs a free CPU).
+
     Raises:
-        ValueError: ``executor`` is not a :class:`RayExecutor`; at :meth:`open`, more shards than
-            the cluster has CPUs (the actors could never all start: a hang, refused instead).
+        ValueError: ``executor`` is not a :class:`RayExecutor`, or a bad ``start_timeout``; at
+            :meth:`open`, more shards than the cluster has CPUs (the actors could never all start).
+        TimeoutError: at :meth:`open`, the actors did not all start within ``start_timeout`` (the
+            cluster's CPUs are held by other work): an error naming the free CPUs, not a hang.
     """
 
-    def __init__(self, executor: RayExecutor) -> None:
+    def __init__(self, executor: RayExecutor, start_timeout: float = 300.0) -> None:
         if not isinstance(executor, RayExecutor):
             raise ValueError(f"RayShardRunner needs a RayExecutor, got {executor!r}")
+        if (
+            isinstance(start_timeout, bool)
+            or not isinstance(start_timeout, (int, float))
+            or not start_timeout > 0
+        ):
+            raise ValueError(f"start_timeout must be a positive number of seconds, got {start_timeout!r}")
         import ray
+
+        self.start_timeout = float(start_timeout)
 
         self.executor = executor
         self._ray = ray
@@ -120,8 +132,17 @@ class RayShardRunner:
         ref = ray.put(network)
         try:
             ray.get(
-                [actor.start.remote(shard, ref) for actor, shard in zip(self.actors, shards, strict=True)]
+                [actor.start.remote(shard, ref) for actor, shard in zip(self.actors, shards, strict=True)],
+                timeout=self.start_timeout,
             )
+        except ray.exceptions.GetTimeoutError:
+            self.shutdown()
+            free = ray.available_resources().get("CPU", 0)
+            raise TimeoutError(
+                f"the {len(shards)} self-play actors did not all start within {self.start_timeout:g} s: each needs "
+                f"a free CPU, and the Ray cluster has {free:g} of {self.executor.workers} free (other work "
+                "holds the rest?)"
+            ) from None
         except ray.exceptions.RayActorError as exc:
             self.shutdown()
             raise WorkerLost(f"a self-play actor died: {exc}") from exc
