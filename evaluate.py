@@ -97,7 +97,9 @@ class Args:
             raise ValueError(f"argument --threads: must be >= 0 (0 = one per core), got {self.threads}")
         for name in ("games", "batch", "cases", "shard_cases"):
             if getattr(self, name) < 1:
-                raise ValueError(f"argument --{name}: must be >= 1, got {getattr(self, name)}")
+                raise ValueError(
+                    f"argument --{name.replace('_', '-')}: must be >= 1, got {getattr(self, name)}"
+                )
         if not 0 <= self.match_length <= MAX_AWAY:
             raise ValueError(
                 f"argument --match-length: must be 1..{MAX_AWAY} (the range of the {MET_NAME} match equity "
@@ -121,8 +123,16 @@ class Args:
                 raise ValueError(f"argument --{name}: goes with --positions")
         if sum(map(bool, (self.positions, self.error_rate, self.make_cases))) > 1:
             raise ValueError("argument --positions: give one of --positions, --error-rate, --make-cases")
-        if self.shard_games < 2 or self.shard_games % 2:
-            raise ValueError(f"argument --shard-games: must be even and >= 2, got {self.shard_games}")
+        if self.shard_games < 1:
+            raise ValueError(f"argument --shard-games: must be >= 1, got {self.shard_games}")
+        playing = not (self.positions or self.error_rate or self.make_cases)
+        if playing and self.shard_games % 2:
+            raise ValueError(
+                f"argument --shard-games: must be even for a match or session (duplicate pairs stay in one "
+                f"shard), got {self.shard_games}"
+            )
+        if self.shard_cases != 1024 and not self.error_rate:
+            raise ValueError("argument --shard-cases: goes with --error-rate")
         if self.ray_address():
             if self.make_cases:
                 raise ValueError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -595,3 +596,71 @@ def test_self_play_actors_that_cannot_start_are_a_timeout_error_not_a_hang(ray_c
     finally:
         for h in hogs:
             ray.kill(h)
+
+
+# --------------------------------------------------------------------------- connecting: silent addresses, other code
+
+
+def test_an_address_where_nothing_listens_is_an_error_in_seconds_not_a_hang():
+    from nard_ai.distributed.executor import PROBE_TIMEOUT
+
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(ROOT)
+    with socket.socket() as s:  # a port nothing listens on: bound, never listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        t0 = time.monotonic()
+        run = subprocess.run(
+            [sys.executable, "-c", "import sys; from nard_ai.interfaces.cli import main; sys.exit(main(sys.argv[1:]))",
+             "rollout", "4HPwATDgc/ABMA", "--games", "4", "--ray", f"127.0.0.1:{port}", "--no-progress"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert f"no Ray cluster at 127.0.0.1:{port}: nothing answered" in run.stderr
+    assert time.monotonic() - t0 < 60 + PROBE_TIMEOUT
+
+
+@needs_ray
+def test_a_cluster_whose_workers_import_other_nard_ai_code_is_refused(tmp_path):
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "nard_ai", other / "nard_ai", ignore=shutil.ignore_patterns("__pycache__"))
+    with (other / "nard_ai" / "core" / "board.py").open("a") as f:
+        f.write("\n# a stale install on one node\n")
+    code = (
+        "import ray\n"
+        "from nard_ai.distributed import RayExecutor\n"
+        f"ray.init(address='local', num_cpus=1, include_dashboard=False, log_to_driver=False,\n"
+        f"         runtime_env={{'env_vars': {{'PYTHONPATH': {str(other)!r}}}}})\n"
+        "try:\n"
+        "    RayExecutor()\n"
+        "except ValueError as exc:\n"
+        "    print('REFUSED', exc)\n"
+        "ray.shutdown()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(ROOT)
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert "REFUSED Ray node" in run.stdout, run.stdout[-2000:] + run.stderr[-2000:]
+    assert str(other / "nard_ai") in run.stdout and "than this driver" in run.stdout
+
+
+def test_evaluate_shard_sizes_are_checked_where_they_apply(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["PYTHONPATH"] = str(ROOT)
+
+    def run(*argv):
+        return subprocess.run(
+            [sys.executable, str(ROOT / "evaluate.py"), *argv], cwd=tmp_path, env=env,
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    odd = run("--games", "4", "--shard-games", "7")  # a match: duplicate pairs stay in one shard
+    assert odd.returncode == 2 and "--shard-games: must be even for a match or session" in odd.stderr
+    stray = run("--games", "4", "--shard-cases", "100")
+    assert stray.returncode == 2 and "argument --shard-cases: goes with --error-rate" in stray.stderr
+    zero = run("--error-rate", "x.txt", "--shard-cases", "0")
+    assert zero.returncode == 2 and "argument --shard-cases: must be >= 1" in zero.stderr

@@ -397,7 +397,10 @@ def test_bad_generation_arguments_are_value_errors(evaluator):
 def test_the_command_line_exits_2_with_a_message_on_bad_input(small_set, tmp_path, capsys):
     assert main(["label", "--positions", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: no positions folder") and "Traceback" not in err
+    assert (
+        err.startswith("python -m nard_ai.training label: error: no positions folder")
+        and "Traceback" not in err
+    )
     assert (
         main(["label", "--positions", str(small_set), "--out", str(tmp_path / "o"), "--mix", "race=exact"])
         == 2

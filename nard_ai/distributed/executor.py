@@ -56,9 +56,13 @@ documentation: https://docs.ray.io/en/latest/ray-core/tasks.html (tasks,
 from __future__ import annotations
 
 import argparse
+import functools
+import hashlib
 import os
+import socket
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
@@ -232,8 +236,10 @@ class RayExecutor:
 
     Raises:
         ValueError: ray is not installed, or a bad ``threads``, ``max_retries``, ``max_in_flight``
-            or ``num_cpus``.
-        ConnectionError: no Ray cluster at ``address`` (Ray's own error, passed on).
+            or ``num_cpus``; or a node of the cluster runs other nard_ai code than this process
+            (:func:`check_workers_code`).
+        ConnectionError: no Ray cluster at ``address``: nothing answers there within
+            :data:`PROBE_TIMEOUT` seconds, or Ray's own error, passed on.
     """
 
     def __init__(
@@ -266,8 +272,14 @@ class RayExecutor:
                 ray.init(address="local", num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
                 self.owns_cluster = True
             else:
+                _probe(os.environ.get("RAY_ADDRESS", "") if address == "auto" else address)
                 ray.init(address=address, log_to_driver=False)
                 self.owns_cluster = True  # the connection is ours to close (the cluster lives on)
+        try:
+            check_workers_code(ray)
+        except BaseException:
+            self.close()
+            raise
         self.max_retries = int(max_retries)
         self.workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
         self.max_in_flight = int(max_in_flight) if max_in_flight is not None else 2 * self.workers
@@ -336,6 +348,93 @@ class RayExecutor:
 
     def __repr__(self) -> str:
         return f"RayExecutor(address={self.address!r}, workers={self.workers}, threads={self.threads})"
+
+
+# --------------------------------------------------------------------------- connecting
+
+
+PROBE_TIMEOUT = 5.0
+"""Seconds to wait for a TCP answer from a cluster's address before ``ray.init`` (which otherwise
+retries a silent address without end)."""
+
+
+def _probe(address: str, timeout: float = PROBE_TIMEOUT) -> None:
+    """Raise ConnectionError unless something answers at ``HOST:PORT`` (or ``ray://HOST:PORT``).
+
+    Addresses of another form (none, or no numeric port) are left to Ray, which reports them itself.
+    """
+    if not address:
+        return
+    target = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = target.rpartition(":")
+    if not sep or not host or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConnectionError(
+            f"no Ray cluster at {address}: nothing answered on {host}:{port} within {timeout:g} s ({reason})"
+        ) from None
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The first 16 hex digits of a SHA-256 over nard_ai's source files (relative path and bytes) as
+    this process imports them: equal on two machines exactly when they run the same code."""
+    import nard_ai
+
+    root = Path(nard_ai.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _code_here() -> tuple[str, str, str]:
+    import nard_ai
+
+    return code_fingerprint(), str(Path(nard_ai.__file__).resolve().parent), socket.gethostname()
+
+
+WORKERS_CHECK_TIMEOUT = 300.0
+"""Seconds :func:`check_workers_code` waits for one worker per node to answer."""
+
+
+def check_workers_code(ray) -> None:
+    """Refuse a Ray cluster whose nodes import other nard_ai code than this driver.
+
+    One zero-CPU task per alive node (``NodeAffinitySchedulingStrategy``) reports its
+    :func:`code_fingerprint`; a node with another fingerprint would break the promise of the same
+    numbers on every backend without a sign (a stale install on one node), so it is an error.
+
+    Raises:
+        ValueError: naming the node, its nard_ai folder and fingerprint, and the driver's.
+        TimeoutError: no answer from every node within :data:`WORKERS_CHECK_TIMEOUT` seconds.
+    """
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    here = _code_here()
+    task = ray.remote(num_cpus=0)(_code_here)
+    nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+    refs = [
+        task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote()
+        for node in nodes
+    ]
+    try:
+        answers = ray.get(refs, timeout=WORKERS_CHECK_TIMEOUT)
+    except ray.exceptions.GetTimeoutError:
+        raise TimeoutError(
+            f"the Ray cluster's nodes did not report their nard_ai code within {WORKERS_CHECK_TIMEOUT:g} s"
+        ) from None
+    for fingerprint, folder, host in answers:
+        if fingerprint != here[0]:
+            raise ValueError(
+                f"Ray node {host} runs other nard_ai code ({folder}, fingerprint {fingerprint}) than this "
+                f"driver ({here[1]}, fingerprint {here[0]}): install the same version on every node, or "
+                "start the cluster with this checkout on PYTHONPATH"
+            )
 
 
 # --------------------------------------------------------------------------- helpers

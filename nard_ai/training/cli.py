@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return {"positions": _positions, "label": _label, "overlap": _overlap}[args.command](args)
     except (ValueError, FileNotFoundError, ConnectionError) as exc:  # ConnectionError: no Ray cluster
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"python -m nard_ai.training {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted; complete shards are kept: rerun the same command to resume", file=sys.stderr)
