@@ -540,7 +540,12 @@ def test_an_error_rate_in_case_shards_is_the_unsharded_one_on_ray_and_locally(
             agent, referee, boards, dice, batch=8, executor=ray_exec, shard_cases=16, progress=seen.append
         )
     for a, b, c in zip(_figures(plain), _figures(local), _figures(on_ray), strict=True):
-        np.testing.assert_array_equal(b, c)  # the same shards on one thread: bit for bit
+        if referee_spec == "default":
+            np.testing.assert_array_equal(b, c)  # the same shards on one thread: bit for bit
+        else:
+            # gnubg's own evaluation differs in the last float bits from one process to another
+            # (up to 7e-7 measured, the same cases, the same ply): close, not identical
+            np.testing.assert_allclose(b, c, rtol=0, atol=2e-6)
         # the unsharded run used this process's threads: torch's sums may differ in the last bits
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
     assert len(plain.lost) == 40 and plain.plays.dtype == on_ray.plays.dtype == np.int64
