@@ -669,3 +669,39 @@ def test_evaluate_shard_sizes_are_checked_where_they_apply(tmp_path):
     assert stray.returncode == 2 and "argument --shard-cases: goes with --error-rate" in stray.stderr
     zero = run("--error-rate", "x.txt", "--shard-cases", "0")
     assert zero.returncode == 2 and "argument --shard-cases: must be >= 1" in zero.stderr
+
+
+def test_an_address_where_another_program_answers_is_an_error_in_seconds(tmp_path):
+    from nard_ai.distributed.executor import _probe
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # wait for it to listen
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        t0 = time.monotonic()
+        with pytest.raises(
+            ConnectionError, match="something answers on 127.0.0.1:.*but not as Ray's gRPC server"
+        ):
+            _probe(f"127.0.0.1:{port}")  # an HTTP/1 server: Ray itself would retry it without end
+        assert time.monotonic() - t0 < 10
+    finally:
+        server.kill()
+        server.wait()
+
+
+@needs_ray
+def test_a_real_cluster_passes_the_address_probe(ray_cluster):
+    from nard_ai.distributed.executor import _probe
+
+    _probe(ray_cluster)  # the module cluster's GCS answers HTTP/2's preface as gRPC does

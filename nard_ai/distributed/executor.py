@@ -358,8 +358,12 @@ PROBE_TIMEOUT = 5.0
 retries a silent address without end)."""
 
 
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""HTTP/2's client connection preface and an empty SETTINGS frame (RFC 9113 §3.4, §6.5)."""
+
+
 def _probe(address: str, timeout: float = PROBE_TIMEOUT) -> None:
-    """Raise ConnectionError unless something answers at ``HOST:PORT`` (or ``ray://HOST:PORT``).
+    """Raise ConnectionError unless a gRPC server (Ray's) answers at ``HOST:PORT`` (or ``ray://HOST:PORT``).
 
     Addresses of another form (none, or no numeric port) are left to Ray, which reports them itself.
     """
@@ -370,13 +374,35 @@ def _probe(address: str, timeout: float = PROBE_TIMEOUT) -> None:
     if not sep or not host or not port.isdigit():
         return
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            pass
+        with socket.create_connection((host, int(port)), timeout=timeout) as conn:
+            if os.environ.get("RAY_USE_TLS", "0") in ("0", ""):
+                # Ray's GCS (and its client server) speak gRPC: HTTP/2, which answers the client's
+                # connection preface with a SETTINGS frame (RFC 9113 §3.4). Another program on the
+                # port (an HTTP/1 server, say) does not, and Ray would wait on it without end.
+                conn.sendall(_H2_PREFACE)
+                reply = b""
+                while len(reply) < 9:
+                    chunk = conn.recv(9 - len(reply))
+                    if not chunk:
+                        break
+                    reply += chunk
+                grpc = len(reply) >= 9 and reply[3] == 0x04
+            else:
+                grpc = True
+    except TimeoutError:
+        raise ConnectionError(
+            f"no Ray cluster at {address}: no answer on {host}:{port} within {timeout:g} s"
+        ) from None
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise ConnectionError(
             f"no Ray cluster at {address}: nothing answered on {host}:{port} within {timeout:g} s ({reason})"
         ) from None
+    if not grpc:
+        raise ConnectionError(
+            f"no Ray cluster at {address}: something answers on {host}:{port}, but not as Ray's gRPC server "
+            "does (is that the right port? a head's is 6379 by default)"
+        )
 
 
 @functools.lru_cache(maxsize=1)
