@@ -45,7 +45,7 @@ import copy
 from typing import Any
 
 from nard_ai.distributed.executor import RayExecutor
-from nard_ai.play.selfplay import WorkerLost, search_copy
+from nard_ai.play.selfplay import WorkerLost, search_copy, sync_weights
 
 __all__ = ["RayShardRunner"]
 
@@ -70,12 +70,7 @@ class _ShardActor:
     def play(self, weights: list | None, plies: int) -> tuple[list, bool]:
         """Load ``weights`` (the learner's parameters, in order) if given, then play ``plies`` plies."""
         if weights is not None:
-            import torch
-
-            with torch.no_grad():
-                for target, source in zip(self.network.parameters(), weights, strict=True):
-                    target.copy_(source)
-            self.network.build_tables()
+            sync_weights(self.network, weights)
         return self.shard.play(self.evaluator, plies), self.shard.running
 
 
@@ -85,7 +80,6 @@ class RayShardRunner:
     Args:
         executor: the :class:`~nard_ai.distributed.RayExecutor` whose cluster to use (it owns the
             connection: close it when training ends).
-
         start_timeout: seconds :meth:`open` waits for the actors to start (each needs a free CPU).
 
     Raises:
@@ -107,7 +101,6 @@ class RayShardRunner:
         import ray
 
         self.start_timeout = float(start_timeout)
-
         self.executor = executor
         self._ray = ray
         self._actor_class = ray.remote(num_cpus=1, max_restarts=0)(_ShardActor)
@@ -118,14 +111,14 @@ class RayShardRunner:
         import torch
 
         ray = self._ray
-        self.network = network
-        self.threads = torch.get_num_threads()
-        torch.set_num_threads(1)  # the driver's gradient steps, as the threaded runner takes them
         if len(shards) > self.executor.workers:
             raise ValueError(
                 f"{len(shards)} self-play shards need as many CPUs, one actor each; the Ray cluster has "
                 f"{self.executor.workers}: use fewer workers or a larger cluster"
             )
+        self.network = network
+        self.threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # the driver's gradient steps, as the threaded runner takes them
         if len(self.actors) != len(shards):
             self.shutdown()
             self.actors = [self._actor_class.remote() for _ in shards]  # kept for the next rounds

@@ -544,8 +544,8 @@ def _play_epochs(runner: ShardRunner, learner, shards, buffer, stats, on_games, 
     # shard order and the new weights reach the search network. Every exchange happens at a fixed
     # ply, whatever the runner: deterministic.
     running = list(range(len(shards)))
-    runner.open(shards, learner.network)
     try:
+        runner.open(shards, learner.network)  # inside: close() puts the threads back after a failed open
         while running:
             if should_stop is not None and should_stop():
                 stats.interrupted = True
@@ -591,9 +591,11 @@ def search_copy(network: Network) -> Network:
     return copy_
 
 
-def sync_weights(search_net: Network, network: Network) -> None:
-    """Copy ``network``'s weights into ``search_net`` (a :func:`search_copy`) and rebuild its tables."""
+def sync_weights(search_net: Network, network) -> None:
+    """Copy ``network``'s weights (a :class:`Network`, or its parameters as a sequence of tensors, in
+    order) into ``search_net`` (a :func:`search_copy`) and rebuild its tables."""
+    weights = network.parameters() if isinstance(network, torch.nn.Module) else network
     with torch.no_grad():
-        for target, source in zip(search_net.parameters(), network.parameters(), strict=True):
+        for target, source in zip(search_net.parameters(), weights, strict=True):
             target.copy_(source)  # bumps the version counters: the cached tables are rebuilt
     search_net.build_tables()
