@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -207,6 +209,47 @@ def test_queue_full_is_raised_by_submit_itself():
         return await first
 
     assert asyncio.run(run()) == 1
+
+
+def _pips(board) -> dict[str, int]:
+    return {f"p{i}": int(c) for i, c in enumerate(board) if c}
+
+
+def test_cheap_batches_run_on_the_event_loop_unless_the_worker_thread_is_busy():
+    """inline: a cheap batch is computed on the loop's thread, but never beside work on the worker."""
+    threads: list[int] = []
+
+    def compute(kind, key, payloads):
+        threads.append(threading.get_ident())
+        return list(payloads)
+
+    async def run():
+        batcher = Batcher(compute, inline=lambda kind, key: kind == "cheap")
+        loop_thread = threading.get_ident()
+        assert await batcher.submit("cheap", 0, 1) == 1  # on the loop
+        assert await batcher.submit("deep", 0, 2) == 2  # on the worker
+        busy = asyncio.ensure_future(batcher.run(lambda: time.sleep(0.3)))  # the worker is busy
+        await asyncio.sleep(0.05)
+        assert await batcher.submit("cheap", 0, 3) == 3  # so it waits for the worker, and runs there
+        await busy
+        return loop_thread, batcher.inline_batches
+
+    loop_thread, inline_batches = asyncio.run(run())
+    assert threads[0] == loop_thread
+    assert threads[1] != loop_thread and threads[2] == threads[1]
+    assert inline_batches == 1
+
+
+def test_the_server_computes_0_ply_batches_on_the_loop_and_1_ply_on_the_worker(positions):
+    app = create_app()
+    batcher = app.state.engine.batcher
+    reqs = [("GET", "/move", {**_pips(b), "die1": d[0], "die2": d[1], "ply": 0}) for b, d in positions[:8]]
+    asyncio.run(_gather(app, reqs))
+    assert batcher.inline_batches == batcher.batches > 0
+    before = batcher.batches
+    reqs = [("GET", "/move", {**_pips(b), "die1": d[0], "die2": d[1], "ply": 1}) for b, d in positions[:4]]
+    asyncio.run(_gather(app, reqs))
+    assert batcher.batches > before and batcher.inline_batches == before
 
 
 # --------------------------------------------------------------------------- nard serve

@@ -2,8 +2,7 @@
 
 Requests that arrive within a short window (``window_ms``, ``nard serve
 --batch-window-ms``) are gathered into one batch, and the batch is computed in
-one call on a single worker thread, off the event loop
-(:class:`Batcher`): :mod:`nard_ai.interfaces.http` then makes one move
+one call (:class:`Batcher`; where, see below): :mod:`nard_ai.interfaces.http` then makes one move
 generation and one evaluator call per ply for all the ``/move`` requests of a
 search depth (:func:`nard_ai.search.lookahead.rank_plays_batch`), and one for
 all the ``/eval`` requests. While a batch is computed, the next one gathers,
@@ -14,11 +13,19 @@ server's evaluator rounds each board alike in any batch
 (:class:`nard_ai.eval.aligned.BatchInvariantEvaluator`), and
 ``tests/test_batching.py`` compares the JSON bytes.
 
+Where a batch is computed: on the worker thread, so that the event loop keeps serving while a
+deep search runs; or, for groups the ``inline`` predicate calls cheap (the server's 0-ply
+``/move`` and ``/eval``: a few milliseconds a batch), on the event loop itself, when nothing runs
+on the worker thread. A Python thread that computes holds the interpreter lock, and the event
+loop, waking for each socket read and write, waits for it up to the switch interval (5 ms) each
+time: measured with 32 clients (``benchmarks/load_test.py``, 2026-12-02), computing 0-ply
+batches on the loop raised ``/move`` from 546 to 708 requests/s and ``/eval`` from 656 to 851.
+
 Bounds (README "Serving the engine"): at most ``max_batch`` requests a batch
 (more wait for the next one) and at most ``max_queue`` requests waiting; one
 more is refused with :class:`QueueFull` (the server's 503). All engine work
-runs on the one worker thread, so the evaluators, which are not promised to
-be thread-safe, are never used by two threads at once.
+runs on the one worker thread or, when that thread is idle, on the event loop's, so the
+evaluators, which are not promised to be thread-safe, are never used by two threads at once.
 """
 
 from __future__ import annotations
@@ -113,14 +120,24 @@ class Batcher:
         compute: the group computation (:data:`Compute`). If it raises for a group, each job of
             the group is computed alone, so one bad request gets its own error and no other does.
         settings: the window and bounds.
+        inline: ``inline(kind, key) -> bool``, whether a group may be computed on the event loop
+            (cheap work); a batch is computed there when all its groups may and the worker thread
+            is idle. ``None``: every batch on the worker thread.
 
     Works on whichever event loop submits to it (a test client may start a new loop per
     request): a loop that has not submitted before gets its own gathering task.
     """
 
-    def __init__(self, compute: Compute, settings: BatchSettings = BatchSettings()) -> None:
+    def __init__(
+        self,
+        compute: Compute,
+        settings: BatchSettings = BatchSettings(),
+        inline: Callable[[str, Any], bool] | None = None,
+    ) -> None:
         self.compute = compute
         self.settings = settings
+        self.inline = inline
+        self._in_executor = 0  # calls running or queued on the worker thread
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nard-engine")
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pending: list[Job] = []
@@ -128,6 +145,7 @@ class Batcher:
         self._task: asyncio.Task | None = None
         self.batches = 0  # batches computed (for tests and logs)
         self.jobs = 0  # jobs computed
+        self.inline_batches = 0  # of them, computed on the event loop
 
     async def submit(self, kind: str, key: Any, payload: Any) -> Any:
         """The answer of one job, computed with whatever else arrives within the window.
@@ -149,10 +167,16 @@ class Batcher:
 
     async def run(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn()`` on the worker thread, between batches (for work that is not batched)."""
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+        return await self._on_worker(fn)
+
+    async def _on_worker(self, fn: Callable[..., Any], *args: Any) -> Any:
+        self._in_executor += 1
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+        finally:
+            self._in_executor -= 1
 
     async def _gather(self) -> None:
-        loop = asyncio.get_running_loop()
         wakeup = self._wakeup
         while True:
             await wakeup.wait()
@@ -167,7 +191,15 @@ class Batcher:
                 batch = [job for job in batch if not job.future.done()]  # a client that went away
                 if not batch:
                     continue
-                answers = await loop.run_in_executor(self._executor, self._compute_batch, batch)
+                if (
+                    self.inline is not None
+                    and self._in_executor == 0
+                    and all(self.inline(job.kind, job.key) for job in batch)
+                ):
+                    self.inline_batches += 1
+                    answers = self._compute_batch(batch)  # cheap, and no other thread computes
+                else:
+                    answers = await self._on_worker(self._compute_batch, batch)
                 for job, answer in zip(batch, answers, strict=True):
                     if job.future.done():
                         continue

@@ -113,6 +113,7 @@ from nard_ai import cube as _cube
 from nard_ai.core.board import (
     BAR,
     BOARD_SIZE,
+    NUM_CHECKERS,
     OPP_BAR,
     game_result,
     starting_board,
@@ -727,6 +728,95 @@ class _RequestLimits:
         await self.app(scope, limited_receive, send)
 
 
+_FAST_INT = re.compile(rb"-?[0-9]{1,2}")
+_FAST_KEYS = {f"p{i}".encode(): i for i in range(BOARD_SIZE)}
+_FAST_PATHS = {"/move": "move", "/eval": "eval"}
+_MONEY = cube_state_from_match(None)
+
+
+class _PlainQueries:
+    """ASGI middleware: the plain ``GET /move`` and ``GET /eval`` answered without FastAPI's routing.
+
+    A bot asks ``GET /move?p1=2&...&die1=3&die2=1`` over and over; FastAPI's routing, dependencies
+    and parameter validation cost about as much as the engine's 0-ply work (cProfile, 2026-12-02).
+    This path takes only a query it can read without doubt: ``key=value`` pairs of ``p0..p25``,
+    ``die1``/``die2`` (``/move``) and ``ply``, each at most once, every value one or two digits
+    with an optional ``-``, no ``%`` or ``+`` escapes; a legal board of a game not over; dice
+    1..6; a ply whose agent is built. Anything else (an ``id``, an unknown or repeated parameter, a
+    value to refuse, a full queue, a ply not used before) goes on to FastAPI unchanged, which
+    answers it as it always did, errors included. What this path answers is the same
+    job through the same :class:`Engine` and the same bytes and headers as FastAPI's route
+    (``tests/test_http_fast.py`` compares them), so which path served a request cannot be told.
+    """
+
+    def __init__(self, app: ASGIApp, engine: Engine) -> None:
+        self.app = app
+        self.engine = engine
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = _FAST_PATHS.get(scope.get("path", "")) if scope["type"] == "http" else None
+        if kind is not None and scope["method"] == "GET":
+            job = self._job(kind, scope.get("query_string", b""))
+            if job is not None:
+                try:
+                    body = await self.engine.try_submit(*job)
+                except (QueueFull, HTTPException):
+                    pass  # FastAPI's route answers it: the 503 or the request's own 400, as always
+                else:
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 200,
+                            "headers": [
+                                (b"content-length", str(len(body)).encode()),
+                                (b"content-type", b"application/json"),
+                            ],
+                        }
+                    )
+                    await send({"type": "http.response.body", "body": body})
+                    return
+        await self.app(scope, receive, send)
+
+    def _job(self, kind: str, query: bytes) -> tuple[str, Any, tuple] | None:
+        """``(kind, agent, payload)`` of a plain query, or None for FastAPI to answer."""
+        if not query or b"%" in query or b"+" in query:
+            return None
+        pips = [0] * BOARD_SIZE
+        dice: dict[bytes, int] = {}
+        ply = None
+        seen: set[bytes] = set()
+        for item in query.split(b"&"):
+            key, eq, value = item.partition(b"=")
+            if not eq or key in seen or not _FAST_INT.fullmatch(value):
+                return None
+            seen.add(key)
+            index = _FAST_KEYS.get(key)
+            if index is not None:
+                pips[index] = int(value)
+            elif key == b"ply":
+                ply = int(value)
+            elif kind == "move" and key in (b"die1", b"die2"):
+                dice[key] = int(value)
+            else:
+                return None
+        agent = self.engine.agents.get(self.engine.default_ply if ply is None else ply)
+        if agent is None or pips[BAR] < 0 or pips[OPP_BAR] > 0 or (pips[BAR] and pips[OPP_BAR]):
+            return None  # (both sides on the bar: validate_board's dead-position check is FastAPI's)
+        mine = sum(c for c in pips if c > 0)
+        theirs = -sum(c for c in pips if c < 0)
+        # validate_board's rules on these counts (each -99..99 here): at most 15 a side; and the
+        # game not over (_live): both sides have checkers left, so neither has borne off all 15
+        if not (0 < mine <= NUM_CHECKERS and 0 < theirs <= NUM_CHECKERS):
+            return None
+        board = np.array(pips, dtype=np.int8)
+        if kind == "eval":
+            return kind, agent, (board, None)
+        d1, d2 = dice.get(b"die1", 0), dice.get(b"die2", 0)
+        if not (1 <= d1 <= 6 and 1 <= d2 <= 6):
+            return None
+        return kind, agent, (board, (d1, d2), _MONEY)
+
+
 _TIMEOUT_408 = (
     b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n"
     b"content-length: %d\r\n\r\n%s"
@@ -801,7 +891,7 @@ class Engine:
         self.agent_factory = agent_factory
         self.default_ply = default_ply
         self.agents: dict[int, Any] = {default_ply: self._build(default_ply)}
-        self.batcher = Batcher(self._compute, batch)
+        self.batcher = Batcher(self._compute, batch, inline=self._cheap)
         self._warm_up(self.agents[default_ply])
 
     @staticmethod
@@ -814,6 +904,12 @@ class Engine:
             bearoff = np.zeros(BOARD_SIZE, dtype=np.int8)
             bearoff[[1, 2, 3]], bearoff[[22, 23, 24]] = 5, -5  # both sides home: a bear-off database position
             _eval_answers(agent, [(board, None), (bearoff, None)])
+
+    def _cheap(self, kind: str, key: Any) -> bool:
+        """Whether a group of jobs is cheap enough for the event loop: 0-ply ``/move`` and ``/eval``."""
+        return kind in ("move", "eval") and any(
+            id(agent) == key and getattr(agent, "ply", None) == 0 for agent in self.agents.values()
+        )
 
     def _build(self, p: int) -> Any:
         agent = self.agent_factory(p)
@@ -842,10 +938,18 @@ class Engine:
             self.agents.setdefault(p, agent)
         return self.agents[p]
 
+    async def try_submit(self, kind: str, agent: Any, payload: Any) -> Any:
+        """One request's job through the batcher.
+
+        Raises:
+            QueueFull: when ``max_queue`` jobs already wait (nothing is queued then).
+        """
+        return await self.batcher.submit(kind, id(agent), (agent, payload))
+
     async def submit(self, kind: str, agent: Any, payload: Any) -> Any:
         """One request's job through the batcher (answers 503 when its queue is full)."""
         try:
-            return await self.batcher.submit(kind, id(agent), (agent, payload))
+            return await self.try_submit(kind, agent, payload)
         except QueueFull as exc:
             raise HTTPException(status_code=503, detail=str(exc), headers={"Retry-After": "1"}) from None
 
@@ -885,7 +989,10 @@ def _move_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes]:
     """``/move`` answers (JSON bytes of :class:`MoveResponse`) of requests ``(board, dice, cube_state)``.
 
     One batched search for all of them (:func:`nard_ai.search.lookahead.rank_plays_batch`) when the
-    agent is an :class:`Agent`; any other agent (a test's fake) ranks each position itself.
+    agent is an :class:`Agent`; any other agent (a test's fake) ranks each position itself. The
+    answers are built for the whole batch at once: one Position ID call and one play description
+    (:func:`describe_plays_batch`) for every play of every request, then each answer's JSON
+    (:func:`_move_json`).
     """
     boards = np.stack([board for board, _, _ in payloads])
     dice = np.array([d for _, d, _ in payloads], dtype=np.int8)
@@ -895,40 +1002,73 @@ def _move_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes]:
         )
     else:
         ranked = [agent.rank_plays(board, d) for board, d, _ in payloads]
-    board_ids = position_ids(boards)
-    return [
-        _move_answer(board, d, cube_state, plays, agent.ply, board_id)
-        for (board, d, cube_state), plays, board_id in zip(payloads, ranked, board_ids, strict=True)
+    scored = [
+        score_plays(plays, cube_state) for plays, (_, _, cube_state) in zip(ranked, payloads, strict=True)
     ]
+    counts = [len(s.afterstates) for s in scored]
+    after = np.concatenate([np.asarray(s.afterstates, dtype=np.int8).reshape(-1, BOARD_SIZE) for s in scored])
+    owner = np.repeat(np.arange(len(payloads)), counts)
+    described = describe_plays_batch(boards, dice, after, owner)
+    ids = position_ids(np.concatenate([boards, swap_sides(after)]))
+    board_ids, after_ids = ids[: len(payloads)], ids[len(payloads) :]
+    answers = []
+    start = 0
+    for i, s in enumerate(scored):
+        stop = start + counts[i]
+        answers.append(
+            _move_json(
+                s, described[start:stop], after_ids[start:stop], payloads[i][1], agent.ply, board_ids[i]
+            )
+        )
+        start = stop
+    return answers
 
 
-def _move_answer(board, dice, cube_state, ranked, ply: int, board_id: str) -> bytes:
-    scored = score_plays(ranked, cube_state)  # by MWC at the score in match play
-    described = describe_plays(board, scored.afterstates, dice)
-    after_ids = position_ids(swap_sides(scored.afterstates))
+def describe_plays_batch(boards, dice, afterstates, owner):  # placeholder until the compiled twin lands
+    out = []
+    for i in range(len(boards)):
+        rows = afterstates[owner == i]
+        if len(rows):
+            out.extend(describe_plays(boards[i], rows, tuple(int(d) for d in dice[i])))
+    return out
+
+
+def _number(value: float) -> str:
+    """A float as JSON text, as ``json.dumps`` writes it (``repr``); NaN and infinities are refused.
+
+    Raises:
+        ValueError: on NaN or an infinity (``json.dumps(..., allow_nan=False)``'s error).
+    """
+    if value != value or value in (math.inf, -math.inf):
+        raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+    return repr(value)
+
+
+def _move_json(scored, described, after_ids, dice, ply: int, board_id: str) -> bytes:
+    """One ``/move`` answer: the bytes ``_json_bytes`` gives for the answer's dict, written directly.
+
+    The answer holds only ints, floats and ASCII strings that need no escape (notation, Position
+    IDs, ``ranked_by``), so each move is one formatted string; ``tests/test_http_fast.py`` checks
+    the bytes against :func:`_json_bytes` of the same dict.
+    """
     probs = np.asarray(scored.probs, dtype=np.float64).tolist()  # float32 -> the same doubles as float()
     equity = np.asarray(scored.equity, dtype=np.float64).tolist()
-    mwc = [None] * len(equity) if scored.mwc is None else np.asarray(scored.mwc, dtype=np.float64).tolist()
-    moves = [
-        {
-            "play": [{"from": int(s), "to": int(d)} for s, d in checker_moves],
-            "notation": notation,
-            "probabilities": _probs_dict(probs[i]),
-            "equity": equity[i],
-            "mwc": mwc[i],
-            "position_id": after_ids[i],
-        }
-        for i, (checker_moves, notation) in enumerate(described)
-    ]
-    return _json_bytes(
-        {
-            "moves": moves,
-            "ranked_by": scored.ranked_by,
-            "dice": list(dice),
-            "ply": ply,
-            "position_id": board_id,
-        }
-    )
+    mwc = None if scored.mwc is None else np.asarray(scored.mwc, dtype=np.float64).tolist()
+    n = _number
+    parts = []
+    for i, (steps, notation) in enumerate(described):
+        p = probs[i]
+        play = ",".join(f'{{"from":{int(a)},"to":{int(b)}}}' for a, b in steps)
+        parts.append(
+            f'{{"play":[{play}],"notation":"{notation}","probabilities":{{"win":{n(p[0])},'
+            f'"winG":{n(p[1])},"winBg":{n(p[2])},"loseG":{n(p[3])},"loseBg":{n(p[4])}}},'
+            f'"equity":{n(equity[i])},"mwc":{"null" if mwc is None else n(mwc[i])},'
+            f'"position_id":"{after_ids[i]}"}}'
+        )
+    return (
+        f'{{"moves":[{",".join(parts)}],"ranked_by":"{scored.ranked_by}","dice":[{int(dice[0])},{int(dice[1])}],'
+        f'"ply":{int(ply)},"position_id":"{board_id}"}}'
+    ).encode()
 
 
 def _eval_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes | HTTPException]:
@@ -1196,6 +1336,7 @@ def create_app(
         + " Positions as wildbg's p0..p25 or as gnubg/XG IDs; see each endpoint.",
     )
     app.state.engine = engine
+    app.add_middleware(_PlainQueries, engine=engine)
     app.add_middleware(_RequestLimits, max_body_bytes=max_body_bytes, timeout=request_timeout)
     app.add_exception_handler(RequestValidationError, _schema_error)
     app.add_exception_handler(Exception, _unexpected)
