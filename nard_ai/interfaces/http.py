@@ -125,7 +125,7 @@ from nard_ai.core.ply import MAX_PLY, check_ply
 from nard_ai.cube.state import cube_state_from_match
 from nard_ai.eval.aligned import BatchInvariantEvaluator
 from nard_ai.formats.match_id import MatchState
-from nard_ai.formats.notation import describe_plays
+from nard_ai.formats.notation_fast import describe_plays_batch
 from nard_ai.formats.position import parse_position
 from nard_ai.formats.position_id import position_id, position_ids
 from nard_ai.interfaces.batching import Batcher, BatchSettings, QueueFull
@@ -1022,15 +1022,6 @@ def _move_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes]:
         )
         start = stop
     return answers
-
-
-def describe_plays_batch(boards, dice, afterstates, owner):  # placeholder until the compiled twin lands
-    out = []
-    for i in range(len(boards)):
-        rows = afterstates[owner == i]
-        if len(rows):
-            out.extend(describe_plays(boards[i], rows, tuple(int(d) for d in dice[i])))
-    return out
 
 
 def _number(value: float) -> str:
