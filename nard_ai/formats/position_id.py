@@ -26,6 +26,7 @@ typo), so it is rejected here.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from nard_ai.core.board import NUM_CHECKERS, validate_board
 from nard_ai.formats.base64key import ALPHABET, decode_base64, encode_base64
@@ -84,16 +85,54 @@ def position_id(board: np.ndarray) -> str:
 
 
 _ALPHABET_CODES = np.frombuffer(ALPHABET.encode("ascii"), dtype=np.uint8)
-_SIXES = np.array([32, 16, 8, 4, 2, 1], dtype=np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def _id_codes(boards: np.ndarray, alphabet: np.ndarray) -> np.ndarray:
+    """``(N, 14)`` uint8: the ASCII codes of each valid ``(N, 26)`` board's Position ID.
+
+    The module docstring's three steps for one board at a time: the 80 key bits from gnubg's
+    two rows (the opponent first, its point ``q`` read from the mover's index ``25 - q``, its
+    bar last; then the mover's points 1..24 and bar), then the bytes those bits make
+    little-endian, read as one big-endian number with 4 zero bits appended, in 14 six-bit
+    base64 digits, most significant first. No validation: :func:`position_ids` checks first.
+    """
+    n = boards.shape[0]
+    out = np.empty((n, POSITION_ID_LENGTH), dtype=np.uint8)
+    key = np.zeros(KEY_BITS, dtype=np.uint8)
+    stream = np.zeros(6 * POSITION_ID_LENGTH, dtype=np.uint8)
+    for r in range(n):
+        key[:] = 0
+        bit = 0
+        for row in range(2):
+            for col in range(LOCATIONS):
+                if row == 0:  # the opponent, in its own numbering
+                    count = -boards[r, 0] if col == LOCATIONS - 1 else -boards[r, 24 - col]
+                else:  # the mover
+                    count = boards[r, 25] if col == LOCATIONS - 1 else boards[r, col + 1]
+                for _ in range(max(count, 0)):
+                    key[bit] = 1
+                    bit += 1
+                bit += 1
+        # key bit k is bit k % 8 of byte k // 8; read as a big-endian number, byte 0's top bit first
+        for k in range(KEY_BITS):
+            stream[8 * (k // 8) + 7 - (k % 8)] = key[k]
+        for i in range(POSITION_ID_LENGTH):
+            digit = 0
+            for j in range(6):
+                digit = (digit << 1) | stream[6 * i + j]
+            out[r, i] = alphabet[digit]
+    return out
 
 
 def position_ids(boards: np.ndarray) -> list[str]:
-    """The Position IDs of a batch of boards: :func:`position_id` of each, vectorised.
+    """The Position IDs of a batch of boards: :func:`position_id` of each, in one compiled pass.
 
-    The same three steps as :func:`position_key` and :func:`position_id` (module
-    docstring), in array operations over the batch: about a tenth of the time of
-    :func:`position_id` per board (20,000 afterstates, measured 2026-12-02;
-    the HTTP ``/move`` answer names every play's afterstate by its ID).
+    The same three steps as :func:`position_key` and :func:`position_id` (module docstring),
+    in a numba kernel over the batch (about 0.2 us per board, against about 4 us for the numpy
+    array version it replaced and about 40 us for :func:`position_id`; measured 2026-12-03; the
+    HTTP ``/move`` answer names every play's afterstate by its ID). ``tests/test_batching.py``
+    checks it against :func:`position_id` on every afterstate of its positions.
 
     Args:
         boards: ``(N, 26)`` (or ``(26,)``) integer boards, mover's view.
@@ -104,21 +143,9 @@ def position_ids(boards: np.ndarray) -> list[str]:
     Raises:
         ValueError: if a board is invalid (:func:`nard_ai.core.board.validate_board`).
     """
-    tan = to_tanboard(validate_board(boards).reshape(-1, 26)).reshape(-1, 2 * LOCATIONS)  # row 0 first
-    n = len(tan)
-    # step 1: location k's ones start after the ones and zeros of the locations before it
-    start = np.cumsum(tan + 1, axis=1) - (tan + 1)
-    offsets = start[:, :, None] + np.arange(NUM_CHECKERS)
-    is_one = np.arange(NUM_CHECKERS) < tan[:, :, None]
-    bits = np.zeros((n, KEY_BITS), dtype=np.uint8)
-    rows = np.broadcast_to(np.arange(n)[:, None, None], offsets.shape)
-    bits[rows[is_one], offsets[is_one]] = 1
-    # step 2: little-endian bytes; step 3: those bytes read as one big-endian number, 4 zero bits
-    # appended, cut into 14 six-bit base64 digits, most significant first
-    key = np.packbits(bits, axis=1, bitorder="little")
-    digits = np.concatenate([np.unpackbits(key, axis=1), np.zeros((n, _UNUSED_BITS), np.uint8)], axis=1)
-    codes = _ALPHABET_CODES[digits.reshape(n, POSITION_ID_LENGTH, 6) @ _SIXES]
-    text = codes.tobytes().decode("ascii")
+    checked = np.ascontiguousarray(validate_board(boards).reshape(-1, 26), dtype=np.int64)
+    text = _id_codes(checked, _ALPHABET_CODES).tobytes().decode("ascii")
+    n = len(checked)
     return [text[i : i + POSITION_ID_LENGTH] for i in range(0, n * POSITION_ID_LENGTH, POSITION_ID_LENGTH)]
 
 
