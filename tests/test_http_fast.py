@@ -1,6 +1,6 @@
 """The HTTP server's fast path (issue 17 section 1): the plain GET /move and /eval, answered as FastAPI would.
 
-:class:`nard_ai.interfaces.http._PlainQueries` answers a plain pip query without FastAPI's routing;
+:class:`nard_ai.interfaces.http.fast._PlainQueries` answers a plain pip query without FastAPI's routing;
 anything it is not sure of goes on to FastAPI. The promise checked here: a request it answers gets
 the bytes and headers FastAPI's route gives the same request, and what it passes on is answered
 as before. FastAPI's route is reached with the same request spelled with one ``%``-escaped digit
@@ -24,6 +24,8 @@ with warnings.catch_warnings():
     from fastapi.testclient import TestClient
 
 from nard_ai.interfaces import http  # noqa: E402
+from nard_ai.interfaces.http.engine import _json_bytes  # noqa: E402
+from nard_ai.interfaces.http.fast import _PlainQueries  # noqa: E402
 from tests.test_batching import _positions  # noqa: E402
 
 
@@ -54,7 +56,7 @@ def _escaped(query: dict[str, int]) -> str:
 
 @pytest.mark.parametrize("path", ["/move", "/eval"])
 def test_the_fast_path_gives_fastapis_bytes_and_headers_on_200_positions(app, client, path):
-    fast = http._PlainQueries(None, app.state.engine)
+    fast = _PlainQueries(None, app.state.engine)
     for board, dice in _positions(200, seed=23):
         query = _query(board, dice if path == "/move" else None)
         assert fast._job(path.strip("/"), urlencode(query).encode()) is not None  # it takes this one
@@ -71,7 +73,7 @@ def test_the_move_answer_is_the_json_of_its_dict(client):
     """The answer's hand-written JSON is ``json.dumps`` (compact, allow_nan=False) of the same values."""
     for board, dice in _positions(50, seed=29):
         body = client.get(f"/move?{urlencode(_query(board, dice))}").content
-        assert http._json_bytes(json.loads(body)) == body
+        assert _json_bytes(json.loads(body)) == body
 
 
 @pytest.mark.parametrize(
@@ -93,7 +95,7 @@ def test_the_move_answer_is_the_json_of_its_dict(client):
     ],
 )
 def test_what_the_fast_path_passes_on_is_answered_by_fastapi(app, client, path, query):
-    fast = http._PlainQueries(None, app.state.engine)
+    fast = _PlainQueries(None, app.state.engine)
     assert fast._job(path.strip("/"), query.encode()) is None
     answer = client.get(f"{path}?{query}")
     if "id=" in query or "%2B3" in query or "ply=1" in query:

@@ -823,7 +823,7 @@ def test_bodies_sent_as_json_that_are_not_json_get_the_readme_answers(client):
         assert r.status_code == 400 and r.json()["detail"] == "There was an error parsing the body"
 
 
-# p0..p25 are read by hand (interfaces.http._pip_query); the reference for each answer is what a
+# p0..p25 are read by hand (interfaces.http.decoding._pip_query); the reference for each answer is what a
 # QInt FastAPI parameter answers: pydantic's own integer parsing behind the digits-only rule.
 @pytest.mark.parametrize(
     "text",
@@ -833,7 +833,8 @@ def test_bodies_sent_as_json_that_are_not_json_get_the_readme_answers(client):
 def test_a_pip_query_value_is_answered_as_a_qint_parameter_would_be(text: str) -> None:
     from pydantic import TypeAdapter, ValidationError
 
-    from nard_ai.interfaces.http import QInt, _pip_error
+    from nard_ai.interfaces.http import QInt
+    from nard_ai.interfaces.http.decoding import _pip_error
 
     try:
         expected = None

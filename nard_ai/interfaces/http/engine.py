@@ -1,0 +1,266 @@
+"""The HTTP backend's engine side: the :class:`Engine` the handlers share, and the answers it builds.
+
+:class:`Engine` holds the agents per ply and the :class:`nard_ai.interfaces.batching.Batcher`
+that runs all engine work on one thread; :data:`EngineDep` hands it to a handler. The batched
+jobs' answers are built here as JSON bytes: :func:`_move_answers` (one batched search for every
+``/move`` of a batch, each answer written by :func:`_move_json`) and :func:`_eval_answers` (one
+evaluation, with the cube advice of :func:`_advice`); :func:`_json_bytes` is the JSON of
+Starlette's ``JSONResponse`` they match.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
+
+import numpy as np
+from fastapi import Depends, HTTPException, Request
+from fastapi.responses import Response
+
+from nard_ai import cube as _cube
+from nard_ai.core.board import BOARD_SIZE, starting_board, swap_sides
+from nard_ai.core.ply import check_ply
+from nard_ai.cube.state import cube_state_from_match
+from nard_ai.eval.aligned import BatchInvariantEvaluator
+from nard_ai.formats.notation_fast import describe_plays_batch
+from nard_ai.formats.position_id import position_ids
+from nard_ai.interfaces.batching import Batcher, BatchSettings, QueueFull
+from nard_ai.interfaces.http.decoding import _bad
+from nard_ai.interfaces.http.schemas import CubeAdvice
+from nard_ai.reports.analysis import score_plays
+from nard_ai.search.lookahead import Agent, rank_plays_batch
+
+# --------------------------------------------------------------------------- the engine behind the handlers
+
+
+class Engine:
+    """What the handlers share: the agents per ply and the batcher that runs all engine work.
+
+    Args:
+        agent_factory: ``ply -> agent``; a :class:`nard_ai.search.lookahead.Agent` gets a
+            :class:`nard_ai.eval.aligned.BatchInvariantEvaluator` around its evaluator, so
+            that a request's answer does not depend on the requests batched with it.
+        default_ply: the depth of requests that give none.
+        batch: the batcher's window and bounds.
+
+    Raises:
+        ValueError: if the default-ply agent cannot be built (built here, at start-up).
+    """
+
+    def __init__(self, agent_factory: Callable[[int], Any], default_ply: int, batch: BatchSettings) -> None:
+        self.agent_factory = agent_factory
+        self.default_ply = default_ply
+        self.agents: dict[int, Any] = {default_ply: self._build(default_ply)}
+        self.batcher = Batcher(self._compute, batch, inline=self._cheap)
+        self._warm_up(self.agents[default_ply])
+
+    @staticmethod
+    def _warm_up(agent: Any) -> None:
+        """Answer one ``/move`` and one ``/eval`` now, so that what loads on first use (the bear-off
+        database, the network's first-layer tables) loads at start-up, not in the first requests' time."""
+        board = starting_board()
+        _move_answers(agent, [(board, (3, 1), cube_state_from_match(None))])
+        if hasattr(agent, "evaluate"):
+            bearoff = np.zeros(BOARD_SIZE, dtype=np.int8)
+            bearoff[[1, 2, 3]], bearoff[[22, 23, 24]] = 5, -5  # both sides home: a bear-off database position
+            _eval_answers(agent, [(board, None), (bearoff, None)])
+
+    def _cheap(self, kind: str, key: Any) -> bool:
+        """Whether a group of jobs is cheap enough for the event loop: 0-ply ``/move`` and ``/eval``."""
+        return kind in ("move", "eval") and any(
+            id(agent) == key and getattr(agent, "ply", None) == 0 for agent in self.agents.values()
+        )
+
+    def _build(self, p: int) -> Any:
+        agent = self.agent_factory(p)
+        if isinstance(agent, Agent) and not isinstance(agent.evaluator, BatchInvariantEvaluator):
+            agent = Agent(
+                BatchInvariantEvaluator(agent.evaluator), ply=agent.ply, rules=agent.rules,
+                name=agent.name, filters=agent.filters,
+            )  # fmt: skip
+        return agent
+
+    async def agent_for(self, p: int | None) -> Any:
+        """The agent of a request's ``ply`` (built on first use, on the engine's thread).
+
+        Raises:
+            HTTPException: 400 on a ply outside 0..MAX_PLY or one the agent refuses.
+        """
+        try:
+            p = check_ply(self.default_ply if p is None else int(p))
+        except ValueError as exc:
+            raise _bad(str(exc)) from None
+        if p not in self.agents:
+            try:
+                agent = await self.batcher.run(lambda: self._build(p))
+            except ValueError as exc:
+                raise _bad(f"ply: {exc}") from None
+            self.agents.setdefault(p, agent)
+        return self.agents[p]
+
+    async def try_submit(self, kind: str, agent: Any, payload: Any) -> Any:
+        """One request's job through the batcher.
+
+        Raises:
+            QueueFull: when ``max_queue`` jobs already wait (nothing is queued then).
+        """
+        return await self.batcher.submit(kind, id(agent), (agent, payload))
+
+    async def submit(self, kind: str, agent: Any, payload: Any) -> Any:
+        """One request's job through the batcher (answers 503 when its queue is full)."""
+        try:
+            return await self.try_submit(kind, agent, payload)
+        except QueueFull as exc:
+            raise HTTPException(status_code=503, detail=str(exc), headers={"Retry-After": "1"}) from None
+
+    def _compute(self, kind: str, key: Any, jobs: Sequence[tuple[Any, Any]]) -> list[Any]:
+        agent = jobs[0][0]  # one key, one agent
+        payloads = [payload for _, payload in jobs]
+        if kind == "move":
+            return _move_answers(agent, payloads)
+        if kind == "eval":
+            return _eval_answers(agent, payloads)
+        raise ValueError(f"unknown job kind {kind!r}")
+
+
+async def _engine(request: Request) -> Engine:
+    return request.app.state.engine
+
+
+EngineDep = Annotated[Engine, Depends(_engine)]
+
+
+def _json_bytes(content: Any) -> bytes:
+    """JSON as Starlette's ``JSONResponse`` renders it (compact, UTF-8, no NaN)."""
+    return json.dumps(
+        content, ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")
+    ).encode()
+
+
+def _json(body: bytes) -> Response:
+    return Response(content=body, media_type="application/json")
+
+
+def _probs_dict(p: list[float]) -> dict[str, float]:
+    return {"win": p[0], "winG": p[1], "winBg": p[2], "loseG": p[3], "loseBg": p[4]}
+
+
+def _move_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes]:
+    """``/move`` answers (JSON bytes of :class:`MoveResponse`) of requests ``(board, dice, cube_state)``.
+
+    One batched search for all of them (:func:`nard_ai.search.lookahead.rank_plays_batch`) when the
+    agent is an :class:`Agent`; any other agent (a test's fake) ranks each position itself. The
+    answers are built for the whole batch at once: one Position ID call and one play description
+    (:func:`describe_plays_batch`) for every play of every request, then each answer's JSON
+    (:func:`_move_json`).
+    """
+    boards = np.stack([board for board, _, _ in payloads])
+    dice = np.array([d for _, d, _ in payloads], dtype=np.int8)
+    if isinstance(agent, Agent):
+        ranked = rank_plays_batch(
+            agent.evaluator, boards, dice, agent.rules, ply=agent.ply, filters=agent.filters
+        )
+    else:
+        ranked = [agent.rank_plays(board, d) for board, d, _ in payloads]
+    scored = [
+        score_plays(plays, cube_state) for plays, (_, _, cube_state) in zip(ranked, payloads, strict=True)
+    ]
+    counts = [len(s.afterstates) for s in scored]
+    after = np.concatenate([np.asarray(s.afterstates, dtype=np.int8).reshape(-1, BOARD_SIZE) for s in scored])
+    owner = np.repeat(np.arange(len(payloads)), counts)
+    described = describe_plays_batch(boards, dice, after, owner)
+    ids = position_ids(np.concatenate([boards, swap_sides(after)]))
+    board_ids, after_ids = ids[: len(payloads)], ids[len(payloads) :]
+    answers = []
+    start = 0
+    for i, s in enumerate(scored):
+        stop = start + counts[i]
+        answers.append(
+            _move_json(
+                s, described[start:stop], after_ids[start:stop], payloads[i][1], agent.ply, board_ids[i]
+            )
+        )
+        start = stop
+    return answers
+
+
+def _number(value: float) -> str:
+    """A float as JSON text, as ``json.dumps`` writes it (``repr``); NaN and infinities are refused.
+
+    Raises:
+        ValueError: on NaN or an infinity (``json.dumps(..., allow_nan=False)``'s error).
+    """
+    if value != value or value in (math.inf, -math.inf):
+        raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
+    return repr(value)
+
+
+def _move_json(scored, described, after_ids, dice, ply: int, board_id: str) -> bytes:
+    """One ``/move`` answer: the bytes ``_json_bytes`` gives for the answer's dict, written directly.
+
+    The answer holds only ints, floats and ASCII strings that need no escape (notation, Position
+    IDs, ``ranked_by``), so each move is one formatted string; ``tests/test_http_fast.py`` checks
+    the bytes against :func:`_json_bytes` of the same dict.
+    """
+    probs = np.asarray(scored.probs, dtype=np.float64).tolist()  # float32 -> the same doubles as float()
+    equity = np.asarray(scored.equity, dtype=np.float64).tolist()
+    mwc = None if scored.mwc is None else np.asarray(scored.mwc, dtype=np.float64).tolist()
+    n = _number
+    parts = []
+    for i, (steps, notation) in enumerate(described):
+        p = probs[i]
+        play = ",".join(f'{{"from":{int(a)},"to":{int(b)}}}' for a, b in steps)
+        parts.append(
+            f'{{"play":[{play}],"notation":"{notation}","probabilities":{{"win":{n(p[0])},'
+            f'"winG":{n(p[1])},"winBg":{n(p[2])},"loseG":{n(p[3])},"loseBg":{n(p[4])}}},'
+            f'"equity":{n(equity[i])},"mwc":{"null" if mwc is None else n(mwc[i])},'
+            f'"position_id":"{after_ids[i]}"}}'
+        )
+    return (
+        f'{{"moves":[{",".join(parts)}],"ranked_by":"{scored.ranked_by}","dice":[{int(dice[0])},{int(dice[1])}],'
+        f'"ply":{int(ply)},"position_id":"{board_id}"}}'
+    ).encode()
+
+
+def _eval_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes | HTTPException]:
+    """``/eval`` answers (JSON bytes of :class:`EvalResponse`) of requests ``(board, state)``, one evaluation."""
+    boards = np.stack([board for board, _ in payloads])
+    probs, equity = agent.evaluate(boards)
+    board_ids = position_ids(boards)
+    answers: list[bytes | HTTPException] = []
+    for i, (board, state) in enumerate(payloads):
+        advice = None
+        if _cube is not None:
+            try:
+                decision = _cube.cube_decision_from_probs(
+                    probs[i], cube_state_from_match(state), _cube.cube_efficiency(board), ply=agent.ply
+                )
+            except ValueError as exc:
+                answers.append(_bad(f"cube: {exc}"))
+                continue
+            advice = _advice(decision).model_dump()
+        answers.append(
+            _json_bytes(
+                {
+                    "probabilities": _probs_dict([float(v) for v in probs[i]]),
+                    "equity": float(equity[i]),
+                    "cube": advice,
+                    "ply": agent.ply,
+                    "position_id": board_ids[i],
+                }
+            )
+        )
+    return answers
+
+
+def _advice(decision) -> CubeAdvice:
+    double = decision.cube_available and decision.action in ("double_take", "double_pass")
+    # the taker's view, whether or not the double is right
+    accept = bool(
+        not decision.cube_available
+        or not np.isfinite(decision.double_take)
+        or decision.double_take <= decision.double_pass
+    )
+    return CubeAdvice(double=bool(double), accept=accept)
