@@ -54,7 +54,9 @@ def test_every_play_of_random_positions_is_described_as_describe_plays_does(seed
 
 def test_every_roll_from_the_opening_and_from_a_bear_off_with_a_blot_to_hit():
     bear_off = pos({6: 2, 5: 3, 4: 2, 2: 3, 1: 2}, {22: 1, 13: 14})  # the opponent's blot on my 3-point
-    positions = [(b, (d1, d2)) for b in (starting_board(), bear_off) for d1 in range(1, 7) for d2 in range(d1, 7)]
+    positions = [
+        (b, (d1, d2)) for b in (starting_board(), bear_off) for d1 in range(1, 7) for d2 in range(d1, 7)
+    ]
     boards, dice, after, owner, plays = _batch(positions)
     want = [pair for (b, d), p in zip(positions, plays, strict=True) for pair in describe_plays(b, p, d)]
     got = describe_plays_batch(boards, dice, after, owner)

@@ -197,25 +197,45 @@ def _number(value: float) -> str:
     return repr(value)
 
 
+#: ``{"from":A,"to":B}`` of every single checker move (25 = bar, 0 = off), written once.
+_STEP_JSON = {(a, b): f'{{"from":{a},"to":{b}}}' for a in range(26) for b in range(26)}
+
+
+def _finite(values: np.ndarray) -> None:
+    """Refuse NaN and infinities as ``json.dumps(..., allow_nan=False)`` would (:func:`_number`)."""
+    if not np.isfinite(values).all():
+        _number(float(values[~np.isfinite(values)].flat[0]))
+
+
 def _move_json(scored, described, after_ids, dice, ply: int, board_id: str) -> bytes:
     """One ``/move`` answer: the bytes ``_json_bytes`` gives for the answer's dict, written directly.
 
     The answer holds only ints, floats and ASCII strings that need no escape (notation, Position
-    IDs, ``ranked_by``), so each move is one formatted string; ``tests/test_http_fast.py`` checks
+    IDs, ``ranked_by``), so each move is one formatted string, its floats written by ``repr`` as
+    ``json.dumps`` writes them once all are known to be finite (a NaN or an infinity raises
+    ``ValueError``, as ``json.dumps(..., allow_nan=False)``); ``tests/test_http_fast.py`` checks
     the bytes against :func:`_json_bytes` of the same dict.
     """
-    probs = np.asarray(scored.probs, dtype=np.float64).tolist()  # float32 -> the same doubles as float()
-    equity = np.asarray(scored.equity, dtype=np.float64).tolist()
-    mwc = None if scored.mwc is None else np.asarray(scored.mwc, dtype=np.float64).tolist()
-    n = _number
+    probs_arr = np.asarray(scored.probs, dtype=np.float64)  # float32 -> the same doubles as float()
+    equity_arr = np.asarray(scored.equity, dtype=np.float64)
+    _finite(probs_arr)
+    _finite(equity_arr)
+    probs, equity = probs_arr.tolist(), equity_arr.tolist()
+    if scored.mwc is None:
+        mwc = None
+    else:
+        mwc_arr = np.asarray(scored.mwc, dtype=np.float64)
+        _finite(mwc_arr)
+        mwc = mwc_arr.tolist()
+    step = _STEP_JSON
     parts = []
     for i, (steps, notation) in enumerate(described):
         p = probs[i]
-        play = ",".join(f'{{"from":{int(a)},"to":{int(b)}}}' for a, b in steps)
+        play = ",".join([step[a, b] for a, b in steps])
         parts.append(
-            f'{{"play":[{play}],"notation":"{notation}","probabilities":{{"win":{n(p[0])},'
-            f'"winG":{n(p[1])},"winBg":{n(p[2])},"loseG":{n(p[3])},"loseBg":{n(p[4])}}},'
-            f'"equity":{n(equity[i])},"mwc":{"null" if mwc is None else n(mwc[i])},'
+            f'{{"play":[{play}],"notation":"{notation}","probabilities":{{"win":{p[0]!r},'
+            f'"winG":{p[1]!r},"winBg":{p[2]!r},"loseG":{p[3]!r},"loseBg":{p[4]!r}}},'
+            f'"equity":{equity[i]!r},"mwc":{"null" if mwc is None else repr(mwc[i])},'
             f'"position_id":"{after_ids[i]}"}}'
         )
     return (
