@@ -11,7 +11,6 @@ Starlette's ``JSONResponse`` they match.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -186,25 +185,19 @@ def _move_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes]:
     return answers
 
 
-def _number(value: float) -> str:
-    """A float as JSON text, as ``json.dumps`` writes it (``repr``); NaN and infinities are refused.
-
-    Raises:
-        ValueError: on NaN or an infinity (``json.dumps(..., allow_nan=False)``'s error).
-    """
-    if value != value or value in (math.inf, -math.inf):
-        raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
-    return repr(value)
-
-
 #: ``{"from":A,"to":B}`` of every single checker move (25 = bar, 0 = off), written once.
 _STEP_JSON = {(a, b): f'{{"from":{a},"to":{b}}}' for a in range(26) for b in range(26)}
 
 
 def _finite(values: np.ndarray) -> None:
-    """Refuse NaN and infinities as ``json.dumps(..., allow_nan=False)`` would (:func:`_number`)."""
+    """Refuse NaN and infinities as ``json.dumps(..., allow_nan=False)`` does.
+
+    Raises:
+        ValueError: naming the first value that is not finite (``json.dumps``'s message).
+    """
     if not np.isfinite(values).all():
-        _number(float(values[~np.isfinite(values)].flat[0]))
+        value = float(values[~np.isfinite(values)].flat[0])
+        raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
 
 
 def _move_json(scored, described, after_ids, dice, ply: int, board_id: str) -> bytes:
