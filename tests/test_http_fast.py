@@ -23,10 +23,17 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
+from nard_ai.core.board import swap_sides  # noqa: E402
+from nard_ai.cube.state import CubeState, cube_state_from_match  # noqa: E402
+from nard_ai.formats.notation import describe_plays  # noqa: E402
+from nard_ai.formats.position_id import position_id  # noqa: E402
 from nard_ai.interfaces import http  # noqa: E402
-from nard_ai.interfaces.http.engine import _json_bytes  # noqa: E402
+from nard_ai.interfaces.http.engine import _float_texts, _move_answers  # noqa: E402
 from nard_ai.interfaces.http.fast import _PlainQueries  # noqa: E402
+from nard_ai.reports.analysis import score_plays  # noqa: E402
 from tests.test_batching import _positions  # noqa: E402
+
+_MONEY = cube_state_from_match(None)
 
 
 @pytest.fixture(scope="module")
@@ -69,11 +76,61 @@ def test_the_fast_path_gives_fastapis_bytes_and_headers_on_200_positions(app, cl
         assert got.headers["content-length"] == want.headers["content-length"]
 
 
-def test_the_move_answer_is_the_json_of_its_dict(client):
-    """The answer's hand-written JSON is ``json.dumps`` (compact, allow_nan=False) of the same values."""
-    for board, dice in _positions(50, seed=29):
+def _reference_move(agent, board, dice, cube_state) -> dict:
+    """The ``/move`` answer's values one position at a time, by the slow paths: the agent's own
+    ``rank_plays``, ``score_plays``, ``describe_plays`` and ``position_id``."""
+    scored = score_plays(agent.rank_plays(board, dice), cube_state)
+    described = describe_plays(board, scored.afterstates, dice)
+    return {
+        "moves": [
+            {
+                "play": [{"from": a, "to": b} for a, b in steps],
+                "notation": notation,
+                "probabilities": dict(
+                    zip(["win", "winG", "winBg", "loseG", "loseBg"], map(float, p), strict=True)
+                ),
+                "equity": float(e),
+                "mwc": None if scored.mwc is None else float(scored.mwc[j]),
+                "position_id": position_id(swap_sides(a_)),
+            }
+            for j, ((steps, notation), p, e, a_) in enumerate(
+                zip(described, scored.probs, scored.equity, scored.afterstates, strict=True)
+            )
+        ],
+        "ranked_by": scored.ranked_by,
+        "dice": list(dice),
+        "ply": agent.ply,
+        "position_id": position_id(board),
+    }
+
+
+def test_the_move_answer_reads_back_to_the_values_of_one_position_at_a_time(app, client):
+    """The hand-written JSON is compact JSON whose every number reads back (``json.loads``) to the
+    same double the slow one-position path gives: for money over HTTP, and for a match (MWC) by the
+    engine's batch function directly, in batches of 12 (a number below 1e-4, which orjson writes
+    as ``1e-7`` where ``json.dumps`` writes ``1e-07``, is checked by the next test)."""
+    agent = app.state.engine.agents[0]
+    positions = _positions(48, seed=29)
+    for board, dice in positions[:24]:
         body = client.get(f"/move?{urlencode(_query(board, dice))}").content
-        assert _json_bytes(json.loads(body)) == body
+        assert b"\n" not in body and b": " not in body and b", " not in body  # compact
+        assert json.loads(body) == _reference_move(agent, board, dice, _MONEY)
+    match = CubeState(value=2, owner="opponent", match_length=7, score=(2, 4))
+    for k in range(24, 48, 12):
+        batch = [(board, dice, match) for board, dice in positions[k : k + 12]]
+        for body, (board, dice, cube_state) in zip(_move_answers(agent, batch), batch, strict=True):
+            assert json.loads(body) == _reference_move(agent, board, dice, cube_state)
+
+
+def test_a_nan_in_an_answer_is_refused_not_written_as_null():
+    """orjson writes NaN as ``null``; the answers' floats are checked first, as ``json.dumps(allow_nan=False)``."""
+    tiny = np.array([[0.5, 1e-7, -0.0, 0.0001802845363272354, 2.5e-05]])
+    assert [float(t) for t in _float_texts(tiny)] == tiny.ravel().tolist()  # the same doubles
+    assert _float_texts(tiny)[:3] == ["0.5", "1e-7", "-0.0"]
+    with pytest.raises(ValueError, match="not JSON compliant: nan"):
+        _float_texts(np.array([[0.5, np.nan]]))
+    with pytest.raises(ValueError, match="not JSON compliant: inf"):
+        _float_texts(np.array([[np.inf, 0.5]]))
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,15 @@ same ``(moves, notation)`` pairs, play for play, and refuse the same inputs.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 import nard_ai as na
 from nard_ai.core.board import pos, starting_board, swap_sides
 from nard_ai.formats.notation import describe_plays
-from nard_ai.formats.notation_fast import describe_plays_batch
+from nard_ai.formats.notation_fast import describe_plays_batch, describe_plays_json, moves_json
 
 
 def _random_positions(n: int, seed: int) -> list[tuple[np.ndarray, tuple[int, int]]]:
@@ -66,6 +68,28 @@ def test_every_roll_from_the_opening_and_from_a_bear_off_with_a_blot_to_hit():
     assert "8/5 6/5" in opening
     sixes = {text for (moves, text), j in zip(got, owner, strict=True) if j == 20}  # roll 6-6
     assert "24/18(2) 13/7(2)" in sixes
+
+
+def test_the_json_twin_gives_the_same_plays_as_json_arrays_and_the_same_notation():
+    """``describe_plays_json`` is ``describe_plays_batch`` with each play's moves as JSON: the arrays
+    read back (``json.loads``) to the same ``(from, to)`` pairs and are written as ``json.dumps``
+    writes them compactly; the rows the kernel leaves to ``describe_plays`` (``-``) included."""
+    closed = pos({25: 1, 8: 14}, {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2})  # 6-5 cannot be played: "-"
+    positions = [*_random_positions(1500, 5), (closed, (6, 5))]
+    boards, dice, after, owner, _ = _batch(positions)
+    want = describe_plays_batch(boards, dice, after, owner)
+    moves, notations = describe_plays_json(boards, dice, after, owner)
+    assert notations == [text for _, text in want]
+    assert [[(m["from"], m["to"]) for m in json.loads(text)] for text in moves] == [
+        steps for steps, _ in want
+    ]
+    assert moves == [
+        json.dumps([{"from": a, "to": b} for a, b in steps], separators=(",", ":")) for steps, _ in want
+    ]
+    assert moves[-1] == moves_json([]) == "[]" and notations[-1] == "-"
+    assert describe_plays_json(boards, dice, after[:0], owner[:0]) == ([], [])
+    with pytest.raises(ValueError, match="can be played here"):  # the errors of describe_plays_batch
+        describe_plays_json(boards[:1], dice[:1], boards[:1], np.array([0]))
 
 
 def test_a_roll_that_cannot_be_played_is_written_as_a_dash():

@@ -424,6 +424,47 @@ def _describe_kernel(boards, dice, after, offsets, out_moves, out_nmoves, out_te
                 used[child[level, nextc[level] - 1, 0]] = False
 
 
+def _describe_arrays(boards, dice, afterstates, owner):
+    """Validate :func:`describe_plays_batch`'s arguments and run the kernel.
+
+    Returns ``(start, rolls, after, own, out_moves, out_nmoves, out_text, out_len, redo)``: the
+    validated arrays, the kernel's outputs, and ``redo``, a list of the rows the kernel does not
+    describe (the board unchanged, or an afterstate no sequence reaches) for
+    :func:`~nard_ai.formats.notation.describe_plays` to describe or refuse.
+
+    Raises:
+        ValueError: as :func:`describe_plays_batch`, for its arguments.
+    """
+    start = validate_board(np.asarray(boards)).reshape(-1, BOARD_SIZE)
+    rolls = validate_dice(np.asarray(dice)).reshape(-1, 2)
+    after = validate_board(np.asarray(afterstates)).reshape(-1, BOARD_SIZE)
+    own = np.asarray(owner)
+    if rolls.shape[0] != start.shape[0]:
+        raise ValueError(f"{start.shape[0]} boards but {rolls.shape[0]} rolls")
+    if own.shape != (after.shape[0],) or (own.size and own.dtype.kind not in "iu"):
+        raise ValueError(
+            f"owner must be {after.shape[0]} integers, one per afterstate, got shape {own.shape}"
+        )
+    own = own.astype(np.int64)
+    if own.size and (own.min() < 0 or own.max() >= start.shape[0] or (np.diff(own) < 0).any()):
+        raise ValueError("owner must be non-decreasing indices into the boards")
+    offsets = np.searchsorted(own, np.arange(start.shape[0] + 1)).astype(np.int64)
+    m = after.shape[0]
+    out_moves = np.zeros((m, 4, 2), np.int64)
+    out_nmoves = np.full(m, -1, np.int64)
+    out_text = np.zeros((m, _TEXT), np.uint8)
+    out_len = np.full(m, -1, np.int64)
+    _describe_kernel(start, rolls.astype(np.int64), after, offsets, out_moves, out_nmoves, out_text, out_len)
+    redo = np.flatnonzero((after == start[own]).all(axis=1) | (out_nmoves < 0)).tolist() if m else []
+    return start, rolls, after, own, out_moves, out_nmoves, out_text, out_len, redo
+
+
+def _slow(start, rolls, after, own, j: int) -> tuple[list[Move], str]:
+    """Row ``j`` by :func:`~nard_ai.formats.notation.describe_plays`: ``-``, or its error."""
+    i = int(own[j])
+    return describe_plays(start[i], after[j : j + 1], (int(rolls[i, 0]), int(rolls[i, 1])))[0]
+
+
 def describe_plays_batch(
     boards: np.ndarray, dice: np.ndarray, afterstates: np.ndarray, owner: np.ndarray
 ) -> list[tuple[list[Move], str]]:
@@ -448,40 +489,99 @@ def describe_plays_batch(
             an afterstate no move sequence with the dice reaches, or one equal to its board
             although the roll can be played.
     """
-    start = validate_board(np.asarray(boards)).reshape(-1, BOARD_SIZE)
-    rolls = validate_dice(np.asarray(dice)).reshape(-1, 2)
-    after = validate_board(np.asarray(afterstates)).reshape(-1, BOARD_SIZE)
-    own = np.asarray(owner)
-    if rolls.shape[0] != start.shape[0]:
-        raise ValueError(f"{start.shape[0]} boards but {rolls.shape[0]} rolls")
-    if own.shape != (after.shape[0],) or (own.size and own.dtype.kind not in "iu"):
-        raise ValueError(
-            f"owner must be {after.shape[0]} integers, one per afterstate, got shape {own.shape}"
-        )
-    own = own.astype(np.int64)
-    if own.size and (own.min() < 0 or own.max() >= start.shape[0] or (np.diff(own) < 0).any()):
-        raise ValueError("owner must be non-decreasing indices into the boards")
-    offsets = np.searchsorted(own, np.arange(start.shape[0] + 1)).astype(np.int64)
-    m = after.shape[0]
-    out_moves = np.zeros((m, 4, 2), np.int64)
-    out_nmoves = np.full(m, -1, np.int64)
-    out_text = np.zeros((m, _TEXT), np.uint8)
-    out_len = np.full(m, -1, np.int64)
-    _describe_kernel(start, rolls.astype(np.int64), after, offsets, out_moves, out_nmoves, out_text, out_len)
-    unchanged = (after == start[own]).all(axis=1).tolist() if m else []
-    texts = out_text.tobytes()
+    start, rolls, after, own, out_moves, out_nmoves, out_text, out_len, redo = _describe_arrays(
+        boards, dice, afterstates, owner
+    )
+    texts = out_text.tobytes().decode("ascii")  # NUL-padded rows of _TEXT characters
     flat = out_moves.reshape(-1).tolist()  # one flat list: nested .tolist() costs more than the kernel
     counts = out_nmoves.tolist()
     lengths = out_len.tolist()
     out: list[tuple[list[Move], str]] = []
-    for j in range(m):
-        if unchanged[j] or counts[j] < 0:
-            # '-' (or the error of a playable roll), or the error of an afterstate nothing reaches
-            i = int(own[j])
-            out.append(describe_plays(start[i], after[j : j + 1], (int(rolls[i, 0]), int(rolls[i, 1])))[0])
-            continue
-        base, first = j * _TEXT, j * 8
+    for j in range(after.shape[0]):
+        first = j * 8
         stop = first + 2 * counts[j]
         steps = list(zip(flat[first:stop:2], flat[first + 1 : stop : 2], strict=True))
-        out.append((steps, texts[base : base + lengths[j]].decode("ascii")))
+        out.append((steps, texts[j * _TEXT : j * _TEXT + lengths[j]]))
+    for j in redo:
+        out[j] = _slow(start, rolls, after, own, j)
     return out
+
+
+@njit(cache=True)
+def _write_number(buf: np.ndarray, n: int, value: int) -> int:
+    """Write ``value`` (0..99) in decimal at ``buf[n:]``; the new length."""
+    if value >= 10:
+        buf[n] = ord("0") + value // 10
+        n += 1
+    buf[n] = ord("0") + value % 10
+    return n + 1
+
+
+@njit(cache=True)
+def _moves_json_kernel(out_moves, out_nmoves, buf, lengths):
+    """Write each row's checker moves as the JSON array ``[{"from":A,"to":B},...]`` into ``buf[row]``.
+
+    ``out_moves``/``out_nmoves`` are :func:`_describe_kernel`'s; rows with ``out_nmoves < 0`` get
+    ``lengths[row] = 0`` (their text comes from the slow path).
+    """
+    for row in range(out_moves.shape[0]):
+        n = 0
+        if out_nmoves[row] >= 0:
+            buf[row, n] = 91  # [
+            n += 1
+            for k in range(out_nmoves[row]):
+                if k:
+                    buf[row, n] = 44  # ,
+                    n += 1
+                for part in range(2):
+                    label = _FROM if part == 0 else _TO
+                    for c in range(label.shape[0]):
+                        buf[row, n] = label[c]
+                        n += 1
+                    n = _write_number(buf[row], n, out_moves[row, k, part])
+                buf[row, n] = 125  # }
+                n += 1
+            buf[row, n] = 93  # ]
+            n += 1
+        lengths[row] = n
+
+
+_FROM = np.frombuffer(b'{"from":', dtype=np.uint8).copy()
+_TO = np.frombuffer(b',"to":', dtype=np.uint8).copy()
+_MOVES_JSON = 4 * 22 + 2  # bytes of the longest array: four moves of {"from":25,"to":25} and commas
+
+
+def moves_json(moves: list[Move]) -> str:
+    """The JSON array of checker moves ``[{"from":A,"to":B},...]`` (compact, as ``json.dumps`` writes it)."""
+    return "[" + ",".join(f'{{"from":{int(a)},"to":{int(b)}}}' for a, b in moves) + "]"
+
+
+def describe_plays_json(
+    boards: np.ndarray, dice: np.ndarray, afterstates: np.ndarray, owner: np.ndarray
+) -> tuple[list[str], list[str]]:
+    """:func:`describe_plays_batch` with each play's checker moves as JSON text, for answers written as JSON.
+
+    Args: as :func:`describe_plays_batch`.
+
+    Returns:
+        ``(moves, notations)``, two lists of ``M`` strings: ``moves[j]`` is :func:`moves_json` of
+        play ``j``'s checker moves (e.g. ``[{"from":24,"to":18},{"from":13,"to":11}]``),
+        ``notations[j]`` its notation, both as :func:`describe_plays_batch` gives them.
+
+    Raises:
+        ValueError: as :func:`describe_plays_batch`.
+    """
+    start, rolls, after, own, out_moves, out_nmoves, out_text, out_len, redo = _describe_arrays(
+        boards, dice, afterstates, owner
+    )
+    m = after.shape[0]
+    buf = np.zeros((m, _MOVES_JSON), np.uint8)
+    lengths = np.zeros(m, np.int64)
+    _moves_json_kernel(out_moves, out_nmoves, buf, lengths)
+    texts, arrays = out_text.tobytes().decode("ascii"), buf.tobytes().decode("ascii")
+    notations = [texts[j * _TEXT : j * _TEXT + n] for j, n in enumerate(out_len.tolist())]
+    moves = [arrays[j * _MOVES_JSON : j * _MOVES_JSON + n] for j, n in enumerate(lengths.tolist())]
+    for j in redo:
+        steps, notations[j] = _slow(start, rolls, after, own, j)
+        moves[j] = moves_json(steps)
+    return moves, notations

@@ -3,9 +3,9 @@
 :class:`Engine` holds the agents per ply and the :class:`nard_ai.interfaces.batching.Batcher`
 that runs all engine work on one thread; :data:`EngineDep` hands it to a handler. The batched
 jobs' answers are built here as JSON bytes: :func:`_move_answers` (one batched search for every
-``/move`` of a batch, each answer written by :func:`_move_json`) and :func:`_eval_answers` (one
-evaluation, with the cube advice of :func:`_advice`); :func:`_json_bytes` is the JSON of
-Starlette's ``JSONResponse`` they match.
+``/move`` of a batch, the answers written by :func:`_answers_json`) and :func:`_eval_answers` (one
+evaluation, with the cube advice of :func:`_advice`, written by :func:`_json_bytes`, the JSON of
+Starlette's ``JSONResponse``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import numpy as np
+import orjson
 from fastapi import Depends, HTTPException, Request
 from fastapi.responses import Response
 
@@ -23,7 +24,7 @@ from nard_ai.core.board import BOARD_SIZE, starting_board, swap_sides
 from nard_ai.core.ply import check_ply
 from nard_ai.cube.state import cube_state_from_match
 from nard_ai.eval.aligned import BatchInvariantEvaluator
-from nard_ai.formats.notation_fast import describe_plays_batch
+from nard_ai.formats.notation_fast import describe_plays_json
 from nard_ai.formats.position_id import position_ids
 from nard_ai.interfaces.batching import Batcher, BatchSettings, QueueFull
 from nard_ai.interfaces.http.decoding import _bad
@@ -152,8 +153,8 @@ def _move_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes]:
     One batched search for all of them (:func:`nard_ai.search.lookahead.rank_plays_batch`) when the
     agent is an :class:`Agent`; any other agent (a test's fake) ranks each position itself. The
     answers are built for the whole batch at once: one Position ID call and one play description
-    (:func:`describe_plays_batch`) for every play of every request, then each answer's JSON
-    (:func:`_move_json`).
+    (:func:`describe_plays_json`) for every play of every request, then the answers' JSON
+    (:func:`_answers_json`).
     """
     boards = np.stack([board for board, _, _ in payloads])
     dice = np.array([d for _, d, _ in payloads], dtype=np.int8)
@@ -169,24 +170,9 @@ def _move_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes]:
     counts = [len(s.afterstates) for s in scored]
     after = np.concatenate([np.asarray(s.afterstates, dtype=np.int8).reshape(-1, BOARD_SIZE) for s in scored])
     owner = np.repeat(np.arange(len(payloads)), counts)
-    described = describe_plays_batch(boards, dice, after, owner)
+    described = describe_plays_json(boards, dice, after, owner)
     ids = position_ids(np.concatenate([boards, swap_sides(after)]))
-    board_ids, after_ids = ids[: len(payloads)], ids[len(payloads) :]
-    answers = []
-    start = 0
-    for i, s in enumerate(scored):
-        stop = start + counts[i]
-        answers.append(
-            _move_json(
-                s, described[start:stop], after_ids[start:stop], payloads[i][1], agent.ply, board_ids[i]
-            )
-        )
-        start = stop
-    return answers
-
-
-#: ``{"from":A,"to":B}`` of every single checker move (25 = bar, 0 = off), written once.
-_STEP_JSON = {(a, b): f'{{"from":{a},"to":{b}}}' for a in range(26) for b in range(26)}
+    return _answers_json(scored, described, ids[len(payloads) :], payloads, agent.ply, ids[: len(payloads)])
 
 
 def _finite(values: np.ndarray) -> None:
@@ -200,41 +186,62 @@ def _finite(values: np.ndarray) -> None:
         raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
 
 
-def _move_json(scored, described, after_ids, dice, ply: int, board_id: str) -> bytes:
-    """One ``/move`` answer: the bytes ``_json_bytes`` gives for the answer's dict, written directly.
+def _float_texts(values: np.ndarray) -> list[str]:
+    """The JSON number of every float of ``values`` (``(N, K)`` float64), row-major, from one orjson call.
+
+    orjson writes each double as its shortest round-trip decimal, as ``repr`` does (so ``json.loads``
+    reads back the same double); only the exponent's spelling differs (``1e-7`` for ``1e-07``).
+    orjson writes NaN as ``null``, so the values are checked first.
+
+    Raises:
+        ValueError: on a NaN or an infinity (:func:`_finite`).
+    """
+    _finite(values)
+    if values.size == 0:
+        return []
+    text = orjson.dumps(np.ascontiguousarray(values).reshape(-1), option=orjson.OPT_SERIALIZE_NUMPY)
+    return text.decode()[1:-1].split(",")
+
+
+def _answers_json(scored, described, after_ids, payloads, ply: int, board_ids) -> list[bytes]:
+    """The ``/move`` answers of a batch: the JSON of :class:`MoveResponse` of each request, written directly.
 
     The answer holds only ints, floats and ASCII strings that need no escape (notation, Position
-    IDs, ``ranked_by``), so each move is one formatted string, its floats written by ``repr`` as
-    ``json.dumps`` writes them once all are known to be finite (a NaN or an infinity raises
-    ``ValueError``, as ``json.dumps(..., allow_nan=False)``); ``tests/test_http_fast.py`` checks
-    the bytes against :func:`_json_bytes` of the same dict.
+    IDs, ``ranked_by``), so each move is one formatted string; every float of the batch is written
+    by one :func:`_float_texts` call (a NaN or an infinity raises ``ValueError``, as
+    ``json.dumps(..., allow_nan=False)``). ``tests/test_http_fast.py`` checks the answers against
+    the values of a one-position-at-a-time reference.
     """
-    probs_arr = np.asarray(scored.probs, dtype=np.float64)  # float32 -> the same doubles as float()
-    equity_arr = np.asarray(scored.equity, dtype=np.float64)
-    _finite(probs_arr)
-    _finite(equity_arr)
-    probs, equity = probs_arr.tolist(), equity_arr.tolist()
-    if scored.mwc is None:
-        mwc = None
-    else:
-        mwc_arr = np.asarray(scored.mwc, dtype=np.float64)
-        _finite(mwc_arr)
-        mwc = mwc_arr.tolist()
-    step = _STEP_JSON
-    parts = []
-    for i, (steps, notation) in enumerate(described):
-        p = probs[i]
-        play = ",".join([step[a, b] for a, b in steps])
-        parts.append(
-            f'{{"play":[{play}],"notation":"{notation}","probabilities":{{"win":{p[0]!r},'
-            f'"winG":{p[1]!r},"winBg":{p[2]!r},"loseG":{p[3]!r},"loseBg":{p[4]!r}}},'
-            f'"equity":{equity[i]!r},"mwc":{"null" if mwc is None else repr(mwc[i])},'
-            f'"position_id":"{after_ids[i]}"}}'
+    counts = [len(s.equity) for s in scored]
+    values = np.zeros((sum(counts), 7))  # win, winG, winBg, loseG, loseBg, equity, mwc (0: money, unused)
+    start = 0
+    for s, n in zip(scored, counts, strict=True):
+        values[start : start + n, :5] = s.probs
+        values[start : start + n, 5] = s.equity
+        if s.mwc is not None:
+            values[start : start + n, 6] = s.mwc
+        start += n
+    texts = _float_texts(values)
+    moves, notations = described
+    answers = []
+    start = 0
+    for i, s in enumerate(scored):
+        parts = []
+        money = s.mwc is None
+        for j in range(start, start + counts[i]):
+            w, wg, wb, lg, lb, eq, mwc = texts[7 * j : 7 * j + 7]
+            parts.append(
+                f'{{"play":{moves[j]},"notation":"{notations[j]}","probabilities":{{"win":{w},"winG":{wg},'
+                f'"winBg":{wb},"loseG":{lg},"loseBg":{lb}}},"equity":{eq},'
+                f'"mwc":{"null" if money else mwc},"position_id":"{after_ids[j]}"}}'
+            )
+        start += counts[i]
+        dice = payloads[i][1]
+        answers.append(
+            f'{{"moves":[{",".join(parts)}],"ranked_by":"{s.ranked_by}","dice":[{int(dice[0])},{int(dice[1])}],'
+            f'"ply":{int(ply)},"position_id":"{board_ids[i]}"}}'.encode()
         )
-    return (
-        f'{{"moves":[{",".join(parts)}],"ranked_by":"{scored.ranked_by}","dice":[{int(dice[0])},{int(dice[1])}],'
-        f'"ply":{int(ply)},"position_id":"{board_id}"}}'
-    ).encode()
+    return answers
 
 
 def _eval_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes | HTTPException]:
