@@ -20,7 +20,7 @@ from nard_ai.core.board import pip_count, pos, starting_board
 from nard_ai.cube import CubeState, cube_decision_from_probs
 from nard_ai.cube.met import match_equity_after
 from nard_ai.model.network import default_checkpoint_path, invert_probs
-from nard_ai.play import rollout as rollout_module
+from nard_ai.play import rollout_games
 from nard_ai.play.rollout import MAX_GAMES, ROLL_WEIGHTS, ROLLS_21, ROLLS_36, rollout, rollout_dice
 from nard_ai.search.lookahead import Agent, position_probs
 
@@ -261,7 +261,7 @@ def test_cube_play_takes_each_games_cube_decision():
     from nard_ai.bench import random_play_positions
     from nard_ai.cube import DEFAULT_EFFICIENCY, cube_efficiency
     from nard_ai.model.network import exclusive_to_gnubg
-    from nard_ai.play.rollout import _Cubes
+    from nard_ai.play.rollout_games import _Cubes
 
     rng = np.random.default_rng(7)
     boards, _ = random_play_positions(600, rng)
@@ -429,7 +429,7 @@ def test_rollout_cube_actions_match_cube_decision(beavers):
     double/pass; a take doubles the cube (a beaver would quadruple it, but the model never offers a
     double the taker should beaver: 2 x DT < 0 <= ND for such positions)."""
     from nard_ai.cube import DEFAULT_EFFICIENCY, cube_efficiency
-    from nard_ai.play.rollout import _Cubes
+    from nard_ai.play.rollout_games import _Cubes
 
     rng = np.random.default_rng(7)
     n = 400
@@ -670,7 +670,7 @@ def test_splitting_the_games_into_small_blocks_changes_nothing_but_rounding(monk
     counts and the same means and intervals as one block, to 1e-14: the same games are played, and
     Chan, Golub and LeVeque's merge of means and squared deviations is exact up to rounding."""
     cases = before_blocks_cases()
-    monkeypatch.setattr(rollout_module, "CHUNK_GAMES", chunk)
+    monkeypatch.setattr(rollout_games, "CHUNK_GAMES", chunk)
     for name, run in cases.items():
         got, expected = _recorded(run()), _expected(name)
         for key in COUNT_FIELDS:
@@ -696,7 +696,7 @@ def test_memory_does_not_grow_with_the_number_of_games(monkeypatch):
     that of 2,000 within 256 kB (numpy keeps a small cache of freed buffers, a few tens of kB);
     the per-game arrays of the code before the blocks alone added 38,000 x 56 bytes = 2.1 MB
     (measured there: 0.29 MB for 2,000 games, 2.2 MB for 20,000)."""
-    monkeypatch.setattr(rollout_module, "CHUNK_GAMES", 256)
+    monkeypatch.setattr(rollout_games, "CHUNK_GAMES", 256)
     _peak_bytes(300)  # warm-up: caches and compiled code
     small, large = _peak_bytes(2_000), _peak_bytes(40_000)
     assert large < small + 256_000, (small, large)

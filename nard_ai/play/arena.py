@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, starting_board, swap_sides_unchecked
-from nard_ai.core.game import opening_roll, roll_dice
+from nard_ai.core.board import starting_board
+from nard_ai.play.lockstep import MAX_PLIES, KeyedDice, Lockstep, choose_by_side, dice_chunk
 from nard_ai.search.lookahead import Agent
 
 __all__ = [
@@ -37,11 +37,9 @@ __all__ = [
     "play_match_shard",
     "merge_match_shards",
     "dice_chunk",
+    "MAX_PLIES",
     "pair_ci95",
 ]
-
-_CHUNK = 128  # dice generated per pair at a time
-MAX_PLIES = 5000
 
 
 @dataclass(frozen=True)
@@ -105,23 +103,6 @@ class MatchResult:
             f"  {name_b}: wins {r['lose']:.1%}  gammons {r['lose_gammon']:.1%}  backgammons {r['lose_backgammon']:.1%}\n"
             f"  {self.games_per_s:.3g} games/s, {self.plies / max(self.games, 1):.1f} plies/game"
         )
-
-
-def dice_chunk(key: tuple[int, ...], chunk: int) -> tuple[int, np.ndarray]:
-    """The starting seat and ``_CHUNK`` rolls of one game's dice chunk (chunk 0 starts with the opening roll).
-
-    ``key`` names the dice sequence: ``(seed, pair)`` here, ``(seed, pair, game)`` for matches in
-    :mod:`nard_ai.play.sessions`; both games of a duplicate pair read the same key.
-    """
-    rng = np.random.default_rng([*key, chunk])
-    if chunk == 0:
-        starter, first = opening_roll(1, rng)
-        return int(starter[0]), np.concatenate([first, roll_dice(_CHUNK - 1, rng)])
-    return 0, roll_dice(_CHUNK, rng)
-
-
-def _pair_dice(seed: int, pair: int, chunk: int) -> tuple[int, np.ndarray]:
-    return dice_chunk((seed, pair), chunk)
 
 
 def pair_ci95(pair_means: np.ndarray) -> float:
@@ -258,60 +239,38 @@ def play_match(
 def _play_games(agent_a, agent_b, seed: int, first: int, games: int, batch: int, progress):
     """Games ``first .. first + games - 1`` of a match in lockstep: ``(points (games,), plies)``."""
     slots = min(batch, games)
-    boards = np.zeros((slots, BOARD_SIZE), dtype=np.int8)
+    lock = Lockstep(slots)
+    dice = KeyedDice(slots)
     game_of = np.full(slots, -1, dtype=np.int64)
-    ply = np.zeros(slots, dtype=np.int64)
-    turn = np.zeros(slots, dtype=np.int64)  # seat on roll
-    dice_buf = np.zeros((slots, _CHUNK, 2), dtype=np.int8)
     points = np.zeros(games, dtype=np.int64)
     start_board = starting_board()
     next_game = first
     end = first + games
-    plies = 0
 
     def start(slot: int, game: int) -> None:
-        starter, rolls = _pair_dice(seed, game // 2, 0)
-        boards[slot] = start_board
         game_of[slot] = game
-        ply[slot] = 0
-        turn[slot] = starter
-        dice_buf[slot] = rolls
+        lock.start(slot, start_board, turn=dice.start(slot, (seed, game // 2)))
 
     for s in range(slots):
         start(s, next_game)
         next_game += 1
     finished = 0
     while True:
-        idx = np.flatnonzero(game_of >= 0)
+        idx = np.flatnonzero(lock.running)
         if len(idx) == 0:
             break
-        need = idx[(ply[idx] % _CHUNK == 0) & (ply[idx] > 0)]
-        for s in need:
-            dice_buf[s] = _pair_dice(seed, int(game_of[s]) // 2, int(ply[s]) // _CHUNK)[1]
-        dice = dice_buf[idx, ply[idx] % _CHUNK]
+        roll = dice.roll(idx, lock.ply[idx])
         # seat 0 is A in the first game of a pair, B in the second
-        a_to_play = (turn[idx] == 0) == (game_of[idx] % 2 == 0)
-        after = np.empty((len(idx), BOARD_SIZE), dtype=np.int8)
-        for agent, mask in ((agent_a, a_to_play), (agent_b, ~a_to_play)):
-            if mask.any():
-                after[mask] = agent.choose_plays(boards[idx[mask]], dice[mask])
-        plies += len(idx)
-        done = ~(after > 0).any(axis=1)
+        a_to_play = (lock.turn[idx] == 0) == (game_of[idx] % 2 == 0)
+        after = choose_by_side(((agent_a, a_to_play), (agent_b, ~a_to_play)), lock.boards[idx], roll)
+        done, result = lock.play(idx, after)
         if done.any():
-            result = game_result_unchecked(after[done])
             points[game_of[idx[done]] - first] = np.where(a_to_play[done], result, -result)
-        boards[idx] = swap_sides_unchecked(after)
-        turn[idx] ^= 1
-        ply[idx] += 1
-        if (ply[idx] > MAX_PLIES).any():
-            raise RuntimeError(f"a game passed {MAX_PLIES} plies")
         for s in idx[done]:
             finished += 1
             if next_game < end:
                 start(s, next_game)
                 next_game += 1
-            else:
-                game_of[s] = -1
         if progress is not None and done.any():
             progress(finished)
-    return points, plies
+    return points, lock.plies

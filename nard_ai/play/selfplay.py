@@ -56,6 +56,7 @@ from nard_ai.core.rules import Rules
 from nard_ai.eval.evaluator import NetworkEvaluator
 from nard_ai.model.learn import Learner, lambda_returns
 from nard_ai.model.network import Network, gnubg_to_exclusive
+from nard_ai.play.lockstep import MAX_PLIES
 from nard_ai.search.lookahead import STANDARD_RULES, select_plays_unchecked
 
 __all__ = [
@@ -70,8 +71,6 @@ __all__ = [
     "sync_weights",
     "EPOCH_PLIES",
 ]
-
-MAX_PLIES = 5000  # a safety net: a real game is far shorter
 
 
 @dataclass

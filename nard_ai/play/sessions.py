@@ -92,7 +92,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nard_ai.core.board import BOARD_SIZE, game_result, starting_board, swap_sides_unchecked
+from nard_ai.core.board import starting_board
 from nard_ai.cube import (
     CENTRED,
     MAX_CUBE,
@@ -102,7 +102,7 @@ from nard_ai.cube import (
     cube_efficiency,
 )
 from nard_ai.cube.met import MAX_AWAY
-from nard_ai.play.arena import _CHUNK, dice_chunk, pair_ci95
+from nard_ai.play.arena import pair_ci95
 from nard_ai.play.cube_policy import (
     MODEL_POLICY,
     PASSIVE_POLICY,
@@ -112,6 +112,7 @@ from nard_ai.play.cube_policy import (
     model_doubles,
     model_takes,
 )
+from nard_ai.play.lockstep import MAX_PLIES, KeyedDice, Lockstep, choose_by_side
 
 __all__ = [
     "CubePolicy",
@@ -127,9 +128,8 @@ __all__ = [
     "MatchPlayResult",
     "play_money_session",
     "play_matches",
+    "MAX_PLIES",
 ]
-
-MAX_PLIES = 5000
 
 # --------------------------------------------------------------------------- results
 
@@ -356,10 +356,9 @@ class _Arena:
         n = min(batch, units)
         self.unit = np.full(n, -1, dtype=np.int64)
         self.game_no = np.zeros(n, dtype=np.int64)
-        self.boards = np.zeros((n, BOARD_SIZE), dtype=np.int8)
-        self.turn = np.zeros(n, dtype=np.int64)  # seat on roll
-        self.ply = np.zeros(n, dtype=np.int64)
-        self.dice = np.zeros((n, _CHUNK, 2), dtype=np.int8)
+        self.lock = Lockstep(n)  # boards, seat on roll, plies of each slot's game
+        self.boards, self.turn, self.ply = self.lock.boards, self.lock.turn, self.lock.ply
+        self.dice = KeyedDice(n)
         self.value = np.ones(n, dtype=np.int64)
         self.owner = np.full(n, -1, dtype=np.int64)  # -1 centred, else the owning seat
         self.score = np.zeros((n, 2), dtype=np.int64)  # by agent (A, B)
@@ -370,7 +369,6 @@ class _Arena:
         self.final_score = np.zeros((units, 2), dtype=np.int64)
         self.next_unit = first
         self.finished = 0
-        self.plies = 0
         self.start_board = starting_board()
 
     # ---------------------------------------------------------------- slots
@@ -382,11 +380,7 @@ class _Arena:
         return (self.seed, pair, int(self.game_no[s]))
 
     def _start_game(self, s: int) -> None:
-        starter, rolls = dice_chunk(self._key(s), 0)
-        self.boards[s] = self.start_board
-        self.turn[s] = starter
-        self.ply[s] = 0
-        self.dice[s] = rolls
+        self.lock.start(s, self.start_board, turn=self.dice.start(s, self._key(s)))
         self.value[s] = 1
         self.owner[s] = -1
         self.game_doubles[s] = 0
@@ -530,25 +524,13 @@ class _Arena:
 
     def move_phase(self, slots: np.ndarray) -> np.ndarray:
         """One play per game in ``slots``; returns the slots whose game ended."""
-        need = slots[(self.ply[slots] % _CHUNK == 0) & (self.ply[slots] > 0)]
-        for s in need:
-            self.dice[s] = dice_chunk(self._key(int(s)), int(self.ply[s]) // _CHUNK)[1]
-        dice = self.dice[slots, self.ply[slots] % _CHUNK]
+        dice = self.dice.roll(slots, self.ply[slots])
         a_to_play = self.turn[slots] == self.a_seat(slots)
-        after = np.empty((len(slots), BOARD_SIZE), dtype=np.int8)
-        for agent, _, mask in self._groups(a_to_play):
-            if mask.any():
-                after[mask] = agent.choose_plays(self.boards[slots[mask]], dice[mask])
-        self.plies += len(slots)
-        self.ply[slots] += 1
-        done = ~(after > 0).any(axis=1)
-        self.boards[slots] = swap_sides_unchecked(after)
-        self.turn[slots] ^= 1
-        if (self.ply[slots] > MAX_PLIES).any():
-            raise RuntimeError(f"a game passed {MAX_PLIES} plies")
+        groups = [(agent, mask) for agent, _, mask in self._groups(a_to_play)]
+        after = choose_by_side(groups, self.boards[slots], dice)
+        done, result = self.lock.play(slots, after)
         ended = slots[done]
         if len(ended):
-            result = np.asarray(game_result(after[done]), dtype=np.int64)
             if self.length == 0 and self.jacoby:
                 # the Jacoby rule: gammons count only once the cube has been turned
                 result = np.where(self.owner[ended] < 0, np.sign(result), result)
@@ -663,7 +645,7 @@ def _arena_shard(shared: tuple, task: tuple) -> tuple:
     first, n, length, seed, jacoby, beavers, batch = task
     arena = _Arena(agents, policies, n, length, seed, jacoby, beavers, batch, first=first)
     arena.run()
-    return arena.log(), arena.final_score, arena.counters, arena.plies
+    return arena.log(), arena.final_score, arena.counters, arena.lock.plies
 
 
 def _played(agents, policies, units, length, seed, jacoby, beavers, batch, progress, executor, shard_units):
@@ -673,7 +655,7 @@ def _played(agents, policies, units, length, seed, jacoby, beavers, batch, progr
     if executor is None:
         arena = _Arena(agents, policies, units, length, seed, jacoby, beavers, batch)
         arena.run(progress)
-        return arena.log(), arena.final_score, arena.counters, arena.plies
+        return arena.log(), arena.final_score, arena.counters, arena.lock.plies
     if not callable(getattr(executor, "map", None)):
         raise ValueError(f"executor must have map(fn, tasks, shared) (nard_ai.distributed), got {executor!r}")
     tasks = [

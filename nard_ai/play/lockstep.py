@@ -1,0 +1,167 @@
+"""The lockstep engine of the game-playing drivers: slots of games, one ply of all of them at a time.
+
+A driver that plays many games at once keeps them in the slots of a :class:`Lockstep`:
+each slot holds one game's board (the side on roll's view), the seat on roll, the plies
+played and whether it runs. One step of the driver is: pick the running slots that move
+now, roll their dice, let the agents choose their plays for the whole batch at once
+(:func:`choose_by_side`: one ``choose_plays`` call per agent), and hand the afterstates to
+:meth:`Lockstep.play`, which counts the ply, enforces :data:`MAX_PLIES`, finds the games
+that ended (the mover has borne off every checker), scores them (``+-1/2/3`` for the
+mover, :func:`nard_ai.core.board.game_result_unchecked`) and turns the other boards
+round for the next side. The driver then records its finished games and refills the
+freed slots (:meth:`Lockstep.start`).
+
+Dice: :class:`KeyedDice` is the dice source of duplicate-dice play (matches and cube
+sessions): each game reads a sequence named by a key (``(seed, pair)`` or ``(seed, pair,
+game)``), in chunks of :data:`CHUNK` rolls (:func:`dice_chunk`), so both games of a
+duplicate pair get the same rolls and a game's dice do not depend on the batch.
+Rollouts use counter-based dice instead (:func:`nard_ai.play.rollout.rollout_dice`), and
+self-play its own generator per shard.
+
+The drivers on this engine: :mod:`nard_ai.play.arena` (cubeless matches),
+:mod:`nard_ai.play.sessions` (money sessions and matches with the cube) and
+:mod:`nard_ai.play.rollout_games` (rollouts); :mod:`nard_ai.play.selfplay` shares
+:data:`MAX_PLIES`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, swap_sides_unchecked
+from nard_ai.core.game import opening_roll, roll_dice
+
+__all__ = ["MAX_PLIES", "CHUNK", "Lockstep", "KeyedDice", "dice_chunk", "choose_by_side"]
+
+MAX_PLIES = 5000
+"""A safety net of every driver: a game past this many plies raises ``RuntimeError`` (real games
+last well under 200; random play about 60)."""
+
+CHUNK = 128
+"""Rolls generated per game at a time by :func:`dice_chunk`."""
+
+
+class Lockstep:
+    """Slots of games in lockstep (module docstring).
+
+    Attributes:
+        boards: ``(S, 26)`` int8, each game's board from the side on roll's view.
+        ply: ``(S,)`` int64, plies played in each game.
+        turn: ``(S,)`` int64, the seat on roll (0 or 1).
+        running: ``(S,)`` bool, the slots holding a game in progress.
+        plies: plies played in all slots since the start (int).
+        what: the word for a game in the :data:`MAX_PLIES` error (``"game"``, ``"rollout game"``).
+
+    Args:
+        slots: number of slots, at least 1.
+        what: as the attribute.
+    """
+
+    def __init__(self, slots: int, what: str = "game") -> None:
+        self.boards = np.zeros((slots, BOARD_SIZE), dtype=np.int8)
+        self.ply = np.zeros(slots, dtype=np.int64)
+        self.turn = np.zeros(slots, dtype=np.int64)
+        self.running = np.zeros(slots, dtype=bool)
+        self.plies = 0
+        self.what = what
+
+    def start(self, slots, board: np.ndarray, turn=0) -> None:
+        """Start games in ``slots`` (an index or index array) at ``board`` with seat ``turn`` on roll."""
+        self.boards[slots] = board
+        self.ply[slots] = 0
+        self.turn[slots] = turn
+        self.running[slots] = True
+
+    def play(self, idx: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Apply one play in each slot of ``idx``.
+
+        Args:
+            idx: ``(n,)`` int slot indices (running games).
+            after: ``(n, 26)`` int8 afterstates, each from its mover's view.
+
+        Returns:
+            ``(finished, points)``: ``finished`` ``(n,)`` bool, the games the play ended (their
+            slots stop running); ``points`` ``(finished.sum(),)`` int64, each ended game's result
+            for the side that made the last play (+1, +2 gammon, +3 backgammon). The other
+            games' boards are turned round for the next side, and their seat on roll changes.
+
+        Raises:
+            RuntimeError: when a game passes :data:`MAX_PLIES` plies.
+        """
+        self.plies += len(idx)
+        self.ply[idx] += 1
+        if len(idx) and self.ply[idx].max() > MAX_PLIES:
+            raise RuntimeError(f"a {self.what} passed {MAX_PLIES} plies")
+        finished = ~(after > 0).any(axis=1)
+        points = game_result_unchecked(after[finished]) if finished.any() else np.zeros(0, dtype=np.int64)
+        going = ~finished
+        self.boards[idx[going]] = swap_sides_unchecked(after[going])
+        self.turn[idx] ^= 1
+        self.running[idx[finished]] = False
+        return finished, np.asarray(points, dtype=np.int64)
+
+
+def dice_chunk(key: tuple[int, ...], chunk: int) -> tuple[int, np.ndarray]:
+    """The starting seat and :data:`CHUNK` rolls of one game's dice chunk (chunk 0 starts with the opening roll).
+
+    ``key`` names the dice sequence: ``(seed, pair)`` for :mod:`nard_ai.play.arena`'s matches
+    and money sessions, ``(seed, pair, game)`` for matches to N points in
+    :mod:`nard_ai.play.sessions`; both games of a duplicate pair read the same key. Chunk ``c``
+    is drawn from ``np.random.default_rng([*key, c])``.
+
+    Returns:
+        ``(starter, rolls)``: the seat (0 or 1) that won the opening roll (0 for a later chunk)
+        and ``(CHUNK, 2)`` int8 rolls, the opening roll first in chunk 0.
+    """
+    rng = np.random.default_rng([*key, chunk])
+    if chunk == 0:
+        starter, first = opening_roll(1, rng)
+        return int(starter[0]), np.concatenate([first, roll_dice(CHUNK - 1, rng)])
+    return 0, roll_dice(CHUNK, rng)
+
+
+class KeyedDice:
+    """Each slot's dice from its game's key (:func:`dice_chunk`), :data:`CHUNK` rolls buffered per slot.
+
+    Args:
+        slots: number of slots.
+    """
+
+    def __init__(self, slots: int) -> None:
+        self.buf = np.zeros((slots, CHUNK, 2), dtype=np.int8)
+        self.keys: list[tuple[int, ...] | None] = [None] * slots
+
+    def start(self, slot: int, key: tuple[int, ...]) -> int:
+        """Begin the sequence ``key`` in ``slot``; returns the seat that starts (the opening roll's winner)."""
+        starter, self.buf[slot] = dice_chunk(key, 0)
+        self.keys[slot] = key
+        return starter
+
+    def roll(self, idx: np.ndarray, ply: np.ndarray) -> np.ndarray:
+        """The roll of ply ``ply[k]`` of the game in slot ``idx[k]``: ``(n, 2)`` int8 (the opening roll at ply 0).
+
+        Plies are read in order, one at a time per slot (a chunk is drawn when its first ply comes).
+        """
+        for k in np.flatnonzero((ply % CHUNK == 0) & (ply > 0)):
+            s = idx[k]
+            self.buf[s] = dice_chunk(self.keys[s], int(ply[k]) // CHUNK)[1]
+        return self.buf[idx, ply % CHUNK]
+
+
+def choose_by_side(groups, boards: np.ndarray, dice: np.ndarray) -> np.ndarray:
+    """Every board's play, one ``choose_plays`` call per agent.
+
+    Args:
+        groups: ``(agent, mask)`` pairs, the masks ``(n,)`` bool and disjoint, together covering
+            every row; an agent with an empty mask is not called.
+        boards: ``(n, 26)`` int8 boards, the side on roll's view.
+        dice: ``(n, 2)`` int8 rolls.
+
+    Returns:
+        ``(n, 26)`` int8 afterstates, each from its mover's view.
+    """
+    after = np.empty((len(boards), BOARD_SIZE), dtype=np.int8)
+    for agent, mask in groups:
+        if mask.any():
+            after[mask] = agent.choose_plays(boards[mask], dice[mask])
+    return after
