@@ -34,7 +34,7 @@ from nard_ai.cube import (
     gammon_values,
     highest_cube_value,
 )
-from nard_ai.cube.decision import _classify
+from nard_ai.cube.decision import CUBE_ACTIONS, cube_action, cube_actions
 from nard_ai.cube.met import MAX_AWAY, match_equity, match_equity_after, met_tables
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -331,8 +331,49 @@ def test_redoubles_and_a_cube_the_opponent_owns():
 )
 def test_the_five_actions_follow_gnubgs_ordering_of_the_three_equities(nd, dt, dp, gammon, action):
     """gnubg ``FindBestCubeDecision``: the cases 1-6 of its comment."""
-    assert _classify(nd, min(dt, dp), dt, dp, gammon) == action
+    assert cube_action(nd, dt, dp, CubeState(), gammon) == (action, False)
     assert action in ACTIONS
+    codes, beaver = cube_actions(
+        np.array([nd, nd]), np.array([dt, dt]), np.array([dp, dp]), CubeState(), gammon
+    )
+    assert [CUBE_ACTIONS[c] for c in codes] == [action, action] and not beaver.any()
+
+
+def _gnubg_rule(nd: float, dt: float, dp: float, gammon: bool, beavers: bool) -> tuple[str, bool]:
+    """gnubg's ``FindBestCubeDecision`` for one position, written out case by case (the reference)."""
+    beaver = beavers and dt < 0.0
+    taken = 2.0 * dt if beaver else dt
+    answer = min(taken, dp)
+    if answer >= nd:
+        return ("double_take" if taken < dp else "double_pass"), beaver
+    if dp >= nd:
+        return "no_double", beaver
+    if not gammon:  # never "too good" without a gammon to play for
+        return ("double_pass" if taken >= dp else "no_double"), beaver
+    return ("too_good_take" if taken < dp else "too_good_pass"), beaver
+
+
+def test_the_batched_rule_is_gnubgs_rule_position_by_position():
+    """``cube_actions`` over 4,000 random equity triples (ties included, on a 0.05 grid) and gammon flags
+    gives each row what gnubg's rule written out for one position gives (and so does
+    ``cube_action``), in money (with beavers, and with a cube whose beaver would pass MAX_CUBE: no
+    beaver then) and match play (no beavers)."""
+    rng = np.random.default_rng(5)
+    nd, dt, dp = (np.round(rng.uniform(-1.2, 1.4, 4000) / 0.05) * 0.05 for _ in range(3))
+    gammon = rng.random(4000) < 0.7
+    for cube in (
+        CubeState(),
+        CubeState(jacoby=True, beavers=True),
+        CubeState(2048, ON_ROLL, beavers=True),
+        CubeState.from_away(3, 5),
+    ):
+        codes, beaver = cube_actions(nd, dt, dp, cube, gammon)
+        allowed = cube.is_money and cube.beavers and cube.value <= 1024
+        want = [_gnubg_rule(a, b, c, g, allowed) for a, b, c, g in zip(nd, dt, dp, gammon, strict=True)]
+        assert [(CUBE_ACTIONS[k], bool(v)) for k, v in zip(codes, beaver, strict=True)] == want
+        assert [cube_action(a, b, c, cube, g) for a, b, c, g in zip(nd, dt, dp, gammon, strict=True)] == want
+    assert cube_actions(nd, dt, dp, CubeState(2048, ON_ROLL, beavers=True), gammon)[1].sum() == 0
+    assert cube_actions(nd, dt, dp, CubeState(beavers=True), gammon)[1].sum() == (dt < 0).sum()
 
 
 def test_inconsistent_probabilities_and_efficiencies_are_rejected():

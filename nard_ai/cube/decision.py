@@ -46,9 +46,18 @@ from nard_ai.cube.equity import (
     mwc_at_score,
     mwc_to_equity,
 )
-from nard_ai.cube.state import CubeState, _is_real, check_cube
+from nard_ai.cube.state import MAX_CUBE, CubeState, _is_real, check_cube
 
-__all__ = ["CubeDecision", "cube_decision_from_probs", "cube_action", "check_ply", "check_efficiency"]
+__all__ = [
+    "CubeDecision",
+    "cube_decision_from_probs",
+    "cube_action",
+    "cube_actions",
+    "beavers",
+    "CUBE_ACTIONS",
+    "check_ply",
+    "check_efficiency",
+]
 
 
 # --------------------------------------------------------------------------- decisions
@@ -187,31 +196,80 @@ class CubeDecision:
         return (win - lose) / 2.0
 
 
-def _classify(
-    no_double: float, answer: float, double_take: float, double_pass: float, can_gammon: bool
-) -> str:
-    if answer >= no_double:
-        return "double_take" if double_take < double_pass else "double_pass"
-    if double_pass >= no_double:
-        return "no_double"
-    response = "take" if double_take < double_pass else "pass"
-    if not can_gammon:
-        # gnubg: never "too good" without a gammon to play for
-        return "double_pass" if response == "pass" else "no_double"
-    return f"too_good_{response}"
+#: The cube actions :func:`cube_actions` tells apart, by their codes 0..4.
+CUBE_ACTIONS = ("no_double", "double_take", "double_pass", "too_good_take", "too_good_pass")
+
+
+def cube_actions(nd, dt, dp, cube: CubeState, can_gammon) -> tuple[np.ndarray, np.ndarray]:
+    """The cube action of many positions at one cube state: the one rule of every cube decision.
+
+    gnubg's ``FindBestCubeDecision``: the side on roll doubles when the opponent's best answer
+    ``min(double_take, double_pass)`` is worth at least ``no_double`` to it, and the opponent
+    takes when ``double_take < double_pass``; a position where not doubling is better than the
+    pass it would get is "too good" (play on), unless no gammon can be won: gnubg never calls a
+    position too good without a gammon to play for, so the side doubles (and the opponent passes,
+    or takes, and then not doubling was right). Money with beavers: a taker whose take is worth
+    more than nothing to it (``dt < 0`` for the doubler) beavers, redoubling at once and keeping
+    the cube, as long as the cube stays at or under :data:`~nard_ai.cube.state.MAX_CUBE`; the
+    double is then worth ``2 dt``. Used by :func:`cube_action` (one position, the scalar decision
+    and the cubeful lookahead) and :mod:`nard_ai.play.cube_policy` (cube sessions, rollouts).
+
+    Args:
+        nd, dt, dp: ``(N,)`` (or scalar) cubeful equities of no double, double/take and
+            double/pass for the side on roll, in current-cube units (money: points per game per
+            cube; match: MWC), ``dt`` as the take leaves it (before any beaver).
+        cube: the cube state (the side on roll's view); where it cannot double every action is
+            ``"no_double"``.
+        can_gammon: ``(N,)`` (or scalar) bool, whether the side on roll can still win a gammon.
+
+    Returns:
+        ``(codes, beaver)``: ``(N,)`` int8 indices into :data:`CUBE_ACTIONS` and ``(N,)`` bool
+        (a double would be beavered).
+    """
+    nd, dt, dp = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (nd, dt, dp)))
+    can_gammon = np.broadcast_to(np.asarray(can_gammon, dtype=bool), nd.shape)
+    codes = np.zeros(nd.shape, dtype=np.int8)
+    if not cube.can_double:
+        return codes, np.zeros(nd.shape, dtype=bool)
+    beaver = beavers(dt, cube)
+    taken = np.where(beaver, 2.0 * dt, dt)
+    take = taken < dp
+    double = np.minimum(taken, dp) >= nd
+    too_good = ~double & (dp < nd)
+    codes[double] = np.where(take[double], 1, 2)
+    # too good: play on (3, 4); without a gammon to win, double (the opponent passes) or, had it
+    # taken, not doubling was right (0)
+    codes[too_good & can_gammon] = np.where(take[too_good & can_gammon], 3, 4)
+    codes[too_good & ~can_gammon & ~take] = 2
+    return codes, beaver
+
+
+def beavers(dt, cube: CubeState) -> np.ndarray:
+    """Whether a double is beavered (:func:`cube_actions`' rule): money with beavers on, the take worth
+    more than nothing to the taker (``dt < 0`` for the doubler), and the cube at most
+    :data:`~nard_ai.cube.state.MAX_CUBE` after the beaver.
+
+    Args:
+        dt: ``(N,)`` (or scalar) double/take equities for the doubler, current-cube units.
+        cube: the doubler's cube state.
+
+    Returns:
+        ``(N,)`` bool (shape of ``dt``).
+    """
+    dt = np.asarray(dt, dtype=np.float64)
+    if cube.is_money and cube.beavers and 4 * cube.value <= MAX_CUBE:
+        return dt < 0.0
+    return np.zeros(dt.shape, dtype=bool)
 
 
 def cube_action(nd: float, dt: float, dp: float, cube: CubeState, can_gammon: bool) -> tuple[str, bool]:
-    """``(action, beaver)`` from the three cubeful equities of the side on roll (current cube units).
+    """``(action, beaver)`` of one position from its three cubeful equities (:func:`cube_actions`).
 
-    Money with beavers: a taker whose take is worth more than nothing to it
-    (``dt < 0`` for the doubler) beavers, so the double is worth ``2 dt``.
+    Returns:
+        the action's name (one of :data:`CUBE_ACTIONS`) and whether the double is beavered.
     """
-    if not cube.can_double:
-        return "no_double", False
-    beaver = bool(cube.is_money and cube.beavers and dt < 0.0)
-    taken = 2.0 * dt if beaver else dt
-    return _classify(nd, min(taken, dp), taken, dp, can_gammon), beaver
+    codes, beaver = cube_actions(nd, dt, dp, cube, can_gammon)
+    return CUBE_ACTIONS[int(codes.reshape(-1)[0])], bool(beaver.reshape(-1)[0])
 
 
 def _scaled_probs(p: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nard_ai.cube import DEFAULT_EFFICIENCY, MAX_CUBE, CubeEfficiency, CubeState, cubeful_equity
+from nard_ai.cube import DEFAULT_EFFICIENCY, CubeEfficiency, CubeState, cubeful_equity
+from nard_ai.cube.decision import CUBE_ACTIONS, beavers, cube_actions
 from nard_ai.cube.met import match_equity_after
 from nard_ai.eval.evaluator import PubevalEvaluator, RandomEvaluator
 
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 _POLICY_KINDS = ("model", "threshold")
+_DOUBLE_TAKE, _DOUBLE_PASS = CUBE_ACTIONS.index("double_take"), CUBE_ACTIONS.index("double_pass")
 
 
 # --------------------------------------------------------------------------- policies
@@ -121,15 +123,8 @@ def cube_equities(probs, cube: CubeState, efficiency) -> tuple[np.ndarray, np.nd
 
 
 def model_doubles(probs, cube: CubeState, efficiency) -> np.ndarray:
-    """Whether the side on roll doubles (gnubg's ``FindBestCubeDecision``), batched.
-
-    The side doubles when :func:`nard_ai.cube.cube_decision_from_probs` would
-    say ``"double_take"`` or ``"double_pass"``: the opponent's best answer
-    ``min(double_take, double_pass)`` (with a beaver counted as
-    ``2 * double_take`` when beavers are on and ``double_take < 0``) is at
-    least ``no_double``; or no gammon can be won, ``double_pass < no_double``
-    and the opponent would pass (gnubg never calls a position "too good"
-    without a gammon to play for).
+    """Whether the side on roll doubles, batched: :func:`nard_ai.cube.decision.cube_actions` says
+    ``"double_take"`` or ``"double_pass"`` (the rule of :func:`nard_ai.cube.cube_decision_from_probs`).
 
     Args:
         probs: ``(N, 5)`` probabilities for the side on roll.
@@ -140,30 +135,24 @@ def model_doubles(probs, cube: CubeState, efficiency) -> np.ndarray:
         ``(N,)`` bool.
     """
     p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
-    nd, dt, dp = cube_equities(p, cube, efficiency)
-    if cube.is_money and cube.beavers:
-        dt = np.where(dt < 0.0, 2.0 * dt, dt)
-    answer = np.minimum(dt, dp)
-    no_gammon = ~(p[:, 1] > 0.0)
-    return (answer >= nd) | ((dp < nd) & no_gammon & (dt >= dp))
+    codes, _ = cube_actions(*cube_equities(p, cube, efficiency), cube, p[:, 1] > 0.0)
+    return (codes == _DOUBLE_TAKE) | (codes == _DOUBLE_PASS)
 
 
 def model_takes(probs, cube: CubeState, efficiency) -> tuple[np.ndarray, np.ndarray]:
-    """Whether the doubled side takes, and whether it beavers, batched.
+    """Whether the doubled side takes, and whether it beavers, batched (:func:`nard_ai.cube.decision.cube_actions`).
 
     ``probs`` and ``cube`` are for the **doubler** (the side on roll), as the
-    answering agent sees them. The doubled side takes when ``double_take <
-    double_pass`` for the doubler (taking costs it less than passing, gnubg's
-    rule); with beavers (money) it beavers when it takes and ``double_take <
-    0`` (it is the favourite after the take), as long as the cube stays at or
-    under :data:`nard_ai.cube.MAX_CUBE`.
+    answering agent sees them. The doubled side takes when the take costs it less than the
+    pass (``double_take < double_pass`` for the doubler, a beaver counted at ``2 double_take``);
+    it beavers when the rule says so (money with beavers, ``double_take < 0``, the cube at most
+    :data:`nard_ai.cube.MAX_CUBE` after it).
 
     Returns:
         ``(take, beaver)``, ``(N,)`` bool each (``beaver`` implies ``take``).
     """
-    _, dt, dp = cube_equities(probs, cube, efficiency)
-    take = dt < dp
-    beaver = take & (dt < 0.0) if (cube.is_money and cube.beavers and 4 * cube.value <= MAX_CUBE) else None
-    if beaver is None:
-        beaver = np.zeros_like(take)
-    return take, beaver
+    p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
+    _, dt, dp = cube_equities(p, cube, efficiency)
+    beaver = beavers(dt, cube)
+    take = np.where(beaver, 2.0 * dt, dt) < dp
+    return take, beaver & take
