@@ -15,13 +15,16 @@ Dice: :class:`KeyedDice` is the dice source of duplicate-dice play (matches and 
 sessions): each game reads a sequence named by a key (``(seed, pair)`` or ``(seed, pair,
 game)``), in chunks of :data:`CHUNK` rolls (:func:`dice_chunk`), so both games of a
 duplicate pair get the same rolls and a game's dice do not depend on the batch.
-Rollouts use counter-based dice instead (:func:`nard_ai.play.rollout.rollout_dice`), and
+Rollouts use counter-based dice instead (:func:`nard_ai.play.rollout_games.rollout_dice`), and
 self-play its own generator per shard.
 
 The drivers on this engine: :mod:`nard_ai.play.arena` (cubeless matches),
-:mod:`nard_ai.play.sessions` (money sessions and matches with the cube) and
-:mod:`nard_ai.play.rollout_games` (rollouts); :mod:`nard_ai.play.selfplay` shares
-:data:`MAX_PLIES`.
+:mod:`nard_ai.play.sessions` (money sessions and matches with the cube),
+:mod:`nard_ai.play.rollout_games` (rollouts) and :mod:`nard_ai.play.selfplay` (TD self-play,
+which chooses a ply's plays, trains, then applies them). Not on it: the Gymnasium
+environment's games (``env/_games.py``, stepped by the caller's actions one game at a time, with
+its own cube phases) and the core's compiled random games (``core.game.random_games``, one numba
+loop, the rules benchmark's), which keep their own loops.
 """
 
 from __future__ import annotations

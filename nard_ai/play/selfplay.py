@@ -49,14 +49,14 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, starting_board, swap_sides_unchecked
+from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, starting_board
 from nard_ai.core.game import opening_roll, roll_dice
 from nard_ai.core.movegen import serial_kernels
 from nard_ai.core.rules import Rules
 from nard_ai.eval.evaluator import NetworkEvaluator
 from nard_ai.model.learn import Learner, lambda_returns
 from nard_ai.model.network import Network, gnubg_to_exclusive
-from nard_ai.play.lockstep import MAX_PLIES
+from nard_ai.play.lockstep import Lockstep
 from nard_ai.search.lookahead import STANDARD_RULES, select_plays_unchecked
 
 __all__ = [
@@ -202,10 +202,9 @@ class _Shard:
     def __init__(self, slots: int, games: int, rng: np.random.Generator, rules: Rules, ply: int, lam: float):
         self.games, self.rng, self.rules, self.ply, self.lam = games, rng, rules, ply, lam
         self.length = 256
-        self.boards = np.zeros((slots, BOARD_SIZE), dtype=np.int8)
+        self.lock = Lockstep(slots, what="self-play game")  # boards, plies, running games
+        self.boards, self.game_ply, self.active = self.lock.boards, self.lock.ply, self.lock.running
         self.dice = np.zeros((slots, 2), dtype=np.int8)
-        self.game_ply = np.zeros(slots, dtype=np.int64)
-        self.active = np.zeros(slots, dtype=bool)
         self.traj_boards = np.zeros((slots, self.length, BOARD_SIZE), dtype=np.int8)
         self.traj_y = np.zeros((slots, self.length, 6), dtype=np.float32)
         self.started = 0
@@ -214,10 +213,8 @@ class _Shard:
         self._pending = None
 
     def _start(self, where: np.ndarray) -> None:
-        self.boards[where] = self._start_board
+        self.lock.start(where, self._start_board)
         _, self.dice[where] = opening_roll(len(where), self.rng)
-        self.game_ply[where] = 0
-        self.active[where] = True
         self.started += len(where)
 
     @property
@@ -231,21 +228,18 @@ class _Shard:
         train in between, as the one-worker loop does)."""
         idx = np.flatnonzero(self.active)
         sel = select_plays_unchecked(evaluator, self.boards[idx], self.dice[idx], self.rules, ply=self.ply)
-        t = self.game_ply[idx]
-        if t.max() >= self.length:
-            if self.length >= MAX_PLIES:
-                raise RuntimeError(f"a self-play game passed {MAX_PLIES} plies")
+        t = self.game_ply[idx]  # plies played before this one: the trajectory's row
+        if t.max() >= self.length:  # (the Lockstep stops a game past MAX_PLIES plies)
             self.traj_boards = np.concatenate([self.traj_boards, np.zeros_like(self.traj_boards)], axis=1)
             self.traj_y = np.concatenate([self.traj_y, np.zeros_like(self.traj_y)], axis=1)
             self.length *= 2
         self.traj_boards[idx, t] = self.boards[idx]
         self.traj_y[idx, t] = gnubg_to_exclusive(sel.probs)
-        self.game_ply[idx] += 1
         fin = sel.finished
         done = idx[fin]
         finished = None
         if len(done):
-            lengths = self.game_ply[done]
+            lengths = self.game_ply[done] + 1
             longest = int(lengths.max())
             targets = lambda_returns(self.traj_y[done, :longest], lengths, self.lam)
             mask = np.arange(longest)[None, :] < lengths[:, None]
@@ -261,16 +255,15 @@ class _Shard:
     def advance(self) -> None:
         """Apply the plays chosen by :meth:`search`: roll for the games that go on, start new games in
         freed slots while this shard has games left."""
-        idx, afterstates, fin = self._pending
+        idx, afterstates, _ = self._pending
         self._pending = None
+        fin, _ = self.lock.play(idx, afterstates)  # the ply counted, the other boards turned round
         done = idx[fin]
         cont = idx[~fin]
-        self.boards[cont] = swap_sides_unchecked(afterstates[~fin])
         self.dice[cont] = roll_dice(len(cont), self.rng)
         k = min(len(done), self.games - self.started)
         if k:
             self._start(done[:k])
-        self.active[done[k:]] = False
 
     def play(self, evaluator: NetworkEvaluator, plies: int) -> list[tuple[int, int, _Finished | None]]:
         """Up to ``plies`` plies (:meth:`search` then :meth:`advance` each) on one numba thread, for a
