@@ -75,3 +75,18 @@ def test_each_agent_chooses_its_rows_in_one_call_and_an_idle_agent_is_not_called
     assert a.calls == [3] and b.calls == [2] and idle.calls == []
     for k in range(5):
         assert (after[k] == na.legal_plays(boards[k], tuple(dice[k]))[0]).all()
+
+
+def test_one_cube_owner_convention_the_seat_and_its_name_from_the_side_on_roll():
+    """The drivers keep the owner as core.game does (CENTERED = -1, else the owning seat); a CubeState
+    names it from the side on roll: centred, on_roll (the mover owns it) or opponent."""
+    from nard_ai.core.game import CENTERED
+    from nard_ai.cube import CubeState
+    from nard_ai.play.cube_policy import OWNER_BY_CODE, owner_codes, owner_seat
+
+    owners, movers = np.array([CENTERED, CENTERED, 0, 0, 1, 1]), np.array([0, 1, 0, 1, 0, 1])
+    names = [OWNER_BY_CODE[c] for c in owner_codes(owners, movers)]
+    assert names == ["centred", "centred", "on_roll", "opponent", "opponent", "on_roll"]
+    for owner, mover, name in zip(owners, movers, names, strict=True):
+        cube = CubeState(1 if name == "centred" else 2, name)
+        assert owner_seat(cube, int(mover)) == owner  # and back

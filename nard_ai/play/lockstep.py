@@ -23,7 +23,7 @@ The drivers on this engine: :mod:`nard_ai.play.arena` (cubeless matches),
 :mod:`nard_ai.play.rollout_games` (rollouts) and :mod:`nard_ai.play.selfplay` (TD self-play,
 which chooses a ply's plays, trains, then applies them). Not on it: the Gymnasium
 environment's games (``env/_games.py``, stepped by the caller's actions one game at a time, with
-its own cube phases) and the core's compiled random games (``core.game.random_games``, one numba
+its own cube phases) and the core's compiled random games (``core.movegen.random_games``, one numba
 loop, the rules benchmark's), which keep their own loops.
 """
 

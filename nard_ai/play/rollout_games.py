@@ -22,9 +22,6 @@ import numpy as np
 
 from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, swap_sides_unchecked
 from nard_ai.cube import (
-    CENTRED,
-    ON_ROLL,
-    OPPONENT,
     CubeEfficiency,
     CubeState,
     as_probs,
@@ -33,7 +30,7 @@ from nard_ai.cube import (
     money_cubeful,
     mwc_at_score,
 )
-from nard_ai.play.cube_policy import model_doubles, model_takes
+from nard_ai.play.cube_policy import OWNER_BY_CODE, model_doubles, model_takes, owner_codes, owner_seat
 from nard_ai.play.lockstep import Lockstep
 
 #: ``(21, 2)`` int8: the 21 distinct rolls, larger die first.
@@ -543,7 +540,7 @@ class _Cubes:
     def __init__(self, cube: CubeState, slots: int, efficiency: CubeEfficiency | float) -> None:
         self.root = cube
         self.efficiency = efficiency
-        self.start_owner = {CENTRED: -1, ON_ROLL: 0, OPPONENT: 1}[cube.owner]
+        self.start_owner = owner_seat(cube, 0)  # the root side in seat 0
         self.start_value = cube.value
         self.value = np.full(slots, cube.value, dtype=np.int64)
         self.owner = np.full(slots, self.start_owner, dtype=np.int64)
@@ -563,7 +560,7 @@ class _Cubes:
 
     def state(self, value: int, owner: int, mover: int) -> CubeState:
         """The cube state from the mover's view."""
-        rel = CENTRED if owner < 0 else (ON_ROLL if owner == mover else OPPONENT)
+        rel = OWNER_BY_CODE[int(owner_codes(owner, mover))]
         root = self.root
         score = root.score if mover == 0 else (root.score[1], root.score[0])
         return CubeState(

@@ -93,11 +93,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nard_ai.core.board import starting_board
+from nard_ai.core.game import CENTERED
 from nard_ai.cube import (
-    CENTRED,
     MAX_CUBE,
-    ON_ROLL,
-    OPPONENT,
     CubeState,
     cube_efficiency,
 )
@@ -105,12 +103,14 @@ from nard_ai.cube.met import MAX_AWAY
 from nard_ai.play.arena import pair_ci95
 from nard_ai.play.cube_policy import (
     MODEL_POLICY,
+    OWNER_BY_CODE,
     PASSIVE_POLICY,
     CubePolicy,
     cube_equities,
     default_cube_policy,
     model_doubles,
     model_takes,
+    owner_codes,
 )
 from nard_ai.play.lockstep import MAX_PLIES, KeyedDice, Lockstep, choose_by_side
 
@@ -320,10 +320,6 @@ class MatchPlayResult:
 # --------------------------------------------------------------------------- the engine
 
 
-_OWNER_CODE = {CENTRED: 0, ON_ROLL: 1, OPPONENT: 2}
-_OWNER_NAME = (CENTRED, ON_ROLL, OPPONENT)
-
-
 @dataclass
 class _Counters:
     doubles: np.ndarray = field(default_factory=lambda: np.zeros(2, dtype=np.int64))  # by agent A, B
@@ -360,7 +356,7 @@ class _Arena:
         self.boards, self.turn, self.ply = self.lock.boards, self.lock.turn, self.lock.ply
         self.dice = KeyedDice(n)
         self.value = np.ones(n, dtype=np.int64)
-        self.owner = np.full(n, -1, dtype=np.int64)  # -1 centred, else the owning seat
+        self.owner = np.full(n, CENTERED, dtype=np.int64)  # CENTERED (-1), else the owning seat
         self.score = np.zeros((n, 2), dtype=np.int64)  # by agent (A, B)
         self.stage = np.zeros(n, dtype=np.int8)  # 0 before the Crawford game, 1 in it, 2 after it
         self.game_doubles = np.zeros((n, 2), dtype=np.int64)  # by agent, this game
@@ -382,7 +378,7 @@ class _Arena:
     def _start_game(self, s: int) -> None:
         self.lock.start(s, self.start_board, turn=self.dice.start(s, self._key(s)))
         self.value[s] = 1
-        self.owner[s] = -1
+        self.owner[s] = CENTERED
         self.game_doubles[s] = 0
 
     def _start_unit(self, s: int) -> None:
@@ -406,7 +402,7 @@ class _Arena:
         """Rows ``(value, owner code, roller's score, opponent's score, crawford)`` from each roller's view."""
         roller_is_b = (roller != self.a_seat(slots)).astype(np.int64)
         owner = self.owner[slots]
-        code = np.where(owner < 0, 0, np.where(owner == roller, 1, 2))
+        code = owner_codes(owner, roller)
         sc = self.score[slots]
         rows = np.arange(len(slots))
         return np.stack(
@@ -423,10 +419,10 @@ class _Arena:
     def _cube_state(self, row) -> CubeState:
         value, code, mine, theirs, crawford = (int(v) for v in row)
         if self.length == 0:
-            return CubeState(value=value, owner=_OWNER_NAME[code], jacoby=self.jacoby, beavers=self.beavers)
+            return CubeState(value=value, owner=OWNER_BY_CODE[code], jacoby=self.jacoby, beavers=self.beavers)
         return CubeState(
             value=value,
-            owner=_OWNER_NAME[code],
+            owner=OWNER_BY_CODE[code],
             match_length=self.length,
             score=(mine, theirs),
             crawford=bool(crawford),
@@ -533,7 +529,7 @@ class _Arena:
         if len(ended):
             if self.length == 0 and self.jacoby:
                 # the Jacoby rule: gammons count only once the cube has been turned
-                result = np.where(self.owner[ended] < 0, np.sign(result), result)
+                result = np.where(self.owner[ended] == CENTERED, np.sign(result), result)
             points = result * self.value[ended]
             points_a = np.where(a_to_play[done], points, -points)
             for s, p in zip(ended, points_a, strict=True):
@@ -553,7 +549,7 @@ class _Arena:
                 bool(self.stage[s] == 1),
                 points_a,
                 int(self.value[s]),
-                -1 if owner < 0 else int(owner != a_seat),
+                CENTERED if owner == CENTERED else int(owner != a_seat),
                 passed,
                 int(self.game_doubles[s, 0]),
                 int(self.game_doubles[s, 1]),
