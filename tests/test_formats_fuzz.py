@@ -29,7 +29,7 @@ from nard_ai.formats import (
     to_xgid,
     write_mat,
 )
-from nard_ai.formats.match_id import GameState, MatchState, Resignation
+from nard_ai.formats.match_id import GameStatus, MatchState, Resignation
 from nard_ai.formats.position import parse_position
 from tests.test_formats_match import random_state
 
@@ -86,7 +86,7 @@ def xgid_state(rng: np.random.Generator) -> MatchState:
         cube_owner=state.cube_owner,
         player_on_roll=state.player_on_roll,
         crawford=state.crawford,
-        game_state=GameState.PLAYING,
+        game_state=GameStatus.PLAYING,
         turn=1 - state.player_on_roll if doubled else state.player_on_roll,
         double_offered=doubled,
         resignation=Resignation.NONE,

@@ -29,7 +29,7 @@ from nard_ai.core.movegen import legal_plays
 from nard_ai.core.rules import Rules
 from nard_ai.formats import (
     ActionKind,
-    GameState,
+    GameStatus,
     MatAction,
     Match,
     MatchState,
@@ -63,8 +63,8 @@ def random_state(rng: np.random.Generator) -> MatchState:
     only in money play, no dice before the first game, a double only before rolling and by a player the cube
     is not owned against). The dice are in either order."""
     length = int(rng.choice([0, 1, 3, 5, 7, 9, 11, 25, 64]))
-    game_state = GameState(int(rng.integers(0, 5)))
-    over = game_state not in (GameState.NONE, GameState.PLAYING)
+    game_state = GameStatus(int(rng.integers(0, 5)))
+    over = game_state not in (GameStatus.NONE, GameStatus.PLAYING)
     top = (length + 1 if over else length) if length else 100
     score = tuple(int(rng.integers(0, top)) for _ in range(2))
     crawford = bool(length and rng.random() < 0.5 and max(score) < length)
@@ -77,16 +77,16 @@ def random_state(rng: np.random.Generator) -> MatchState:
         cube = 1 if crawford or length else 1 << int(rng.integers(0, 16))  # money: automatic doubles
     else:
         cube = 1 << int(rng.integers(1, 16))
-    if game_state == GameState.NONE:
+    if game_state == GameStatus.NONE:
         owner, cube = CENTERED, 1  # nothing of a game in progress before any game
     player_on_roll = int(rng.integers(0, 2))
     double_offered = bool(
-        game_state != GameState.NONE and not crawford and owner != 1 - player_on_roll and rng.random() < 0.3
+        game_state != GameStatus.NONE and not crawford and owner != 1 - player_on_roll and rng.random() < 0.3
     )
-    rolled = game_state != GameState.NONE and not double_offered and rng.random() < 0.7
+    rolled = game_state != GameStatus.NONE and not double_offered and rng.random() < 0.7
     dice = (int(rng.integers(1, 7)), int(rng.integers(1, 7))) if rolled else (0, 0)
-    resignation = Resignation(int(rng.integers(0, 4))) if game_state != GameState.NONE else Resignation.NONE
-    turn = int(rng.integers(0, 2)) if game_state != GameState.NONE else player_on_roll
+    resignation = Resignation(int(rng.integers(0, 4))) if game_state != GameStatus.NONE else Resignation.NONE
+    turn = int(rng.integers(0, 2)) if game_state != GameStatus.NONE else player_on_roll
     if double_offered:
         # the doubled player answers; if it resigned instead, the doubler answers the resignation
         turn = player_on_roll if resignation != Resignation.NONE else 1 - player_on_roll
@@ -151,7 +151,7 @@ def test_match_id_of_the_manuals_example():
         cube_value=2,
         cube_owner=0,
         player_on_roll=1,
-        game_state=GameState.PLAYING,
+        game_state=GameStatus.PLAYING,
         turn=1,
         dice=(5, 2),
         match_length=9,
@@ -170,26 +170,26 @@ def test_match_id_of_the_manuals_example():
         # The default state (Jacoby off) sets bit 66, "not Jacoby".
         ("cAkAAAAAAAAE", MatchState()),
         # No game started, player 0 (gnubg's fresh board).
-        ("MAAAAAAAAAAA", MatchState(player_on_roll=0, turn=0, game_state=GameState.NONE, jacoby=True)),
+        ("MAAAAAAAAAAA", MatchState(player_on_roll=0, turn=0, game_state=GameStatus.NONE, jacoby=True)),
         # Computed with the gnubg module's match_id(cubeinfo, posinfo):
-        ("EgH7ADAAKAAE", MatchState(4, 1, 0, False, GameState.PLAYING, 0, False, 0, (6, 6), 7, (3, 5))),
-        ("8ImlAEAAEAAE", MatchState(1, CENTERED, 1, True, GameState.PLAYING, 1, False, 0, (3, 1), 5, (4, 2))),
-        ("ARkAAAAAAAAA", MatchState(2, 0, 0, False, GameState.PLAYING, 1, True, 0, (0, 0), 0, (0, 0), True)),
-        ("Q0FgAaAAOAAE", MatchState(8, 0, 1, False, GameState.PLAYING, 0, False, 2, (0, 0), 11, (10, 7))),
+        ("EgH7ADAAKAAE", MatchState(4, 1, 0, False, GameStatus.PLAYING, 0, False, 0, (6, 6), 7, (3, 5))),
+        ("8ImlAEAAEAAE", MatchState(1, CENTERED, 1, True, GameStatus.PLAYING, 1, False, 0, (3, 1), 5, (4, 2))),
+        ("ARkAAAAAAAAA", MatchState(2, 0, 0, False, GameStatus.PLAYING, 1, True, 0, (0, 0), 0, (0, 0), True)),
+        ("Q0FgAaAAOAAE", MatchState(8, 0, 1, False, GameStatus.PLAYING, 0, False, 2, (0, 0), 11, (10, 7))),
         # gnubg 1.07 after `double` then `resign single` by the doubled player: the doubler (player 0)
         # must answer the resignation while the double is still pending.
         (
             "MDEAAAAAAAAA",
-            MatchState(1, CENTERED, 0, False, GameState.PLAYING, 0, True, 1, (0, 0), 0, (0, 0), True),
+            MatchState(1, CENTERED, 0, False, GameStatus.PLAYING, 0, True, 1, (0, 0), 0, (0, 0), True),
         ),
         # gnubg 1.07 at the end of a 1-point match won by a resignation: the final score, at the match
         # length, with the last roll and the resignation kept.
         (
             "MKslAAAACAAE",
-            MatchState(1, CENTERED, 0, False, GameState.RESIGNED, 1, False, 1, (3, 1), 1, (0, 1)),
+            MatchState(1, CENTERED, 0, False, GameStatus.RESIGNED, 1, False, 1, (3, 1), 1, (0, 1)),
         ),
-        ("MIJqAAAAEAAE", MatchState(1, CENTERED, 0, False, GameState.OVER, 0, False, 0, (5, 2), 3, (0, 2))),
-        ("VgwgA0ABwAAE", MatchState(64, 1, 1, False, GameState.DROPPED, 1, False, 0, (0, 0), 25, (20, 24))),
+        ("MIJqAAAAEAAE", MatchState(1, CENTERED, 0, False, GameStatus.OVER, 0, False, 0, (5, 2), 3, (0, 2))),
+        ("VgwgA0ABwAAE", MatchState(64, 1, 1, False, GameStatus.DROPPED, 1, False, 0, (0, 0), 25, (20, 24))),
     ],
 )
 def test_known_match_ids(mid, state):
@@ -204,7 +204,7 @@ def test_match_id_fields_sit_where_the_manual_says():
 
     # player 1 owns an 8-cube and redoubles; player 0 resigns a gammon instead of answering, so player 1
     # is to answer the resignation (turn 1)
-    state = MatchState(8, 1, 1, False, GameState.PLAYING, 1, True, Resignation.GAMMON, (0, 0), 21, (17, 9))
+    state = MatchState(8, 1, 1, False, GameStatus.PLAYING, 1, True, Resignation.GAMMON, (0, 0), 21, (17, 9))
     key = int.from_bytes(base64.b64decode(match_id(state)), "little")
     assert key & 0xF == 3  # log2(8)
     assert (key >> 4) & 3 == 1 and (key >> 6) & 1 == 1 and (key >> 11) & 1 == 1 and (key >> 12) & 1 == 1
@@ -402,7 +402,7 @@ def test_match_states_gnubg_writes_in_play_are_read():
     assert pending.double_offered and pending.resignation == Resignation.SINGLE
     assert pending.turn == pending.player_on_roll == 0
     final = from_match_id("MKslAAAACAAE")
-    assert final.score == (0, 1) and final.match_length == 1 and final.game_state == GameState.RESIGNED
+    assert final.score == (0, 1) and final.match_length == 1 and final.game_state == GameStatus.RESIGNED
     assert MatchState(cube_value=4).cube_owner == CENTERED
 
 
@@ -410,12 +410,12 @@ def test_match_states_gnubg_writes_in_play_are_read():
     ("fields", "message"),
     [
         ({"match_length": 5, "score": (5, 2)}, "at the match length 5"),
-        ({"match_length": 5, "score": (0, 5), "game_state": GameState.NONE}, "at the match length 5"),
+        ({"match_length": 5, "score": (0, 5), "game_state": GameStatus.NONE}, "at the match length 5"),
         ({"match_length": 5, "cube_value": 2}, "centred"),
         ({"cube_value": 1, "cube_owner": 1}, "cube_owner is player 1 with cube_value 1"),
         ({"double_offered": True, "turn": 0, "dice": (6, 5)}, "before rolling"),
         ({"double_offered": True, "turn": 0, "resignation": Resignation.GAMMON}, "both pending"),
-        ({"game_state": GameState.NONE, "dice": (6, 5)}, "no game has started"),
+        ({"game_state": GameStatus.NONE, "dice": (6, 5)}, "no game has started"),
         ({"double_offered": True, "turn": 0, "cube_value": 2, "cube_owner": 0}, "owned by player 0"),
     ],
 )
@@ -427,7 +427,7 @@ def test_match_state_refuses_states_no_game_reaches(fields, message):
 
 def test_a_final_score_at_the_match_length_is_kept_once_the_game_is_over():
     """gnubg writes the final score with game state OVER, RESIGNED or DROPPED; it round-trips."""
-    for state in (GameState.OVER, GameState.RESIGNED, GameState.DROPPED):
+    for state in (GameStatus.OVER, GameStatus.RESIGNED, GameStatus.DROPPED):
         final = MatchState(game_state=state, match_length=5, score=(5, 2))
         assert from_match_id(match_id(final)) == final
 
@@ -654,7 +654,7 @@ def test_xgid_round_trips_random_boards_and_states():
                 **state.__dict__,
                 "cube_value": cube,
                 "score": score,
-                "game_state": GameState.PLAYING,
+                "game_state": GameStatus.PLAYING,
                 "resignation": Resignation.NONE,
                 "double_offered": doubled,
                 "turn": 1 - state.player_on_roll if doubled else state.player_on_roll,
@@ -716,7 +716,7 @@ def test_malformed_xgids_raise_value_error_naming_the_field(xgid, message):
     ("state", "message"),
     [
         (MatchState(resignation=Resignation.SINGLE), "resignation"),
-        (MatchState(game_state=GameState.OVER), "game being played"),
+        (MatchState(game_state=GameStatus.OVER), "game being played"),
         (MatchState(turn=0), "differs from player_on_roll"),
     ],
 )
@@ -1436,11 +1436,11 @@ def test_no_game_refuses_every_field_of_a_game_in_progress(fields, message):
         playing["resignation"] = (
             Resignation.SINGLE
         )  # turn differs from the mover only with a question pending
-    alive = MatchState(game_state=GameState.PLAYING, **playing)
+    alive = MatchState(game_state=GameStatus.PLAYING, **playing)
     with pytest.raises(ValueError, match=re.escape(message)):
-        MatchState(game_state=GameState.NONE, **fields)
+        MatchState(game_state=GameStatus.NONE, **fields)
     # and from a Match ID: the playing state's ID with the game state bits cleared
-    mid = _match_id_with_game_state(alive, int(GameState.NONE))
+    mid = _match_id_with_game_state(alive, int(GameStatus.NONE))
     with pytest.raises(ValueError, match=f"Match ID {mid!r}: .*game_state NONE"):
         from_match_id(mid)
 
@@ -1518,5 +1518,5 @@ def test_a_double_waiting_with_the_doubler_to_act_is_refused():
         ValueError, match="turn 1, the doubler"
     ):  # the state itself (defaults: seat 1 on roll)
         MatchState(double_offered=True)
-    ok = MatchState(double_offered=True, game_state=GameState.PLAYING, player_on_roll=0, turn=1)
+    ok = MatchState(double_offered=True, game_state=GameStatus.PLAYING, player_on_roll=0, turn=1)
     assert from_match_id(match_id(ok)).double_offered

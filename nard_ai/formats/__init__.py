@@ -8,8 +8,9 @@ Every function takes and returns boards in the layout of :mod:`nard_ai.core.boar
 
 from nard_ai.formats.ascii import render_board
 from nard_ai.formats.mat import ActionKind, MatAction, Match, MatGame, read_mat, write_mat
+from nard_ai.formats.match_id import GameState as GameState  # the old name of GameStatus, for a release
 from nard_ai.formats.match_id import (
-    GameState,
+    GameStatus,
     MatchState,
     Resignation,
     from_match_id,
@@ -24,7 +25,7 @@ from nard_ai.formats.xgid import from_xgid, to_xgid
 
 __all__ = [
     "ActionKind",
-    "GameState",
+    "GameStatus",
     "MatAction",
     "MatGame",
     "Match",

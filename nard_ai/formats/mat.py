@@ -83,7 +83,7 @@ from nard_ai.core.board import game_result, starting_board, swap_sides, validate
 from nard_ai.core.game import CENTERED
 from nard_ai.core.movegen import legal_plays
 from nard_ai.core.rules import Rules
-from nard_ai.formats.match_id import MAX_MATCH_LENGTH, GameState, MatchState
+from nard_ai.formats.match_id import MAX_MATCH_LENGTH, GameStatus, MatchState
 from nard_ai.formats.notation import STANDARD_RULES, parse_play, play_notation
 
 _LEFT_WIDTH = 27  # gnubg: "%3d) %-27s " puts the right column at character 33
@@ -248,7 +248,7 @@ def _replay_game(
                 cube_owner=owner,
                 player_on_roll=player,
                 crawford=crawford,
-                game_state=GameState.PLAYING,
+                game_state=GameStatus.PLAYING,
                 turn=turn,
                 double_offered=doubled,
                 dice=(max(dice), min(dice)),  # gnubg's order, as its Match ID of the decision

@@ -14,7 +14,7 @@ bits       size  field (:class:`MatchState` attribute)
 4-5        2     cube owner (``cube_owner``): 0 or 1 = that player, 3 = centred
 6          1     the player on roll, or who rolled (``player_on_roll``)
 7          1     this is the Crawford game (``crawford``)
-8-10       3     game state (``game_state``, :class:`GameState`)
+8-10       3     game state (``game_state``, :class:`GameStatus`)
 11         1     the player who must act now (``turn``)
 12         1     a double is offered (``double_offered``)
 13-14      2     resignation offered (``resignation``, :class:`Resignation`)
@@ -113,14 +113,22 @@ _FIELDS = (
 )
 
 
-class GameState(IntEnum):
-    """gnubg's game state (bits 8-10 of the match key)."""
+class GameStatus(IntEnum):
+    """gnubg's game state (bits 8-10 of the match key): no game, playing, over, resigned, dropped.
+
+    gnubg calls the field the game state; here it is ``GameStatus``, so as not to share a name with
+    :class:`nard_ai.core.game.GameState` (a batch of games in play)."""
 
     NONE = 0  # no game started
     PLAYING = 1
     OVER = 2
     RESIGNED = 3  # the game ended by a resignation
     DROPPED = 4  # the game ended by a dropped (passed) cube
+
+
+GameState = GameStatus
+"""The old name of :class:`GameStatus` (before 2026-12-03), kept for a release: ``nard_ai.GameState``
+is the batch of games of :mod:`nard_ai.core.game`, a different thing."""
 
 
 class Resignation(IntEnum):
@@ -150,7 +158,7 @@ class MatchState:
         player_on_roll: the seat (0 or 1) that is on roll or has rolled; the
             board's mover.
         crawford: this game is the Crawford game (match play only).
-        game_state: a :class:`GameState`.
+        game_state: a :class:`GameStatus`.
         turn: the seat (0 or 1) that must act now; differs from
             ``player_on_roll`` only while a double or resignation awaits an
             answer.
@@ -204,7 +212,7 @@ class MatchState:
     cube_owner: int = CENTERED
     player_on_roll: int = 1
     crawford: bool = False
-    game_state: GameState = GameState.PLAYING
+    game_state: GameStatus = GameStatus.PLAYING
     turn: int = 1
     double_offered: bool = False
     resignation: Resignation = Resignation.NONE
@@ -241,7 +249,7 @@ class MatchState:
                 f"max_cube_log2 must be 0-{MAX_CUBE_LOG2} (a cube limit of 1 to 2**15), got {limit}"
             )
         set_field(self, "max_cube_log2", limit)
-        set_field(self, "game_state", _enum(GameState, "game_state", self.game_state))
+        set_field(self, "game_state", _enum(GameStatus, "game_state", self.game_state))
         set_field(self, "resignation", _enum(Resignation, "resignation", self.resignation))
         dice = _pair("dice", self.dice)
         if any(not 0 <= d <= 6 for d in dice):
@@ -299,7 +307,7 @@ class MatchState:
         """
         length, score, cube, owner = self.match_length, self.score, self.cube_value, self.cube_owner
         state, dice, mover = self.game_state, self.dice, self.player_on_roll
-        if length and state in (GameState.NONE, GameState.PLAYING):
+        if length and state in (GameStatus.NONE, GameStatus.PLAYING):
             for player, points in enumerate(score):
                 if points >= length:
                     raise ValueError(
@@ -318,7 +326,7 @@ class MatchState:
                 f"cube_owner is player {owner} with cube_value 1; a cube is owned only once a double has been "
                 "taken, which makes it 2 or more (an unturned cube is centred: cube_owner CENTERED)"
             )
-        if state == GameState.NONE:
+        if state == GameStatus.NONE:
             # no game has started: nothing of a game in progress (a roll, a double, a resignation, a turned cube)
             if dice != (0, 0):
                 raise ValueError(
@@ -482,8 +490,8 @@ def from_match_id(mid: str) -> MatchState:
     raw = {name: (key >> first) & ((1 << size) - 1) for name, first, size in _FIELDS}
     if raw["cube_owner"] == 2:
         raise ValueError(f"Match ID {mid!r}: cube owner bits are 10 (2); only 00, 01 and 11 (centred) exist")
-    if raw["game_state"] > max(GameState):
-        raise ValueError(f"Match ID {mid!r}: game state {raw['game_state']} is not 0-{int(max(GameState))}")
+    if raw["game_state"] > max(GameStatus):
+        raise ValueError(f"Match ID {mid!r}: game state {raw['game_state']} is not 0-{int(max(GameStatus))}")
     for die in ("die_1", "die_2"):
         if raw[die] > 6:
             raise ValueError(f"Match ID {mid!r}: {die.replace('_', ' ')} is {raw[die]}, not 0-6")
@@ -493,7 +501,7 @@ def from_match_id(mid: str) -> MatchState:
             cube_owner=CENTERED if raw["cube_owner"] == _CENTRED_BITS else raw["cube_owner"],
             player_on_roll=raw["player_on_roll"],
             crawford=bool(raw["crawford"]),
-            game_state=GameState(raw["game_state"]),
+            game_state=GameStatus(raw["game_state"]),
             turn=raw["turn"],
             double_offered=bool(raw["double_offered"]),
             resignation=Resignation(raw["resignation"]),

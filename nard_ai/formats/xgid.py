@@ -84,7 +84,7 @@ from nard_ai.formats.match_id import (
     MAX_CUBE_LOG2,
     MAX_FIELD,
     MAX_MATCH_LENGTH,
-    GameState,
+    GameStatus,
     MatchState,
     Resignation,
 )
@@ -163,7 +163,7 @@ def to_xgid(board: np.ndarray, state: MatchState | None = None, *, max_cube_log2
     )
     if state.resignation != Resignation.NONE:
         raise ValueError(f"an XGID cannot express a resignation on offer ({state.resignation.name})")
-    if state.game_state != GameState.PLAYING:
+    if state.game_state != GameStatus.PLAYING:
         raise ValueError(f"an XGID describes a game being played, got game_state {state.game_state.name}")
     if state.double_offered:  # with dice (0, 0): MatchState refuses a double offered after rolling
         if state.turn == state.player_on_roll:
@@ -349,7 +349,7 @@ def from_xgid(text: str) -> tuple[np.ndarray, MatchState]:
             cube_owner={0: CENTERED, 1: X_PLAYER, -1: 1 - X_PLAYER}[owner_value],
             player_on_roll=mover,
             crawford=bool(flag_value) if match_length else False,
-            game_state=GameState.PLAYING,
+            game_state=GameStatus.PLAYING,
             turn=1 - mover if double_offered else mover,
             double_offered=double_offered,
             dice=rolled,

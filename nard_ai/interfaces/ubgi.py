@@ -505,7 +505,7 @@ class UbgiEngine:
         return [info, f"bestmove {play}"]
 
     def _live_position(self) -> _Position:
-        from nard_ai.formats.match_id import GameState
+        from nard_ai.formats.match_id import GameStatus
 
         position = self.position
         if position is None:
@@ -513,7 +513,7 @@ class UbgiEngine:
         if game_result(position.board) != 0:
             raise UbgiError("bad_state", "the game in this position is over")
         state = position.state
-        if state is not None and state.game_state != GameState.PLAYING:
+        if state is not None and state.game_state != GameStatus.PLAYING:
             raise UbgiError(
                 "bad_state", f"the ID's game state is {state.game_state.name.lower()}, not playing"
             )

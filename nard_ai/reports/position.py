@@ -70,7 +70,7 @@ from nard_ai.cube import (
     cube_efficiency,
 )
 from nard_ai.cube.state import cube_state_from_match as _cube_state_from_match
-from nard_ai.formats.match_id import GameState, MatchState
+from nard_ai.formats.match_id import GameStatus, MatchState
 from nard_ai.formats.position import parse_position
 from nard_ai.formats.position_id import position_id
 from nard_ai.reports.analysis import cube_action_text
@@ -107,7 +107,7 @@ def cube_state_from_match(state: MatchState | None) -> CubeState:
             not started, or the cube and match do not fit
             :class:`~nard_ai.cube.CubeState` (e.g. a match longer than 25).
     """
-    if state is not None and state.game_state != GameState.PLAYING:
+    if state is not None and state.game_state != GameStatus.PLAYING:
         raise ValueError(f"the Match ID's game state is {state.game_state.name.lower()}, not playing")
     return _cube_state_from_match(state)
 
