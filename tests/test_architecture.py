@@ -335,6 +335,26 @@ def test_cube_efficiency_and_the_cube_package_load_no_torch():
     assert run_light(code) == "False"
 
 
+def test_the_search_layer_and_the_outcome_algebra_load_no_torch_until_a_network_is_loaded():
+    """Issue 13: the probability algebra lives in ``core.outcomes`` and the network loads on first use,
+    so searching with pubeval, inverting probabilities and a cube decision on given probabilities
+    need no torch; loading the shipped network does."""
+    code = (
+        "import sys, nard_ai\n"
+        "import nard_ai.search as search\n"
+        "from nard_ai.core.outcomes import cubeless_equity, invert_probs, result_probs\n"
+        "from nard_ai.cube import cube_decision_from_probs\n"
+        "agent = search.pubeval_agent()\n"
+        "agent.choose_plays(nard_ai.starting_board()[None], [[3, 1]])\n"
+        "p = invert_probs(result_probs([2]))\n"
+        "cube_decision_from_probs([0.7, 0.2, 0.01, 0.05, 0.0])\n"
+        "print('torch' in sys.modules, float(cubeless_equity(p)[0]))\n"
+        "search.load_agent()\n"
+        "print('torch' in sys.modules)\n"
+    )
+    assert run_light(code).split() == ["False", "-2.0", "True"]
+
+
 def test_old_module_paths_are_the_new_modules_with_a_deprecation_warning():
     code = (
         "import warnings, nard_ai\n"

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.core.ply import check_ply  # re-exported: nard_ai.cube.check_ply
 from nard_ai.cube.equity import (
     DEFAULT_EFFICIENCY,
-    _cubeless_equity,
     _Match,
     _match_dead,
     _outcome_ratios,
@@ -347,7 +347,7 @@ def cube_decision_from_probs(
     available = cube.can_double
     if cube.is_money:
         nd = float(money_cubeful(p, cube, x))
-        cubeless = float(_cubeless_equity(p))
+        cubeless = float(cubeless_equity(p))
         dt, dp = (float(2.0 * money_cubeful(p, cube.doubled(), x)), 1.0) if available else (nan, nan)
         mwcs = (None, None, None)
     else:

@@ -85,6 +85,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nard_ai.core.board import BAR, OPP_BAR, game_result, pip_count, validate_board
+from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.cube.met import match_equity_after
 from nard_ai.cube.state import CENTRED, ON_ROLL, CubeState, _is_real, check_cube
 
@@ -237,11 +238,6 @@ def as_probs(probs) -> np.ndarray:
     return np.clip(p, 0.0, 1.0)
 
 
-def _cubeless_equity(p: np.ndarray) -> np.ndarray:
-    """Cubeless money equity (gnubg ``Utility()``, as :func:`nard_ai.model.network.cubeless_equity`), per unit of cube."""
-    return 2.0 * p[..., 0] - 1.0 + p[..., 1] + p[..., 2] - p[..., 3] - p[..., 4]
-
-
 def _average_win_loss(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Janowski's ``W`` and ``L``: average points of the games won and lost (cube 1)."""
     w = p[..., 0]
@@ -272,7 +268,7 @@ def money_cubeful(p: np.ndarray, cube: CubeState, x) -> np.ndarray:
     jacoby = cube.jacoby and cube.owner == CENTRED
     w = p[..., 0]
     # Jacoby: with the cube centred a gammon counts as a single game.
-    dead = 2.0 * w - 1.0 if jacoby else _cubeless_equity(p)
+    dead = 2.0 * w - 1.0 if jacoby else cubeless_equity(p)
     live = _money_live(p, cube.owner, jacoby)
     x = np.asarray(x, dtype=np.float64)
     mixed = (1.0 - x) * dead + x * live

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nard_ai.core.board import game_result, swap_sides_unchecked
+from nard_ai.core.outcomes import invert_probs, result_probs
 from nard_ai.cube.decision import CubeDecision, cube_action, cube_decision_from_probs
 from nard_ai.cube.equity import (
     DEFAULT_EFFICIENCY,
@@ -50,7 +51,6 @@ from nard_ai.cube.equity import (
     mwc_to_equity,
 )
 from nard_ai.cube.state import CENTRED, CubeState
-from nard_ai.model.network import invert_probs, result_probs
 from nard_ai.search.lookahead import ROLL_WEIGHTS, ROLLS_21, select_plays
 
 __all__ = ["lookahead_cube_decision"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numba
 import numpy as np
@@ -32,9 +32,12 @@ from numba import njit
 
 from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, swap_sides
 from nard_ai.core.movegen import parallel_threads
+from nard_ai.core.outcomes import exclusive_to_gnubg
 from nard_ai.eval.bearoff import _is_bearoff_row, bearoff_probs_unchecked
 from nard_ai.model.encoding import race_flags
-from nard_ai.model.network import Network, exclusive_to_gnubg, load_checkpoint
+
+if TYPE_CHECKING:  # the torch network loads with the first NetworkEvaluator, not with this module
+    from nard_ai.model.network import Network
 
 PARALLEL_MIN_PROBS = 4096
 """Batches of fewer boards convert the network's outcomes on one thread: about 0.1 µs a board,
@@ -77,6 +80,8 @@ class NetworkEvaluator:
     @classmethod
     def from_checkpoint(cls, path) -> NetworkEvaluator:
         """Load a checkpoint (see :func:`nard_ai.model.network.load_checkpoint`; raises ``ValueError`` on a bad file)."""
+        from nard_ai.model.network import load_checkpoint
+
         return cls(load_checkpoint(path).network)
 
     def probs6(self, boards: np.ndarray) -> np.ndarray:

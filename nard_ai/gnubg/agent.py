@@ -62,11 +62,11 @@ import numpy as np
 
 from nard_ai.core.board import game_result, validate_board
 from nard_ai.core.game import CENTERED
+from nard_ai.core.outcomes import cubeless_equity, result_probs
 from nard_ai.core.rules import Rules
 from nard_ai.cube import CENTRED, DEFAULT_EFFICIENCY, ON_ROLL, CubeEfficiency, CubeState
 from nard_ai.formats.match_id import MatchState, gnubg_id
 from nard_ai.formats.tanboard import to_tanboard
-from nard_ai.model.network import cubeless_equity, result_probs
 from nard_ai.search.lookahead import (
     STANDARD_RULES,
     RankedPlays,

@@ -39,7 +39,7 @@ def num(value: float | None) -> float | None:
 
 def probs_dict(p) -> dict[str, float]:
     """gnubg's five probabilities ``p`` (``(5,)``) by name (``win``, ``win_gammon``, ...: ``nard_ai.model.network.GNUBG_OUTPUTS``), rounded to 6 places."""
-    from nard_ai.model.network import GNUBG_OUTPUTS
+    from nard_ai.core.outcomes import GNUBG_OUTPUTS
 
     return {name: round(float(v), 6) for name, v in zip(GNUBG_OUTPUTS, p, strict=True)}
 

@@ -1,29 +1,12 @@
 """The torch evaluator network, outcome-probability views, and checkpoints with a contract.
 
-Outcomes and whose perspective
-------------------------------
-Every probability here is for **the side on roll in the encoded board**
-(after :mod:`nard_ai.model.encoding`), unless a function's name says it inverts.
-
-Internally the network predicts 6 *exclusive* outcomes with a softmax
-(the wildbg choice), in the order of :data:`OUTCOMES`::
-
-    win single, win gammon, win backgammon, lose single, lose gammon, lose backgammon
-    points:  +1,  +2,  +3,  -1,  -2,  -3
-
-so the probabilities are always consistent (non-negative, summing to 1, a
-backgammon is a gammon is a win). At the edges the project uses gnubg's 5
-*cumulative* numbers, in gnubg's order (``WIN, WINGAMMON, WINBACKGAMMON,
-LOSEGAMMON, LOSEBACKGAMMON``)::
-
-    win = ws + wg + wb,  win_gammon = wg + wb,  win_backgammon = wb,
-    lose_gammon = lg + lb,  lose_backgammon = lb
-
-Cubeless money equity, for the same side (gnubg ``eval.c``, ``Utility()``)::
-
-    equity = 2 win - 1 + win_gammon + win_backgammon - lose_gammon - lose_backgammon
-
-which equals the expected points ``ws + 2 wg + 3 wb - ls - 2 lg - 3 lb``.
+Outcomes
+--------
+The network predicts the 6 *exclusive* outcomes of :mod:`nard_ai.core.outcomes` with a
+softmax, for the side on roll in the encoded board; the evaluators turn them into gnubg's 5
+cumulative probabilities (:func:`~nard_ai.core.outcomes.exclusive_to_gnubg`). The outcome
+algebra (inverting, cubeless equity, finished games) lives in that torch-free module and is
+re-exported here.
 
 Checkpoints
 -----------
@@ -83,6 +66,17 @@ from torch import nn
 
 from nard_ai.core.board import BOARD_SIZE, LAYOUT_VERSION
 from nard_ai.core.movegen import parallel_threads
+from nard_ai.core.outcomes import (
+    GNUBG_OUTPUTS,
+    OUTCOME_POINTS,
+    OUTCOMES,
+    cubeless_equity,
+    cumulative_parts,
+    gnubg_to_exclusive,
+    invert_exclusive,
+    invert_probs,
+    result_probs,
+)
 from nard_ai.model.atomic import STALE_AFTER_S, TMP_SUFFIX, atomic_write, remove_stale_temporaries
 from nard_ai.model.embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
 from nard_ai.model.encoding import PARALLEL_MIN_BOARDS, Encoder, contact_first_order, get_encoder
@@ -110,111 +104,28 @@ __all__ = [
     "CHECKPOINT_VERSION",
 ]
 
-OUTCOMES = ("win_single", "win_gammon", "win_backgammon", "lose_single", "lose_gammon", "lose_backgammon")
-OUTCOME_POINTS = np.array([1, 2, 3, -1, -2, -3], dtype=np.float32)
-GNUBG_OUTPUTS = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
 
 CHECKPOINT_FORMAT = "nard_ai.checkpoint"
 CHECKPOINT_VERSION = 1
 DEFAULT_CHECKPOINT_NAME = "nard-rich.pt"
 
-_INVERT6 = [3, 4, 5, 0, 1, 2]
-
 
 def exclusive_to_gnubg(p6):
-    """6 exclusive outcome probabilities -> gnubg's 5 cumulative ones (same side).
+    """6 exclusive outcome probabilities -> gnubg's 5 cumulative ones (same side), numpy or torch.
+
+    :func:`nard_ai.core.outcomes.exclusive_to_gnubg` (numpy) that also takes a torch tensor, as the
+    network's forward pass and the ONNX export use it; the formula is
+    :func:`nard_ai.core.outcomes.cumulative_parts`.
 
     Args:
         p6: ``(..., 6)`` numpy array or torch tensor in :data:`OUTCOMES` order.
 
     Returns:
-        ``(..., 5)`` of the same kind: win, win-gammon, win-backgammon,
-        lose-gammon, lose-backgammon.
+        ``(..., 5)`` of the same kind: win, win-gammon, win-backgammon, lose-gammon, lose-backgammon.
     """
-    ws, wg, wb, _ls, lg, lb = (p6[..., i] for i in range(6))
-    parts = [ws + wg + wb, wg + wb, wb, lg + lb, lb]
     if isinstance(p6, torch.Tensor):
-        return torch.stack(parts, dim=-1)
-    return np.stack(parts, axis=-1)
-
-
-def gnubg_to_exclusive(p5: np.ndarray) -> np.ndarray:
-    """gnubg's 5 cumulative probabilities -> the 6 exclusive outcomes (same side).
-
-    Small negative values from rounding are clipped to 0.
-
-    Args:
-        p5: ``(..., 5)`` array in gnubg order.
-
-    Returns:
-        ``(..., 6)`` array in :data:`OUTCOMES` order.
-    """
-    p5 = np.asarray(p5)
-    w, wg, wb, lg, lb = (p5[..., i] for i in range(5))
-    out = np.stack([w - wg, wg - wb, wb, 1.0 - w - lg, lg - lb, lb], axis=-1)
-    return np.clip(out, 0.0, None).astype(p5.dtype, copy=False)
-
-
-def invert_probs(p5: np.ndarray) -> np.ndarray:
-    """gnubg-order probabilities for one side -> the same for the other side.
-
-    ``win' = 1 - win``, ``win_gammon' = lose_gammon``, ``win_backgammon' =
-    lose_backgammon`` and vice versa (gnubg ``InvertEvaluation``).
-
-    Args:
-        p5: ``(..., 5)`` array.
-
-    Returns:
-        A new ``(..., 5)`` array.
-    """
-    p5 = np.asarray(p5)
-    out = np.empty_like(p5)
-    out[..., 0] = 1.0 - p5[..., 0]
-    out[..., 1] = p5[..., 3]
-    out[..., 2] = p5[..., 4]
-    out[..., 3] = p5[..., 1]
-    out[..., 4] = p5[..., 2]
-    return out
-
-
-def invert_exclusive(p6):
-    """6 exclusive outcome probabilities for one side -> for the other side (wins <-> losses)."""
-    return p6[..., _INVERT6]
-
-
-def cubeless_equity(p5):
-    """Cubeless money equity from gnubg-order probabilities (gnubg ``Utility()``).
-
-    ``equity = 2 win - 1 + win_gammon + win_backgammon - lose_gammon - lose_backgammon``,
-    in points per game at cube 1, for the side the probabilities belong to.
-
-    Args:
-        p5: ``(..., 5)`` numpy array or torch tensor.
-
-    Returns:
-        ``(...)`` equities.
-    """
-    return 2.0 * p5[..., 0] - 1.0 + p5[..., 1] + p5[..., 2] - p5[..., 3] - p5[..., 4]
-
-
-def result_probs(points: np.ndarray) -> np.ndarray:
-    """Exact gnubg-order probabilities of finished games.
-
-    Args:
-        points: ``(N,)`` results ``+-1, +-2, +-3`` (from :func:`nard_ai.core.board.game_result`),
-            for the side the probabilities are wanted for.
-
-    Returns:
-        ``(N, 5)`` float32 of zeros and ones.
-    """
-    points = np.asarray(points)
-    out = np.zeros((len(points), 5), dtype=np.float32)
-    out[:, 0] = points > 0
-    out[:, 1] = points >= 2
-    out[:, 2] = points >= 3
-    out[:, 3] = points <= -2
-    out[:, 4] = points <= -3
-    return out
+        return torch.stack(cumulative_parts(p6), dim=-1)
+    return np.stack(cumulative_parts(p6), axis=-1)
 
 
 @dataclass(frozen=True)

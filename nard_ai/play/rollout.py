@@ -500,7 +500,7 @@ class PlayRollout:
 
 def _for_mover(r: RolloutResult, match: bool) -> RolloutResult:
     """A rollout of the opponent's position (opponent on roll) as seen by the side that moved into it."""
-    from nard_ai.model.network import invert_probs
+    from nard_ai.core.outcomes import invert_probs
 
     cubeful = None if r.cubeful is None else (1.0 - r.cubeful if match else -r.cubeful)
     return RolloutResult(
@@ -522,7 +522,7 @@ def _for_mover(r: RolloutResult, match: bool) -> RolloutResult:
 
 def _finished_result(afterstate: np.ndarray, cube: CubeState | None) -> RolloutResult:
     # the play bears off the mover's last checker: the exact result (RULES.md section 6)
-    from nard_ai.model.network import result_probs
+    from nard_ai.core.outcomes import result_probs
 
     points = int(game_result(afterstate))
     cubeful = None

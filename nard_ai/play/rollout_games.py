@@ -304,7 +304,7 @@ class _RolloutGames:
     def __init__(
         self, board, games, seed, agent, cube, truncate, vr, batch, efficiency, on_games=None, first=0
     ) -> None:
-        from nard_ai.model.network import result_probs
+        from nard_ai.core.outcomes import result_probs
 
         self.result_probs = result_probs
         self.root, self.games, self.seed, self.agent = board, games, seed, agent
@@ -404,7 +404,7 @@ class _RolloutGames:
         stop = idx[self.ply[idx] >= self.truncate]
         if len(stop) == 0:
             return idx
-        from nard_ai.model.network import invert_probs
+        from nard_ai.core.outcomes import invert_probs
 
         probs = np.asarray(self.agent.evaluate(self.boards[stop])[0], dtype=np.float64)
         mover = self.ply[stop] & 1
@@ -517,7 +517,7 @@ class _RolloutGames:
             return sel.afterstates, afterstate_probs(
                 agent.evaluator, sel.afterstates, self.agent_ply - 1, agent.rules
             )
-        from nard_ai.model.network import invert_probs
+        from nard_ai.core.outcomes import invert_probs
 
         after = self.agent.choose_plays(boards, dice)
         probs = invert_probs(

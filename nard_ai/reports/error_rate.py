@@ -63,8 +63,8 @@ import numpy as np
 from nard_ai.core.board import game_result, swap_sides_unchecked
 from nard_ai.core.game import new_games, step
 from nard_ai.core.movegen import legal_plays_batch
+from nard_ai.core.outcomes import cubeless_equity, invert_probs, result_probs
 from nard_ai.formats.position_id import position_id
-from nard_ai.model.network import cubeless_equity, invert_probs, result_probs
 from nard_ai.reports.position import parse_position, read_text_file
 from nard_ai.search.lookahead import STANDARD_RULES, Agent, afterstate_probs
 

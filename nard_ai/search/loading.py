@@ -15,7 +15,6 @@ import numpy as np
 
 from nard_ai.core.rules import Rules
 from nard_ai.eval.evaluator import NetworkEvaluator, PubevalEvaluator, RandomEvaluator
-from nard_ai.model.network import default_checkpoint_path, load_checkpoint
 from nard_ai.search.filters import MoveFilters
 from nard_ai.search.lookahead import STANDARD_RULES, Agent
 
@@ -43,6 +42,8 @@ def load_agent(
         ValueError: on a corrupt or mismatched checkpoint, an unsupported ply
             or bad filters.
     """
+    from nard_ai.model.network import default_checkpoint_path, load_checkpoint  # torch, on first use
+
     path = default_checkpoint_path() if checkpoint is None else Path(checkpoint)
     network = load_checkpoint(path).network
     return Agent(NetworkEvaluator(network), ply=ply, rules=rules, name=f"{path.name}:{ply}", filters=filters)

@@ -105,10 +105,10 @@ from nard_ai.core.board import (
     validate_dice,
 )
 from nard_ai.core.movegen import checked_batch, legal_plays_batch, run_batch
+from nard_ai.core.outcomes import cubeless_equity, invert_probs, result_probs
 from nard_ai.core.ply import check_ply
 from nard_ai.core.rules import Rules
 from nard_ai.eval.evaluator import Evaluator
-from nard_ai.model.network import cubeless_equity, invert_probs, result_probs
 from nard_ai.search.filters import (
     DEFAULT_FILTERS,
     HUGE,

@@ -348,8 +348,8 @@ def label_boards(
 
 def _exact(boards: np.ndarray, classes: np.ndarray) -> np.ndarray:
     from nard_ai.core.board import game_result_unchecked
+    from nard_ai.core.outcomes import result_probs
     from nard_ai.eval.bearoff import bearoff_probs
-    from nard_ai.model.network import result_probs
 
     out = np.zeros((len(boards), 5), dtype=np.float64)
     over = classes == OVER

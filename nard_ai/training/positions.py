@@ -93,10 +93,10 @@ import numpy as np
 from nard_ai.core.board import BOARD_SIZE, starting_board, swap_sides_unchecked, validate_board
 from nard_ai.core.game import opening_roll, roll_dice
 from nard_ai.core.movegen import legal_plays_batch
+from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.eval.bearoff import is_bearoff
 from nard_ai.eval.evaluator import has_contact
 from nard_ai.formats.position_id import board_from_position_id, position_id
-from nard_ai.model.network import cubeless_equity
 from nard_ai.search import STANDARD_RULES, afterstate_probs, position_probs
 from nard_ai.training.store import (
     FORMAT_VERSION,
