@@ -22,6 +22,7 @@ import pytest
 from conftest import ALL_ROLLS, to_gnubg
 
 from nard_ai.core.board import pos, starting_board
+from nard_ai.core.dice import ROLL_WEIGHTS
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.eval import bearoff
 from nard_ai.eval.bearoff import (
@@ -481,7 +482,7 @@ def test_cache_path_honours_xdg_cache_home(monkeypatch, tmp_path):
 
 def test_the_overflow_guard_reports_distributions_longer_than_the_table():
     """A chain 2 -> 1 -> 0 (one play per roll) needs 2 rolls from position 2; a 2-column table cannot hold it."""
-    n_rolls = len(bearoff._ROLL_WEIGHTS)
+    n_rolls = len(ROLL_WEIGHTS)
     successors = np.array([0] * n_rolls + [1] * n_rolls, dtype=np.int64)
     pair_start = np.concatenate([[0] * (n_rolls + 1), np.arange(1, 2 * n_rolls + 1)]).astype(np.int64)
     checkers = np.array([0, 1, 2], dtype=np.int64)
@@ -490,7 +491,7 @@ def test_the_overflow_guard_reports_distributions_longer_than_the_table():
         race = np.zeros((3, cap))
         gammon = np.zeros((3, cap))
         ok = bearoff._solve(
-            pair_start, successors, checkers, bearoff._ROLL_WEIGHTS, race, gammon, np.zeros(3), np.zeros(3)
+            pair_start, successors, checkers, ROLL_WEIGHTS, race, gammon, np.zeros(3), np.zeros(3)
         )
         return ok, race
 

@@ -101,6 +101,7 @@ from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 
 from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, validate_board, validate_dice
+from nard_ai.core.dice import splitmix64
 from nard_ai.core.rules import NO_HIT_AND_CONTINUE_000, NO_HIT_AND_CONTINUE_002, Rules
 
 # The most distinct afterstates kept while enumerating one position (all
@@ -121,12 +122,7 @@ def _zobrist_table() -> np.ndarray:
     ``(k + 2) * 0x9E3779B97F4A7C15`` (mod 2**64): the generator seeded with
     that constant, from its first step on (Steele, Lea & Flood 2014).
     """
-    gamma = np.uint64(0x9E3779B97F4A7C15)
-    with np.errstate(over="ignore"):
-        z = np.arange(2, BOARD_SIZE * 32 + 2, dtype=np.uint64) * gamma
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        z ^= z >> np.uint64(31)
+    z = splitmix64(0, np.arange(2, BOARD_SIZE * 32 + 2, dtype=np.uint64))
     return z.reshape(BOARD_SIZE, 32)
 
 
@@ -1213,7 +1209,11 @@ def _check_not_over(boards: np.ndarray) -> None:
 
 @njit(cache=True, inline="always")
 def _next_random(state, g):
-    """splitmix64 step of game ``g``'s generator (Steele, Lea & Flood 2014); returns 64 random bits."""
+    """splitmix64 step of game ``g``'s generator (Steele, Lea & Flood 2014); returns 64 random bits.
+
+    The constants are :mod:`nard_ai.core.dice`'s ``SPLITMIX_*``, written out here: a compiled
+    kernel does not read another file's globals at run time (numba bakes them in at compile time,
+    and its cache would not see them change)."""
     s = state[g] + np.uint64(0x9E3779B97F4A7C15)
     state[g] = s
     z = (s ^ (s >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)

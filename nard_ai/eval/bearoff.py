@@ -81,6 +81,7 @@ import numpy as np
 from numba import njit
 
 from nard_ai.core.board import BOARD_SIZE, NUM_CHECKERS, validate_board
+from nard_ai.core.dice import ROLL_WEIGHTS, ROLLS_21
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.model.atomic import atomic_write_bytes
 
@@ -111,9 +112,6 @@ NUM_POSITIONS = comb(NUM_CHECKERS + NUM_BEAROFF_POINTS, NUM_BEAROFF_POINTS)
 #: Columns of the distributions: ``n = 0 .. MAX_ROLLS - 1`` rolls.
 MAX_ROLLS = 32
 
-#: The 21 distinct rolls, larger die first, and how many of the 36 each stands for.
-_ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int8)
-_ROLL_WEIGHTS = np.where(_ROLLS[:, 0] == _ROLLS[:, 1], 1.0, 2.0) / 36.0
 
 # Binomial coefficients C(b, k) for the position index, b = 0..20, k = 0..6.
 _BINOM = np.array([[comb(b, k) for k in range(NUM_BEAROFF_POINTS + 1)] for b in range(21)], dtype=np.int64)
@@ -255,7 +253,7 @@ def _successors(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ``successors[pair_start[21 i + r] : pair_start[21 i + r + 1]]`` (none for
         position 0, which has nothing left to play).
     """
-    n_rolls = len(_ROLLS)
+    n_rolls = len(ROLLS_21)
     owners, succ = [], []
     for start in range(1, len(positions), _BUILD_CHUNK):
         chunk = positions[start : start + _BUILD_CHUNK]
@@ -263,7 +261,7 @@ def _successors(positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         boards[:, 1:7] = chunk
         boards[:, _DUMMY_OPPONENT_INDEX] = -1
         afterstates, owner = legal_plays_batch(
-            np.repeat(boards, n_rolls, axis=0), np.tile(_ROLLS, (len(chunk), 1)), sort=False
+            np.repeat(boards, n_rolls, axis=0), np.tile(ROLLS_21, (len(chunk), 1)), sort=False
         )
         rest = np.delete(afterstates, np.s_[1:7], axis=1)
         if (rest != boards[0, np.r_[0, 7:BOARD_SIZE]]).any() or (afterstates[:, 1:7] < 0).any():
@@ -321,7 +319,7 @@ def build_database() -> BearoffDatabase:
     mean_race = np.zeros(NUM_POSITIONS)
     mean_gammon = np.zeros(NUM_POSITIONS)
     checkers = positions.sum(axis=1)
-    if not _solve(pair_start, successors, checkers, _ROLL_WEIGHTS, race, gammon, mean_race, mean_gammon):
+    if not _solve(pair_start, successors, checkers, ROLL_WEIGHTS, race, gammon, mean_race, mean_gammon):
         raise RuntimeError(f"a bear-off needs more than {MAX_ROLLS - 1} rolls; raise MAX_ROLLS")
     log.info(
         "built the bear-off database: %d positions, %d plays, %.1f s",

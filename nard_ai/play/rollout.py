@@ -103,6 +103,7 @@ from nard_ai.core.board import (
     swap_sides_unchecked,
     validate_board,
 )
+from nard_ai.core.dice import ROLL_WEIGHTS, ROLLS_21, ROLLS_36  # re-exported here
 from nard_ai.core.ply import check_ply
 from nard_ai.cube import (
     DEFAULT_EFFICIENCY,
@@ -115,9 +116,6 @@ from nard_ai.cube import (
 from nard_ai.play.lockstep import MAX_PLIES
 from nard_ai.play.rollout_games import (
     CHUNK_GAMES,
-    ROLL_WEIGHTS,
-    ROLLS_21,
-    ROLLS_36,
     VR_CHUNK,
     RolloutResult,
     _check_seed,

@@ -21,6 +21,7 @@ from numbers import Integral
 import numpy as np
 
 from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, swap_sides_unchecked
+from nard_ai.core.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS_21, ROLLS_36, splitmix64
 from nard_ai.cube import (
     CubeEfficiency,
     CubeState,
@@ -33,16 +34,6 @@ from nard_ai.cube import (
 from nard_ai.play.cube_policy import OWNER_BY_CODE, model_doubles, model_takes, owner_codes, owner_seat
 from nard_ai.play.lockstep import Lockstep
 
-#: ``(21, 2)`` int8: the 21 distinct rolls, larger die first.
-ROLLS_21 = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int8)
-#: ``(21,)`` float64: each roll's chance (non-doubles 2/36, doubles 1/36).
-ROLL_WEIGHTS = np.where(ROLLS_21[:, 0] == ROLLS_21[:, 1], 1.0, 2.0) / 36.0
-_ROLL_INDEX = np.zeros((7, 7), dtype=np.int64)
-for _k, (_a, _b) in enumerate(ROLLS_21):
-    _ROLL_INDEX[_a, _b] = _ROLL_INDEX[_b, _a] = _k
-#: ``(36, 2)`` int8: the 36 ordered rolls, ``(1, 1), (1, 2), ..., (6, 6)``.
-ROLLS_36 = np.array([(a, b) for a in range(1, 7) for b in range(1, 7)], dtype=np.int8)
-
 CHUNK_GAMES = 1 << 17
 """Games per block of per-game results (module docstring, "Memory"): 131,072 games, about 7 MB of
 results and about as much again while a block's statistics are taken."""
@@ -52,10 +43,6 @@ VR_CHUNK = 1024
 Z95 = 1.959963984540054
 _DEDUP_MIN_SHARE = 0.1  # keep merging repeated (board, roll) pairs while at least this share repeats
 
-# SplitMix64 (Steele, Lea, Flood 2014; Vigna's splitmix64.c).
-_GAMMA = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 _PLY_BITS = np.uint64(20)  # MAX_PLIES < 2**20: plies of one game are consecutive outputs
 
 
@@ -111,14 +98,6 @@ def _check_seed(seed) -> int:
     return int(seed)
 
 
-def _splitmix64(seed: int, counter: np.ndarray) -> np.ndarray:
-    """Output number ``counter`` (1-based, ``(N,)`` uint64) of SplitMix64 seeded with ``seed``."""
-    z = np.uint64(seed) + counter * _GAMMA  # wraps mod 2**64, as the C original
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
 def rollout_dice(seed: int, games: np.ndarray, plies: np.ndarray) -> np.ndarray:
     """The roll of rollout game ``games[i]`` at its ply ``plies[i]`` (module docstring, "Dice").
 
@@ -145,7 +124,7 @@ def rollout_dice(seed: int, games: np.ndarray, plies: np.ndarray) -> np.ndarray:
     if (games < 0).any() or (plies < 0).any() or (plies >= 1 << int(_PLY_BITS)).any():
         raise ValueError("games must be >= 0 and plies 0 .. 2**20 - 1")
     counter = (games.astype(np.uint64) << _PLY_BITS) + plies.astype(np.uint64) + np.uint64(1)
-    which = (_splitmix64(seed, counter) % np.uint64(36)).astype(np.int64)
+    which = (splitmix64(seed, counter) % np.uint64(36)).astype(np.int64)
     first, reply = _stratification(seed)
     i, j = games % 36, (games // 36) % 36
     which = np.where(plies == 0, first[i], np.where(plies == 1, reply[(i + j) % 36], which))
@@ -156,8 +135,8 @@ def rollout_dice(seed: int, games: np.ndarray, plies: np.ndarray) -> np.ndarray:
 def _stratification(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The seed's two random orders of the 36 rolls (first roll, reply), from SplitMix64 streams of their own."""
     counters = np.arange(1, 37, dtype=np.uint64)
-    first = np.argsort(_splitmix64(seed ^ 0xD1B54A32D192ED03, counters), kind="stable")
-    reply = np.argsort(_splitmix64(seed ^ 0x8CB92BA72F3D8DD7, counters), kind="stable")
+    first = np.argsort(splitmix64(seed ^ 0xD1B54A32D192ED03, counters), kind="stable")
+    reply = np.argsort(splitmix64(seed ^ 0x8CB92BA72F3D8DD7, counters), kind="stable")
     return first, reply
 
 
@@ -477,7 +456,7 @@ class _RolloutGames:
         distinct = boards[first]
         after21, probs21 = self._roll_values(distinct)
         mean = np.einsum("r,nrf->nf", ROLL_WEIGHTS, probs21.reshape(len(distinct), len(ROLLS_21), 5))
-        row = inverse * len(ROLLS_21) + _ROLL_INDEX[roll[:, 0], roll[:, 1]]
+        row = inverse * len(ROLLS_21) + ROLL_INDEX[roll[:, 0], roll[:, 1]]
         luck = probs21[row] - mean[inverse]
         if self.fast_vr and self.agent_ply > 0:
             after = self.agent.choose_plays(boards, roll)

@@ -104,6 +104,7 @@ from nard_ai.core.board import (
     validate_board,
     validate_dice,
 )
+from nard_ai.core.dice import ROLL_WEIGHTS, ROLLS_21  # re-exported here
 from nard_ai.core.movegen import checked_batch, legal_plays_batch, run_batch
 from nard_ai.core.outcomes import cubeless_equity, invert_probs, result_probs
 from nard_ai.core.ply import check_ply
@@ -154,12 +155,6 @@ __all__ = [
 
 MAX_LEVEL_POSITIONS = 512
 """Most positions expanded (x 21 rolls) in one generator and evaluator call; about 200,000 plays."""
-
-ROLLS_21 = np.array([(a, b) for a in range(1, 7) for b in range(1, a + 1)], dtype=np.int8)
-"""``(21, 2)`` int8: the 21 distinct rolls, larger die first."""
-
-ROLL_WEIGHTS = np.where(ROLLS_21[:, 0] == ROLLS_21[:, 1], 1.0, 2.0) / 36.0
-"""``(21,)`` float64: each roll's probability (non-doubles 2/36, doubles 1/36); sums to 1."""
 
 # Tiers of search depth in one score: equities lie in [-3, 3], so depth * 10
 # + equity ranks every play valued deeper above every play valued shallower.
