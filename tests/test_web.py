@@ -345,6 +345,70 @@ def test_a_rollout_past_its_time_limit_stops_as_timed_out(client, monkeypatch):
 def test_an_unknown_rollout_job_is_a_404(client):
     assert client.get("/web/rollout/nosuchjob").status_code == 404
     assert client.delete("/web/rollout/nosuchjob").status_code == 404
+    assert client.get("/web/rollout/..%2F..%2Fetc%2Fpasswd").status_code == 404  # not a job id: no file read
+
+
+def _wait_for(client, job: str, ready, seconds: float = 120) -> dict:
+    deadline = time.monotonic() + seconds
+    while not ready(status := client.get(f"/web/rollout/{job}").json()):
+        assert time.monotonic() < deadline, f"no such state in {seconds} s: {status}"
+        time.sleep(0.05)
+    return status
+
+
+def test_a_one_ply_rollout_shows_progress_early_and_stops_within_a_ply_when_cancelled(client):
+    """Review of issue 17: at 1-ply every game used to be in flight at once, so none finished (and
+    the progress stayed 0) until near the end, and a cancel was only seen when games finished. Web
+    rollouts at 1-ply now play 36 games at a time, and a cancel is seen after the next ply."""
+    r = client.post(
+        "/web/rollout", json={"id": START_ID, "games": MAX_ROLLOUT_GAMES, "ply": 1, "truncate": 3}
+    )
+    job = r.json()["job"]
+    running = _wait_for(client, job, lambda s: s["games_done"] > 0)
+    assert running["state"] == "running" and running["games_done"] < MAX_ROLLOUT_GAMES
+    asked = time.monotonic()
+    assert client.delete(f"/web/rollout/{job}").status_code == 200
+    stopped = _wait_for(client, job, lambda s: s["state"] != "running", seconds=30)
+    assert stopped["state"] == "cancelled" and time.monotonic() - asked < 30
+    assert stopped["games_done"] < MAX_ROLLOUT_GAMES
+
+
+def test_worker_processes_sharing_the_jobs_folder_see_each_others_rollouts(tmp_path):
+    """``nard serve --workers N``: a client's next request may reach another process. Two apps on one
+    jobs folder stand for two workers: B answers the progress of A's job, B's cancel stops it on A,
+    and B refuses a second rollout while A's runs."""
+    a = TestClient(create_app(jobs_folder=tmp_path))
+    b = TestClient(create_app(jobs_folder=tmp_path))
+    job = a.post("/web/rollout", json={"id": START_ID, "games": MAX_ROLLOUT_GAMES}).json()["job"]
+    seen = _wait_for(b, job, lambda s: s["games_done"] > 0)
+    assert seen["state"] == "running" and seen["games"] == MAX_ROLLOUT_GAMES
+    busy = b.post("/web/rollout", json={"id": START_ID, "games": 36})
+    assert busy.status_code == 429 and "already running" in busy.json()["detail"]
+    assert b.delete(f"/web/rollout/{job}").status_code == 200
+    assert _wait_for(a, job, lambda s: s["state"] != "running", seconds=30)["state"] == "cancelled"
+    done = _finish(b, b.post("/web/rollout", json={"id": START_ID, "games": 36, "truncate": 4}).json()["job"])
+    assert done["state"] == "done" and a.get(f"/web/rollout/{done['job']}").json() == done
+
+
+def test_a_job_whose_worker_died_is_failed_and_blocks_nothing(tmp_path):
+    """A worker killed mid-rollout leaves its job "running" on disk; the process is gone, so the job
+    reads as failed and a new rollout starts."""
+    import json
+    import subprocess
+    import sys
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    record = {
+        "job": "0" * 32, "state": "running", "games_done": 5, "games": 36, "started": time.time(),
+        "finished": None, "error": None, "result": None, "pid": int(dead.stdout),
+    }  # fmt: skip
+    (tmp_path / f"{record['job']}.json").write_text(json.dumps(record))
+    client = TestClient(create_app(jobs_folder=tmp_path))
+    status = client.get(f"/web/rollout/{record['job']}").json()
+    assert status["state"] == "failed" and "stopped" in status["error"]
+    assert client.post("/web/rollout", json={"id": START_ID, "games": 36, "truncate": 4}).status_code == 202
 
 
 # --------------------------------------------------------------------------- /web/analysis

@@ -35,7 +35,8 @@ moves are in the mover's numbering, 25 = the bar, 0 = off.
 Errors are those of the backend (:mod:`nard_ai.interfaces.http`, whose request decoding these
 handlers reuse): a malformed request is a ``400`` naming the field, a schema error a ``422``,
 strict JSON types, unknown fields refused. Further: an unknown rollout job is a ``404``; a second
-rollout while one runs, or more than :data:`MAX_ROLLOUT_JOBS` jobs kept, a ``429``; a ``.mat`` body
+rollout while one runs (in any worker process: the jobs are files in a folder the workers share,
+:mod:`nard_ai.interfaces.web_jobs`) a ``429``; a ``.mat`` body
 over :data:`MAX_MAT_BYTES` a ``413`` (the server's own body limit applies first); a body that is not
 a ``.mat`` record a ``400`` naming the line.
 
@@ -48,8 +49,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -69,6 +68,7 @@ from nard_ai.formats.position import parse_position
 from nard_ai.formats.position_id import position_id
 from nard_ai.formats.xgid import to_xgid
 from nard_ai.interfaces.external import checker_moves
+from nard_ai.interfaces.web_jobs import JobBusy, RolloutJobs
 from nard_ai.search.lookahead import MAX_PLY
 
 __all__ = [
@@ -83,6 +83,9 @@ MAX_ROLLOUT_GAMES = (
 MAX_ROLLOUT_PLY = 1  # a 2-ply rollout of thousands of games takes hours on 2 cores
 MAX_ROLLOUT_SECONDS = 600.0  # wall-clock seconds a rollout job may run; then it stops ("timed_out")
 MAX_ROLLOUT_JOBS = 8  # rollout jobs kept (running or finished); the oldest finished one makes room
+#: games in flight of a web rollout, by its ply: at 1-ply small batches, so that games finish (and
+#: the progress moves) every few seconds instead of all together near the end
+ROLLOUT_BATCH = {0: 1296, 1: 36}
 MAX_MAT_BYTES = 65_536  # a .mat upload; a 25-point match of about 40 games is some 40 kB
 MAX_MAT_RECORDS = 2_000  # rolls, doubles, takes and passes of one analysed match
 MAX_ANALYSIS_PLY = 1  # analysis depth over HTTP (a 2-ply analysis of a long match takes minutes)
@@ -315,31 +318,18 @@ def _position_info(board: np.ndarray, state: MatchState | None) -> PositionInfo:
     )
 
 
-class _Job:
-    """One rollout in a thread; its fields are read by GET while the thread writes them."""
-
-    def __init__(self, job: str, games: int) -> None:
-        self.job = job
-        self.games = games
-        self.games_done = 0
-        self.state = "running"
-        self.error: str | None = None
-        self.result: RolloutOutcome | None = None
-        self.started = time.monotonic()
-        self.finished: float | None = None
-        self.cancel = threading.Event()
-
-    def status(self) -> JobStatus:
-        end = self.finished if self.finished is not None else time.monotonic()
-        return JobStatus(
-            job=self.job,
-            state=self.state,
-            games_done=self.games_done,
-            games=self.games,
-            seconds=round(end - self.started, 3),
-            error=self.error,
-            result=self.result,
-        )
+def _status(record: dict) -> JobStatus:
+    """A job's :class:`JobStatus` from its :class:`~nard_ai.interfaces.web_jobs.RolloutJobs` record."""
+    end = record["finished"] if record["finished"] is not None else time.time()
+    return JobStatus(
+        job=record["job"],
+        state=record["state"],
+        games_done=record["games_done"],
+        games=record["games"],
+        seconds=round(max(0.0, end - record["started"]), 3),
+        error=record["error"],
+        result=None if record["result"] is None else RolloutOutcome(**record["result"]),
+    )
 
 
 class _Cancelled(Exception):
@@ -380,6 +370,7 @@ def web_router(
     dice_of: Callable[..., tuple[int, int]],
     agent_factory: Callable[[int], Any],
     max_mat_bytes: int = MAX_MAT_BYTES,
+    jobs_folder: str | Path | None = None,
 ) -> APIRouter:
     """The page and the web board's endpoints (module docstring), over the backend's engine.
 
@@ -394,6 +385,8 @@ def web_router(
             rollout and one analysis at a time), so they never hold ``eval_lock`` and ``/move`` and the
             board stay responsive while they run.
         max_mat_bytes: the largest ``.mat`` body taken by ``/web/analysis`` (413 beyond).
+        jobs_folder: the folder of the rollout jobs, shared by the worker processes of one server
+            (:class:`nard_ai.interfaces.web_jobs.RolloutJobs`); ``None``: a temporary one of its own.
 
     Raises:
         ValueError: on a ``max_mat_bytes`` that is not a positive integer.
@@ -401,8 +394,7 @@ def web_router(
     if isinstance(max_mat_bytes, bool) or not isinstance(max_mat_bytes, int) or max_mat_bytes < 1:
         raise ValueError(f"max_mat_bytes must be a positive integer, got {max_mat_bytes!r}")
     router = APIRouter()
-    jobs: OrderedDict[str, _Job] = OrderedDict()
-    jobs_lock = threading.Lock()
+    jobs = RolloutJobs(jobs_folder, max_jobs=MAX_ROLLOUT_JOBS)
     rollout_agents: dict[int, Any] = {}
     analysis_agents: dict[int, Any] = {}
     analysis_lock = threading.Lock()  # one analysis at a time, on its own agent: /move is not held up
@@ -475,14 +467,22 @@ def web_router(
             ply=agent.ply,
         )
 
-    def run_job(job: _Job, board: np.ndarray, body: RolloutBody, cube) -> None:
+    def run_job(record: dict, board: np.ndarray, body: RolloutBody, cube) -> None:
         from nard_ai.play.rollout import rollout
 
+        job = record["job"]
+        last_write = [time.monotonic()]
+
         def on_games(n: int) -> None:
-            job.games_done += n
-            if job.cancel.is_set():
+            record["games_done"] += n
+            if time.monotonic() - last_write[0] > 0.2:  # progress for GET, from any worker process
+                jobs.update(record)
+                last_write[0] = time.monotonic()
+
+        def on_ply() -> None:  # every ply: a cancel or the time limit stops it within one ply
+            if jobs.cancelled(job):
                 raise _Cancelled("cancelled")
-            if time.monotonic() - job.started > MAX_ROLLOUT_SECONDS:
+            if time.time() - record["started"] > MAX_ROLLOUT_SECONDS:
                 raise _Cancelled("timed_out")
 
         try:
@@ -491,17 +491,14 @@ def web_router(
                 agent = rollout_agents[body.ply] = agent_factory(body.ply)
             r = rollout(
                 board, body.games, ply=body.ply, cube=cube, seed=body.seed, agent=agent,
-                truncate=body.truncate, on_games=on_games,
+                truncate=body.truncate, on_games=on_games, on_ply=on_ply,
+                batch=ROLLOUT_BATCH[body.ply],
             )  # fmt: skip
-            job.result = _outcome(r)
-            job.state = "done"
+            jobs.update(record, result=_outcome(r).model_dump(), state="done")
         except _Cancelled as stop:
-            job.state = str(stop)
+            jobs.update(record, state=str(stop))
         except Exception as exc:  # reported through GET; the server goes on
-            job.error = f"{type(exc).__name__}: {exc}"
-            job.state = "failed"
-        finally:
-            job.finished = time.monotonic()
+            jobs.update(record, error=f"{type(exc).__name__}: {exc}", state="failed")
 
     @router.post(
         "/web/rollout",
@@ -509,7 +506,7 @@ def web_router(
         status_code=202,
         summary=f"start a rollout (at most {MAX_ROLLOUT_GAMES} games, one at a time)",
         tags=["web"],
-        responses={429: {"description": "a rollout is running, or the job list is full of running jobs"}},
+        responses={429: {"description": "a rollout is running (in any worker process)"}},
     )
     def post_rollout(body: RolloutBody) -> JobStarted:
         board, state = decode(body.id, body.board)
@@ -520,36 +517,29 @@ def web_router(
                 cube = cube_state_from_match(state)
             except ValueError as exc:
                 raise _bad(f"id: the match state cannot be used: {exc}") from None
-        with jobs_lock:
-            if any(j.state == "running" for j in jobs.values()):
-                raise _bad("a rollout is already running: wait for it or cancel it (DELETE)", 429)
-            while len(jobs) >= MAX_ROLLOUT_JOBS:
-                jobs.popitem(last=False)  # the oldest, finished (none is running)
-            job = _Job(uuid.uuid4().hex, body.games)
-            jobs[job.job] = job
+        try:
+            record = jobs.start(body.games)
+        except JobBusy as exc:
+            raise _bad(str(exc), 429) from None
         threading.Thread(
-            target=run_job, args=(job, board, body, cube), daemon=True, name="web-rollout"
+            target=run_job, args=(record, board, body, cube), daemon=True, name="web-rollout"
         ).start()
-        return JobStarted(job=job.job, games=body.games)
+        return JobStarted(job=record["job"], games=body.games)
 
-    def find(job: str) -> _Job:
-        with jobs_lock:
-            found = jobs.get(job)
-        if found is None:
+    def find(record: dict | None, job: str) -> JobStatus:
+        if record is None:
             raise _bad(
                 f"no rollout job {job[:40]!r} (finished jobs are kept {MAX_ROLLOUT_JOBS} at most)", 404
             )
-        return found
+        return _status(record)
 
     @router.get("/web/rollout/{job}", response_model=JobStatus, summary="a rollout's progress", tags=["web"])
     def get_rollout(job: str) -> JobStatus:
-        return find(job).status()
+        return find(jobs.get(job), job)
 
     @router.delete("/web/rollout/{job}", response_model=JobStatus, summary="cancel a rollout", tags=["web"])
     def delete_rollout(job: str) -> JobStatus:
-        found = find(job)
-        found.cancel.set()
-        return found.status()
+        return find(jobs.cancel(job), job)
 
     def analyse(data: bytes, ply: int | None, errors_only: bool) -> AnalysisResponse:
         from nard_ai.formats.mat import read_mat

@@ -195,6 +195,7 @@ def rollout(
     on_games: Callable[[int], object] | None = None,
     executor=None,
     shard_games: int = CHUNK_GAMES,
+    on_ply: Callable[[], object] | None = None,
 ) -> RolloutResult:
     """Roll out a position for the side on roll, before it rolls.
 
@@ -242,6 +243,10 @@ def rollout(
             cube), so the three can be compared with double/pass (+1).
         on_games: optional callable ``on_games(n)`` told each time ``n`` more
             games finish (for a progress bar; the ``n`` add up to ``games``).
+        on_ply: optional callable ``on_ply()`` called after every ply of the games in flight
+            (with no ``executor``): an exception it raises stops the rollout and propagates, so a
+            caller can cancel a rollout or stop it at a time limit within one ply, even at 1-ply
+            where the first games finish late.
         executor: ``None`` (the default) plays every game in this process's lockstep; an
             executor (:mod:`nard_ai.distributed`: one process or a Ray cluster) plays shards of
             ``shard_games`` consecutive game numbers with :func:`rollout_shard` and merges them
@@ -257,7 +262,8 @@ def rollout(
     Raises:
         ValueError: on an invalid or finished board, ``games`` outside
             ``1 ..`` :data:`MAX_GAMES`, a truncation below 1, a batch below 1,
-            a bad seed or ``threads < 1``; an ``on_games`` that is not callable;
+            a bad seed or ``threads < 1``; an ``on_games`` or ``on_ply`` that is not
+            callable, or an ``on_ply`` with an ``executor``;
             a ``ply`` that is not 0..2 or differs from the agent's; a ``cube``
             that is not a :class:`~nard_ai.cube.CubeState`; an agent without
             ``choose_plays`` and ``evaluate``, or one without real
@@ -299,8 +305,11 @@ def rollout(
         raise ValueError(f"root_action must be None, 'no_double' or 'double_take', got {root_action!r}")
     if root_action is not None and not cubeful:
         raise ValueError(f"root_action={root_action!r} needs a cube (a cubeful rollout)")
-    if on_games is not None and not callable(on_games):
-        raise ValueError(f"on_games must be a callable or None, got {on_games!r}")
+    for name, hook in (("on_games", on_games), ("on_ply", on_ply)):
+        if hook is not None and not callable(hook):
+            raise ValueError(f"{name} must be a callable or None, got {hook!r}")
+    if on_ply is not None and executor is not None:
+        raise ValueError("on_ply needs the rollout in this process (executor=None)")
     if isinstance(shard_games, bool) or not isinstance(shard_games, Integral) or shard_games < 1:
         raise ValueError(f"shard_games must be an integer >= 1, got {shard_games!r}")
     if executor is not None and not callable(getattr(executor, "map", None)):
@@ -361,6 +370,7 @@ def rollout(
             seconds=time.perf_counter() - t0,
         )
     run = _RolloutGames(board, int(games), seed, agent, cube, truncate, vr, int(batch), efficiency, on_games)
+    run.on_ply = on_ply
     if root_action is not None:
         run.cubes.root_action(root_action)
     with _threads(threads):

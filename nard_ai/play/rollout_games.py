@@ -303,6 +303,7 @@ class _RolloutGames:
         self.merged: _Statistics | None = None  # blocks 0 .. next_block - 1
         self.next_block = 0
         self.on_games = on_games
+        self.on_ply = None  # rollout's on_ply: called after every ply
         self.truncated = 0
         self.passes = 0
         self.dedup = True
@@ -324,6 +325,8 @@ class _RolloutGames:
             if len(idx):
                 self._move(idx)
             self._refill()
+            if self.on_ply is not None:
+                self.on_ply()
 
     def _finish(self, slots: np.ndarray, probs_root: np.ndarray, cube_value: np.ndarray | None) -> None:
         if len(slots) == 0:

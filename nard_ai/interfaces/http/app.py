@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,7 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     request_timeout: float = REQUEST_TIMEOUT,
     batch: BatchSettings | None = None,
+    jobs_folder: str | Path | None = None,
 ) -> FastAPI:
     """The FastAPI application: the limits, the error answers, and the routers.
 
@@ -62,6 +64,8 @@ def create_app(
         request_timeout: seconds a request's body may take to arrive after its headers; then 408.
         batch: the request batcher's window and bounds (:class:`nard_ai.interfaces.batching.BatchSettings`;
             default its defaults).
+        jobs_folder: the web board's rollout jobs folder, shared by the worker processes of one
+            server (:mod:`nard_ai.interfaces.web_jobs`); ``None``: a temporary one of this app's own.
 
     Raises:
         ValueError: on a limit that is not a positive number (``max_body_bytes`` may be 0), or if the
@@ -89,11 +93,13 @@ def create_app(
     app.add_exception_handler(Exception, _unexpected)
     # the routers: the engine's JSON endpoints; other pages and endpoints are included here, one line each
     app.include_router(router)
-    app.include_router(_web_board(agent_factory, ply), dependencies=[Depends(_no_repeated_fields)])
+    app.include_router(
+        _web_board(agent_factory, ply, jobs_folder), dependencies=[Depends(_no_repeated_fields)]
+    )
     return app
 
 
-def _web_board(agent_factory: Callable[[int], Any], default_ply: int):
+def _web_board(agent_factory: Callable[[int], Any], default_ply: int, jobs_folder):
     """The web board's router (:mod:`nard_ai.interfaces.web`): the page at ``/`` and its ``/web/*``
     endpoints. Its handlers run in FastAPI's thread pool, not on the batcher's engine thread, so they
     get agents of their own from ``agent_factory`` (cached per ply, searched under one lock of their
@@ -114,7 +120,9 @@ def _web_board(agent_factory: Callable[[int], Any], default_ply: int):
                     raise _bad(f"ply: {exc}") from None
             return agents[p]
 
-    return web_router(agent_for, threading.Lock(), _decode, _live, _dice, agent_factory)
+    return web_router(
+        agent_for, threading.Lock(), _decode, _live, _dice, agent_factory, jobs_folder=jobs_folder
+    )
 
 
 # --------------------------------------------------------------------------- serving
@@ -221,10 +229,12 @@ def serve(
         sock.close()
         raise FileNotFoundError(f"no checkpoint at {checkpoint}")
 
+    jobs = tempfile.TemporaryDirectory(prefix="nard-rollouts-")  # made before the fork: every worker's
+
     def run_one() -> None:
         app = create_app(
             checkpoint=checkpoint, ply=ply, max_body_bytes=max_body_bytes, request_timeout=request_timeout,
-            batch=batch,
+            batch=batch, jobs_folder=jobs.name,
         )  # fmt: skip
         config = server_config(
             app, host, bound, request_timeout=request_timeout, max_connections=max_connections
@@ -241,6 +251,7 @@ def serve(
             _supervise(run_one, workers)
     finally:
         sock.close()
+        jobs.cleanup()
 
 
 WORKER_START_SECONDS = 10.0
