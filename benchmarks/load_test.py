@@ -36,6 +36,8 @@ from urllib.parse import urlencode
 
 import numpy as np
 
+from nard_ai.interfaces.http.limits import MAX_CONNECTIONS
+
 REQUEST_TIMEOUT = 30.0  # seconds for one answer
 RUNS = {
     "health": ("/health", None),
@@ -209,8 +211,10 @@ def main() -> int:
         "--port",
         str(port),
     ]
-    # connections: every client's, and room to spare, so the connection limit is not what is measured
-    command += ["--max-connections", str(max(args.clients) + 64), *shlex.split(args.serve_args)]
+    # the server's default limit (256: connections plus requests in progress) serves 128 clients; more
+    # clients get a limit of twice their number, so that no run measures uvicorn's 503s
+    limit = max(MAX_CONNECTIONS, 2 * max(args.clients))
+    command += ["--max-connections", str(limit), *shlex.split(args.serve_args)]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         if not _wait_for(port, server):

@@ -23,7 +23,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 MAX_BODY_BYTES = 65_536  # a request body, bytes (the largest real one is a few hundred)
 REQUEST_TIMEOUT = 10.0  # seconds for a request's headers to arrive, and again for its body
-MAX_CONNECTIONS = 128  # open connections and requests in progress; beyond: uvicorn's 503
+MAX_CONNECTIONS = 256  # open connections plus requests in progress (uvicorn counts both: a busy keep-alive
+# client counts twice, so 256 serves 128 clients at once); beyond: uvicorn's 503
 MAX_HEADER_BYTES = 16_384  # request line and headers (h11's incomplete-event limit); beyond: uvicorn's 400
 KEEP_ALIVE_TIMEOUT = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
 MAX_ERRORS = 10  # schema errors listed in a 422 answer
