@@ -92,9 +92,11 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--max-connections",
         type=positive_int,
         default=None,
-        help="HTTP: connections open and requests in progress at most; beyond, uvicorn answers 503 "
-        "(default: 128); with --external: connections served at once, one more is refused with an "
-        "Error line (default: 64)",
+        # the default is http.limits.MAX_CONNECTIONS (tests/test_server.py keeps them equal; the CLI
+        # does not import the server, and with it FastAPI, just to print it)
+        help="HTTP: connections open plus requests in progress at most (a busy keep-alive client counts "
+        "twice); beyond, uvicorn answers 503 (default: 256); with --external: connections served at "
+        "once, one more is refused with an Error line (default: 64)",
     )
     p.add_argument(
         "--batch-window-ms",
