@@ -564,3 +564,20 @@ def test_info_depth_is_the_depth_the_best_play_was_valued_at(engine):
     assert lines[0].startswith("info depth 1 ") and lines[1] == "bestmove 8/5 6/5"
     lines = engine.handle(f"position xgid {START_52_XGID}") + engine.handle("dice 5 2") + engine.handle("go")
     assert lines[0].startswith("info depth 2 ")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "position xgid XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10 extra",  # bad_command
+        "position xgid XGID=-b----E-C---eE---c-e----B-:0:0:1:99:0:0:0:0:10",  # bad_value: dice 9-9
+        "position gnubgid notanid",  # bad_value
+        "position fen something",  # unsupported
+    ],
+)
+def test_a_refused_position_leaves_none_so_go_never_answers_for_the_one_before(engine, bad):
+    """Review of issue 17: after a refused ``position`` a ``go`` still answered for the previous
+    position and dice, so a controller that missed the error line got a move for another position."""
+    lines = without_info(session(engine, f"position gnubgid {START_ID}\ndice 3 1\n{bad}\ngo\n"))
+    assert lines[0].startswith("error ") and len(lines) == 2
+    assert lines[1] == "error bad_state missing position (send position gnubgid <ID>)"

@@ -95,7 +95,9 @@ they apply) are made, and ``README.md`` ("UBGI") lists them too:
    numbering. A ``PositionID:MatchID`` or an XGID also sets the cube, the
    match score, Crawford, Jacoby/beavers (XGID) and the dice; a bare Position
    ID means money play, cube 1 centred.
-2. **Dice.** ``position`` replaces the dice with the ID's own (none for a bare
+2. **Dice.** A ``position`` that is refused leaves no position and no dice (a ``go``
+   then answers ``bad_state missing position``, never for the position before).
+   ``position`` replaces the dice with the ID's own (none for a bare
    Position ID or an ID before the roll); ``dice`` after it sets them. Dice
    are given larger or smaller first alike.
 3. **go cube** is the decision of the side on roll *before* it rolls, so it
@@ -359,6 +361,7 @@ class UbgiEngine:
             self.position, self.dice = None, None
             return []
         if command == "position":
+            self.position, self.dice = None, None  # a refused position leaves none (not the one before)
             self._set_position(args)
             return []
         if command == "dice":
