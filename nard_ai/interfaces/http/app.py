@@ -243,7 +243,11 @@ def serve(
 
     try:
         bound = sock.getsockname()[1]
-        log.info("nard_ai HTTP server on http://%s:%d (OpenAPI schema at /openapi.json)", host, bound)
+        log.info(
+            "nard_ai HTTP server on http://%s:%d (OpenAPI schema at /openapi.json), accepting "
+            "connections once the network is loaded (uvicorn logs 'Application startup complete')",
+            host, bound,
+        )  # fmt: skip
         if workers == 1:
             run_one()
         else:

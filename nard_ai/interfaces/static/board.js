@@ -589,11 +589,18 @@ async function commitPlay(play) {
 
 // ------------------------------------------------------------------ match analysis
 
+function clearAnalysis() {
+  document.getElementById("mat-stats").replaceChildren();
+  document.querySelector("#mat-errors tbody").replaceChildren();
+  document.getElementById("swing").replaceChildren();
+}
+
 async function analyseMatch() {
   const file = document.getElementById("mat-file").files[0];
   if (!file) return say("choose a .mat file first");
   const ply = Number(document.getElementById("mat-ply").value);
   say(`analysing ${file.name}...`, true);
+  clearAnalysis(); // a failed upload must not leave the previous match's figures beside its error
   const res = await api("POST", `/web/analysis?ply=${ply}`, await file.arrayBuffer(), true);
   const a = res.analysis;
   const stats = document.getElementById("mat-stats");
