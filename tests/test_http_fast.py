@@ -23,7 +23,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from fastapi.testclient import TestClient
 
-from nard_ai.core.board import swap_sides  # noqa: E402
+from nard_ai.core.board import pos, swap_sides  # noqa: E402
 from nard_ai.cube.state import CubeState, cube_state_from_match  # noqa: E402
 from nard_ai.formats.notation import describe_plays  # noqa: E402
 from nard_ai.formats.position_id import position_id  # noqa: E402
@@ -160,3 +160,59 @@ def test_what_the_fast_path_passes_on_is_answered_by_fastapi(app, client, path, 
     else:
         assert answer.status_code == 400
         assert "detail" in answer.json()
+
+
+def test_the_batched_cube_advice_of_eval_is_the_scalar_decisions(app):
+    """``/eval``'s cube advice is decided for a whole batch (one efficiency call, one decision per cube
+    state); each answer's ``{"double", "accept"}`` is what ``cube_decision_from_probs`` gives that
+    position alone, for money (centred, owned either way, Jacoby with beavers) and match play (scores,
+    Crawford, a cube the side on roll owns), and a state no decision takes is that request's 400."""
+    from fastapi import HTTPException
+
+    from nard_ai.cube import cube_decision_from_probs, cube_efficiency
+    from nard_ai.formats.match_id import MatchState
+    from nard_ai.interfaces.http.engine import _advice, _advice_batch
+
+    agent = app.state.engine.agents[0]
+    rng = np.random.default_rng(37)
+    races = []  # races of every lead: the side on roll's 15 checkers on its points 1..6, the opponent's on 1..12
+    for _ in range(120):
+        mine = np.bincount(rng.integers(1, 7, 15), minlength=7)
+        theirs = np.bincount(rng.integers(1, int(rng.integers(4, 13)), 15), minlength=13)
+        races.append(
+            pos(
+                {p: int(c) for p, c in enumerate(mine) if c and p},
+                {p: int(c) for p, c in enumerate(theirs) if c and p},
+            )
+        )
+    boards = np.stack([b for b, _ in _positions(120, seed=31)] + races)
+    probs, _ = agent.evaluate(boards)
+    probs = np.asarray(probs, dtype=np.float64)
+    kinds = [
+        None,
+        MatchState(cube_value=2, cube_owner=1, player_on_roll=1),  # the side on roll owns a 2-cube
+        MatchState(cube_value=2, cube_owner=0, player_on_roll=1),  # its opponent does
+        MatchState(jacoby=True, beavers=True),
+        MatchState(match_length=5, score=(1, 3)),
+        MatchState(match_length=5, score=(4, 2), crawford=True),
+        MatchState(match_length=7, score=(2, 5), cube_value=2, cube_owner=1),
+    ]
+    states = [kinds[i % len(kinds)] for i in range(len(boards))]
+    got = _advice_batch(boards, probs, states, 0)
+    for board, p, state, advice in zip(boards, probs, states, got, strict=True):
+        cube = cube_state_from_match(state)
+        want = _advice(cube_decision_from_probs(p, cube, cube_efficiency(board), ply=0)).model_dump()
+        assert advice == want
+    assert (
+        sum(a["double"] for a in got) >= 20 and sum(not a["accept"] for a in got) >= 20
+    )  # both answers occur
+    bad = probs[:2].copy()
+    bad[0, 1] = 0.9  # more gammons than wins: inconsistent
+    out = _advice_batch(boards[:2], bad, [None, None], 0)
+    assert isinstance(out[0], HTTPException) and out[0].status_code == 400 and "cube:" in out[0].detail
+    assert (
+        out[1]
+        == _advice(
+            cube_decision_from_probs(bad[1], cube_state_from_match(None), cube_efficiency(boards[1]))
+        ).model_dump()
+    )

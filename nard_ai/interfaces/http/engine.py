@@ -22,6 +22,7 @@ from fastapi.responses import Response
 from nard_ai import cube as _cube
 from nard_ai.core.board import BOARD_SIZE, starting_board, swap_sides
 from nard_ai.core.ply import check_ply
+from nard_ai.cube.decision import CUBE_ACTIONS, cube_actions
 from nard_ai.cube.state import cube_state_from_match
 from nard_ai.eval.aligned import BatchInvariantEvaluator
 from nard_ai.formats.notation_fast import describe_plays_json
@@ -29,8 +30,11 @@ from nard_ai.formats.position_id import position_ids
 from nard_ai.interfaces.batching import Batcher, BatchSettings, QueueFull
 from nard_ai.interfaces.http.decoding import _bad
 from nard_ai.interfaces.http.schemas import CubeAdvice
+from nard_ai.play.cube_policy import cube_equities
 from nard_ai.reports.analysis import score_plays
 from nard_ai.search.lookahead import Agent, rank_plays_batch
+
+_DOUBLE_TAKE, _DOUBLE_PASS = (CUBE_ACTIONS.index(a) for a in ("double_take", "double_pass"))
 
 # --------------------------------------------------------------------------- the engine behind the handlers
 
@@ -245,34 +249,77 @@ def _answers_json(scored, described, after_ids, payloads, ply: int, board_ids) -
 
 
 def _eval_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes | HTTPException]:
-    """``/eval`` answers (JSON bytes of :class:`EvalResponse`) of requests ``(board, state)``, one evaluation."""
+    """``/eval`` answers (JSON bytes of :class:`EvalResponse`) of requests ``(board, state)``, one evaluation.
+
+    The cube advice of the whole batch is decided together (:func:`_advice_batch`).
+    """
     boards = np.stack([board for board, _ in payloads])
     probs, equity = agent.evaluate(boards)
     board_ids = position_ids(boards)
+    advice = _advice_batch(
+        boards, np.asarray(probs, dtype=np.float64), [state for _, state in payloads], agent.ply
+    )
     answers: list[bytes | HTTPException] = []
-    for i, (board, state) in enumerate(payloads):
-        advice = None
-        if _cube is not None:
-            try:
-                decision = _cube.cube_decision_from_probs(
-                    probs[i], cube_state_from_match(state), _cube.cube_efficiency(board), ply=agent.ply
-                )
-            except ValueError as exc:
-                answers.append(_bad(f"cube: {exc}"))
-                continue
-            advice = _advice(decision).model_dump()
+    for i, a in enumerate(advice):
+        if isinstance(a, HTTPException):
+            answers.append(a)
+            continue
         answers.append(
             _json_bytes(
                 {
                     "probabilities": _probs_dict([float(v) for v in probs[i]]),
                     "equity": float(equity[i]),
-                    "cube": advice,
+                    "cube": a,
                     "ply": agent.ply,
                     "position_id": board_ids[i],
                 }
             )
         )
     return answers
+
+
+def _advice_batch(boards: np.ndarray, probs: np.ndarray, states: Sequence[Any], ply: int) -> list:
+    """The ``cube`` field of each ``/eval`` answer: ``{"double": ..., "accept": ...}``, or a 400 for its request.
+
+    The batched form of :func:`_advice` of :func:`nard_ai.cube.cube_decision_from_probs` (the same
+    rule, :func:`nard_ai.cube.decision.cube_actions`, on the same three equities): one cube
+    efficiency call for the batch, then one decision per group of requests at the same cube state.
+    A group the batched path refuses (inconsistent probabilities) is decided request by request,
+    so that only the request at fault gets its 400. ``tests/test_http_fast.py`` checks it against
+    the scalar decision.
+    """
+    out: list = [None] * len(boards)
+    groups: dict[Any, list[int]] = {}
+    for i, state in enumerate(states):
+        try:
+            groups.setdefault(cube_state_from_match(state), []).append(i)
+        except ValueError as exc:
+            out[i] = _bad(f"cube: {exc}")
+    x = _cube.cube_efficiency(boards) if groups else None
+    for cube, rows in groups.items():
+        rows_ = np.asarray(rows)
+        try:
+            if cube.can_double:
+                p = _cube.as_probs(probs[rows_])
+                nd, dt, dp = cube_equities(p, cube, x[rows_])
+                codes, _ = cube_actions(nd, dt, dp, cube, p[:, 1] > 0.0)
+                double = (codes == _DOUBLE_TAKE) | (codes == _DOUBLE_PASS)
+                accept = ~np.isfinite(dt) | (dt <= dp)
+            else:
+                _cube.as_probs(probs[rows_])  # the checks the scalar decision makes
+                double, accept = np.zeros(len(rows), bool), np.ones(len(rows), bool)
+        except ValueError:
+            for i in rows:  # one by one: the request at fault gets its 400, the others their advice
+                try:
+                    decision = _cube.cube_decision_from_probs(probs[i], cube, float(x[i]), ply=ply)
+                except ValueError as exc:
+                    out[i] = _bad(f"cube: {exc}")
+                    continue
+                out[i] = _advice(decision).model_dump()
+            continue
+        for k, i in enumerate(rows):
+            out[i] = {"double": bool(double[k]), "accept": bool(accept[k])}
+    return out
 
 
 def _advice(decision) -> CubeAdvice:
