@@ -282,6 +282,7 @@ def test_nard_serve_help_states_the_batchers_defaults(capsys):
         (["--max-batch", "0"], "argument --max-batch: must be >= 1, got 0"),
         (["--max-queue", "x"], "argument --max-queue: invalid int value: 'x'"),
         (["--workers", "0"], "argument --workers: must be >= 1, got 0"),
+        (["--workers", "17"], "workers must be at most 16 (each process holds its own engine), got 17"),
         (["--external", "0", "--workers", "2"], "--workers applies to HTTP only, not to --external"),
         (
             ["--external", "0", "--batch-window-ms", "2"],

@@ -581,3 +581,10 @@ def test_a_refused_position_leaves_none_so_go_never_answers_for_the_one_before(e
     lines = without_info(session(engine, f"position gnubgid {START_ID}\ndice 3 1\n{bad}\ngo\n"))
     assert lines[0].startswith("error ") and len(lines) == 2
     assert lines[1] == "error bad_state missing position (send position gnubgid <ID>)"
+
+
+def test_a_refused_roll_leaves_no_dice_so_go_never_plays_the_roll_before(engine):
+    """Second review of issue 17: after ``dice 7 1`` was refused, ``go`` played the previous 3-1."""
+    lines = without_info(session(engine, f"position gnubgid {START_ID}\ndice 3 1\ndice 7 1\ngo\n"))
+    assert lines[0] == "error bad_value each die must be 1..6, got '7'"
+    assert lines[1].startswith("error bad_state missing dice")

@@ -408,7 +408,11 @@ def test_a_job_whose_worker_died_is_failed_and_blocks_nothing(tmp_path):
     client = TestClient(create_app(jobs_folder=tmp_path))
     status = client.get(f"/web/rollout/{record['job']}").json()
     assert status["state"] == "failed" and "stopped" in status["error"]
-    assert client.post("/web/rollout", json={"id": START_ID, "games": 36, "truncate": 4}).status_code == 202
+    time.sleep(0.05)
+    assert client.get(f"/web/rollout/{record['job']}").json()["seconds"] == status["seconds"]  # it stopped
+    started = client.post("/web/rollout", json={"id": START_ID, "games": 36, "truncate": 4})
+    assert started.status_code == 202
+    assert _finish(client, started.json()["job"])["state"] == "done"  # (and no thread left running at exit)
 
 
 # --------------------------------------------------------------------------- /web/analysis

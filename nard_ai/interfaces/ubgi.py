@@ -96,7 +96,8 @@ they apply) are made, and ``README.md`` ("UBGI") lists them too:
    match score, Crawford, Jacoby/beavers (XGID) and the dice; a bare Position
    ID means money play, cube 1 centred.
 2. **Dice.** A ``position`` that is refused leaves no position and no dice (a ``go``
-   then answers ``bad_state missing position``, never for the position before).
+   then answers ``bad_state missing position``, never for the position before), and a
+   refused ``dice`` leaves no dice (a ``go`` for a play answers ``bad_state missing dice``).
    ``position`` replaces the dice with the ID's own (none for a bare
    Position ID or an ID before the roll); ``dice`` after it sets them. Dice
    are given larger or smaller first alike.
@@ -365,6 +366,7 @@ class UbgiEngine:
             self._set_position(args)
             return []
         if command == "dice":
+            self.dice = None  # a refused roll leaves none (not the one before)
             self.dice = _parse_dice(args)
             return []
         if command == "go":

@@ -73,10 +73,12 @@ class RolloutJobs:
     def _load(self, path: Path) -> dict[str, Any] | None:
         try:
             record = json.loads(path.read_text())
+            written = path.stat().st_mtime
         except (OSError, ValueError):
             return None  # removed meanwhile (a newer job made room)
         if record["state"] == "running" and not _alive(record["pid"]):
-            record.update(state="failed", error="the server process running it stopped", finished=time.time())
+            # it stopped at its last progress report, at the latest
+            record.update(state="failed", error="the server process running it stopped", finished=written)
         return record
 
     # ---------------------------------------------------------------- the jobs

@@ -94,9 +94,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         default=None,
         # the default is http.limits.MAX_CONNECTIONS (tests/test_server.py keeps them equal; the CLI
         # does not import the server, and with it FastAPI, just to print it)
-        help="HTTP: connections open plus requests in progress at most (a busy keep-alive client counts "
-        "twice); beyond, uvicorn answers 503 (default: 256); with --external: connections served at "
-        "once, one more is refused with an Error line (default: 64)",
+        help="HTTP: connections open (and requests in progress) at most: once this many connections are "
+        "open, uvicorn answers 503 (default: 256), so 255 keep-alive clients are served; with --external: "
+        "connections served at once, one more is refused with an Error line (default: 64)",
     )
     p.add_argument(
         "--batch-window-ms",
@@ -122,7 +122,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--workers",
         type=positive_int,
         default=None,
-        help="HTTP: server processes sharing the listening socket, each with its own engine (default: 1)",
+        help="HTTP: server processes sharing the listening socket, each with its own engine (about 450 MiB), "
+        "1..16 (default: 1)",
     )
     p.add_argument(
         "--idle-timeout",

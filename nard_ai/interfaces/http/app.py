@@ -249,7 +249,15 @@ def serve(
             host, bound,
         )  # fmt: skip
         if workers == 1:
-            run_one()
+            import signal
+
+            # uvicorn shuts down on SIGTERM, then raises it again: as KeyboardInterrupt here, so that
+            # the finally below removes the rollout jobs folder (the default action would kill at once)
+            previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+            try:
+                run_one()
+            finally:
+                signal.signal(signal.SIGTERM, previous)
         else:
             sock.listen(socket.SOMAXCONN)
             _supervise(run_one, workers)

@@ -23,8 +23,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 MAX_BODY_BYTES = 65_536  # a request body, bytes (the largest real one is a few hundred)
 REQUEST_TIMEOUT = 10.0  # seconds for a request's headers to arrive, and again for its body
-MAX_CONNECTIONS = 256  # open connections plus requests in progress (uvicorn counts both: a busy keep-alive
-# client counts twice, so 256 serves 128 clients at once); beyond: uvicorn's 503
+MAX_CONNECTIONS = 256  # uvicorn's limit_concurrency: a request is answered 503 once this many connections
+# are open (or this many requests are in progress), so up to 255 keep-alive clients are served
+MAX_WORKERS = 16  # server processes at most: each holds its own engine (about 450 MiB with the shipped
+# network), and on this project's 2-core machine more than 2 do not serve more
 MAX_HEADER_BYTES = 16_384  # request line and headers (h11's incomplete-event limit); beyond: uvicorn's 400
 KEEP_ALIVE_TIMEOUT = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
 MAX_ERRORS = 10  # schema errors listed in a 422 answer
@@ -167,3 +169,7 @@ def _check_limits(**limits: float) -> None:
             kind = "an integer" if integral else "a number"
             least = ">= 0" if name == "max_body_bytes" else "> 0"
             raise ValueError(f"{name} must be {kind} {least}, got {value!r}")
+        if name == "workers" and value > MAX_WORKERS:
+            raise ValueError(
+                f"workers must be at most {MAX_WORKERS} (each process holds its own engine), got {value!r}"
+            )

@@ -18,6 +18,7 @@ const state = {
   preview: null, // a board shown in place of state.board (a play hovered in the table)
   game: null, // the game against the engine
   job: null, // the running rollout's id
+  analysis: 0, // the number of the latest match analysis asked for: only its answer is shown
 };
 
 // ------------------------------------------------------------------ HTTP
@@ -321,8 +322,20 @@ async function startRollout() {
   pollRollout(res.job);
 }
 
-async function pollRollout(job) {
-  const s = await api("GET", `/web/rollout/${job}`);
+async function pollRollout(job, failures = 0) {
+  let s;
+  try {
+    s = await api("GET", `/web/rollout/${job}`);
+  } catch (e) {
+    // a transient error (a 503 of a busy server, a dropped connection): ask again, 10 times at most
+    if (failures < 10 && state.job === job) {
+      setTimeout(() => pollRollout(job, failures + 1).catch(fail), 1000);
+      return;
+    }
+    state.job = null;
+    document.getElementById("rollout-cancel").disabled = true;
+    throw e;
+  }
   const bar = document.getElementById("rollout-progress");
   bar.max = s.games;
   bar.value = s.games_done;
@@ -601,7 +614,15 @@ async function analyseMatch() {
   const ply = Number(document.getElementById("mat-ply").value);
   say(`analysing ${file.name}...`, true);
   clearAnalysis(); // a failed upload must not leave the previous match's figures beside its error
-  const res = await api("POST", `/web/analysis?ply=${ply}`, await file.arrayBuffer(), true);
+  const request = ++state.analysis; // only the latest request's answer is shown
+  let res;
+  try {
+    res = await api("POST", `/web/analysis?ply=${ply}`, await file.arrayBuffer(), true);
+  } catch (e) {
+    if (request !== state.analysis) return; // a newer request owns the panel (and its own messages)
+    throw e;
+  }
+  if (request !== state.analysis) return;
   const a = res.analysis;
   const stats = document.getElementById("mat-stats");
   stats.replaceChildren();
