@@ -173,7 +173,10 @@ def test_match_id_of_the_manuals_example():
         ("MAAAAAAAAAAA", MatchState(player_on_roll=0, turn=0, game_state=GameStatus.NONE, jacoby=True)),
         # Computed with the gnubg module's match_id(cubeinfo, posinfo):
         ("EgH7ADAAKAAE", MatchState(4, 1, 0, False, GameStatus.PLAYING, 0, False, 0, (6, 6), 7, (3, 5))),
-        ("8ImlAEAAEAAE", MatchState(1, CENTERED, 1, True, GameStatus.PLAYING, 1, False, 0, (3, 1), 5, (4, 2))),
+        (
+            "8ImlAEAAEAAE",
+            MatchState(1, CENTERED, 1, True, GameStatus.PLAYING, 1, False, 0, (3, 1), 5, (4, 2)),
+        ),
         ("ARkAAAAAAAAA", MatchState(2, 0, 0, False, GameStatus.PLAYING, 1, True, 0, (0, 0), 0, (0, 0), True)),
         ("Q0FgAaAAOAAE", MatchState(8, 0, 1, False, GameStatus.PLAYING, 0, False, 2, (0, 0), 11, (10, 7))),
         # gnubg 1.07 after `double` then `resign single` by the doubled player: the doubler (player 0)
