@@ -216,7 +216,8 @@ def validate_board(board: np.ndarray) -> np.ndarray:
         raise ValueError(f"the opponent has {theirs.max()} checkers on the board and bar; at most 15")
     if ((mine == 0) & (theirs == 0)).any():
         raise ValueError("both sides have borne off all 15 checkers; at most one side can")
-    stuck = both_shut_out(rows)
+    both_on_bar = (rows[:, BAR] > 0) & (rows[:, OPP_BAR] < 0)  # rare: the dead-position check only then
+    stuck = both_shut_out(rows) if both_on_bar.any() else both_on_bar
     if stuck.any():
         raise ValueError(
             f"neither side can ever move: both have checkers on the bar (mover {rows[stuck, BAR][0]}, "
