@@ -55,6 +55,8 @@ __all__ = [
     "cube_actions",
     "beavers",
     "CUBE_ACTIONS",
+    "DOUBLE_TAKE",
+    "DOUBLE_PASS",
     "check_ply",
     "check_efficiency",
 ]
@@ -198,6 +200,7 @@ class CubeDecision:
 
 #: The cube actions :func:`cube_actions` tells apart, by their codes 0..4.
 CUBE_ACTIONS = ("no_double", "double_take", "double_pass", "too_good_take", "too_good_pass")
+NO_DOUBLE, DOUBLE_TAKE, DOUBLE_PASS, TOO_GOOD_TAKE, TOO_GOOD_PASS = range(len(CUBE_ACTIONS))
 
 
 def cube_actions(nd, dt, dp, cube: CubeState, can_gammon) -> tuple[np.ndarray, np.ndarray]:
@@ -236,11 +239,11 @@ def cube_actions(nd, dt, dp, cube: CubeState, can_gammon) -> tuple[np.ndarray, n
     take = taken < dp
     double = np.minimum(taken, dp) >= nd
     too_good = ~double & (dp < nd)
-    codes[double] = np.where(take[double], 1, 2)
+    codes[double] = np.where(take[double], DOUBLE_TAKE, DOUBLE_PASS)
     # too good: play on (3, 4); without a gammon to win, double (the opponent passes) or, had it
     # taken, not doubling was right (0)
-    codes[too_good & can_gammon] = np.where(take[too_good & can_gammon], 3, 4)
-    codes[too_good & ~can_gammon & ~take] = 2
+    codes[too_good & can_gammon] = np.where(take[too_good & can_gammon], TOO_GOOD_TAKE, TOO_GOOD_PASS)
+    codes[too_good & ~can_gammon & ~take] = DOUBLE_PASS
     return codes, beaver
 
 

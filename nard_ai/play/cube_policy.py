@@ -26,7 +26,7 @@ from nard_ai.cube import (
     CubeState,
     cubeful_equity,
 )
-from nard_ai.cube.decision import CUBE_ACTIONS, beavers, cube_actions
+from nard_ai.cube.decision import DOUBLE_PASS, DOUBLE_TAKE, beavers, cube_actions
 from nard_ai.cube.met import match_equity_after
 from nard_ai.eval.evaluator import PubevalEvaluator, RandomEvaluator
 
@@ -38,13 +38,13 @@ __all__ = [
     "cube_equities",
     "model_doubles",
     "model_takes",
+    "model_actions",
     "OWNER_BY_CODE",
     "owner_codes",
     "owner_seat",
 ]
 
 _POLICY_KINDS = ("model", "threshold")
-_DOUBLE_TAKE, _DOUBLE_PASS = CUBE_ACTIONS.index("double_take"), CUBE_ACTIONS.index("double_pass")
 
 
 # --------------------------------------------------------------------------- policies
@@ -176,9 +176,23 @@ def model_doubles(probs, cube: CubeState, efficiency) -> np.ndarray:
     Returns:
         ``(N,)`` bool.
     """
+    codes, _ = model_actions(probs, cube, efficiency)
+    return (codes == DOUBLE_TAKE) | (codes == DOUBLE_PASS)
+
+
+def model_actions(probs, cube: CubeState, efficiency) -> tuple[np.ndarray, np.ndarray]:
+    """The cube action of each position, batched: :func:`nard_ai.cube.decision.cube_actions` on
+    :func:`cube_equities` (one pass for a driver that takes the double and the answer together).
+
+    Args: as :func:`model_doubles`.
+
+    Returns:
+        ``(codes, beaver)``: ``(N,)`` int8 indices into :data:`~nard_ai.cube.decision.CUBE_ACTIONS`
+        (``DOUBLE_TAKE``: doubled and taken, ``DOUBLE_PASS``: doubled and passed) and ``(N,)`` bool,
+        a take that is a beaver.
+    """
     p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
-    codes, _ = cube_actions(*cube_equities(p, cube, efficiency), cube, p[:, 1] > 0.0)
-    return (codes == _DOUBLE_TAKE) | (codes == _DOUBLE_PASS)
+    return cube_actions(*cube_equities(p, cube, efficiency), cube, p[:, 1] > 0.0)
 
 
 def model_takes(probs, cube: CubeState, efficiency) -> tuple[np.ndarray, np.ndarray]:

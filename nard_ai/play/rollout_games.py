@@ -31,7 +31,8 @@ from nard_ai.cube import (
     money_cubeful,
     mwc_at_score,
 )
-from nard_ai.play.cube_policy import OWNER_BY_CODE, model_doubles, model_takes, owner_codes, owner_seat
+from nard_ai.cube.decision import DOUBLE_PASS, DOUBLE_TAKE
+from nard_ai.play.cube_policy import OWNER_BY_CODE, model_actions, owner_codes, owner_seat
 from nard_ai.play.lockstep import Lockstep
 
 CHUNK_GAMES = 1 << 17
@@ -608,12 +609,11 @@ class _Cubes:
         passed, points = [], []
         for cs, m in groups:
             # the one batched cube policy of the drivers (nard_ai.play.cube_policy), as cube sessions use it
-            double = model_doubles(probs[m], cs, x[m])
-            take, beaver = model_takes(probs[m], cs, x[m])
-            drop = m[double & ~take]  # double, pass: the mover wins the current cube
+            codes, beaver = model_actions(probs[m], cs, x[m])
+            drop = m[codes == DOUBLE_PASS]  # double, pass: the mover wins the current cube
             took = (
-                double & take
-            )  # double, take: the taker owns the cube at twice the value (a beaver: four times)
+                codes == DOUBLE_TAKE
+            )  # double, take: the taker owns the cube at twice the value (a beaver: four)
             self.value[slots[m[took]]] *= np.where(beaver[took], 4, 2)
             self.owner[slots[m[took]]] = 1 - mover[m[0]]
             if len(drop):

@@ -22,7 +22,7 @@ from fastapi.responses import Response
 from nard_ai import cube as _cube
 from nard_ai.core.board import BOARD_SIZE, starting_board, swap_sides
 from nard_ai.core.ply import check_ply
-from nard_ai.cube.decision import CUBE_ACTIONS, cube_actions
+from nard_ai.cube.decision import DOUBLE_PASS, DOUBLE_TAKE, cube_actions
 from nard_ai.cube.state import cube_state_from_match
 from nard_ai.eval.aligned import BatchInvariantEvaluator
 from nard_ai.formats.notation_fast import describe_plays_json
@@ -33,8 +33,6 @@ from nard_ai.interfaces.http.schemas import CubeAdvice
 from nard_ai.play.cube_policy import cube_equities
 from nard_ai.reports.analysis import score_plays
 from nard_ai.search.lookahead import Agent, rank_plays_batch
-
-_DOUBLE_TAKE, _DOUBLE_PASS = (CUBE_ACTIONS.index(a) for a in ("double_take", "double_pass"))
 
 # --------------------------------------------------------------------------- the engine behind the handlers
 
@@ -303,7 +301,7 @@ def _advice_batch(boards: np.ndarray, probs: np.ndarray, states: Sequence[Any], 
                 p = _cube.as_probs(probs[rows_])
                 nd, dt, dp = cube_equities(p, cube, x[rows_])
                 codes, _ = cube_actions(nd, dt, dp, cube, p[:, 1] > 0.0)
-                double = (codes == _DOUBLE_TAKE) | (codes == _DOUBLE_PASS)
+                double = (codes == DOUBLE_TAKE) | (codes == DOUBLE_PASS)
                 accept = ~np.isfinite(dt) | (dt <= dp)
             else:
                 _cube.as_probs(probs[rows_])  # the checks the scalar decision makes
