@@ -177,7 +177,7 @@ def search_positions(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.n
 
     Returns ``(boards (n, 26) int8, dice (n, 2) int8)``.
     """
-    from nard_ai.eval.evaluator import has_contact
+    from nard_ai.core.classes import has_contact
 
     boards, _ = random_play_positions(40 * n, rng)
     boards = boards[has_contact(boards)]

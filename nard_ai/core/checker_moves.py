@@ -62,6 +62,7 @@ MAX_DICE = 4
 
 Board = tuple[int, ...]
 DiceLeft = tuple[int, ...]
+Move = tuple[int, int]  # (source, destination): 25 = bar, 0 = off
 
 
 def checker_action(source: int, die: int) -> int:
@@ -124,44 +125,60 @@ def _as_dice_left(dice_left) -> DiceLeft:
     return values
 
 
-def _move(b: Board, source: int, die: int) -> Board:
-    """Move one mover checker from ``source`` by ``die`` (legality checked by the caller)."""
-    out = list(b)
-    out[source] -= 1
-    target = source - die
-    if target >= 1:
-        if out[target] == -1:  # RULES.md §4: landing on a blot hits it; it goes to the bar
-            out[target] = 1
-            out[0] -= 1
-        else:
-            out[target] += 1
-    return tuple(out)
+def single_moves(
+    board: Board, die: int, need_home: bool = True, need_highest: bool = True
+) -> list[tuple[Move, Board]]:
+    """Every move of one checker by ``die`` pips, with the board it leaves: the single-die rule, once.
 
+    The one Python statement of which single-die moves are legal, used by this
+    module (the environment's checker moves) and by the notation reader and
+    writer (:mod:`nard_ai.formats.notation`). The compiled move generator
+    (:mod:`nard_ai.core.movegen`, bit masks) and the compiled play describer
+    (:mod:`nard_ai.formats.notation_fast`) state it again in their own data
+    layouts for speed; ``tests/test_movegen_reference.py`` and
+    ``tests/test_notation_fast.py`` check both against this one.
 
-def _sources(b: Board, die: int) -> list[int]:
-    """Sources of every legal single move by ``die`` (RULES.md §3.2, §4, §5), ignoring whole-turn rules."""
-    # §4: "A player with checkers on the bar must enter all of them before
-    # moving any other checker. A die d enters on the player's point 25 - d."
-    if b[BAR] > 0:
-        return [BAR] if b[BAR - die] >= -1 else []
-    occupied = [p for p in range(1, 25) if b[p] > 0]
-    if not occupied:
-        return []
-    # §5: bearing off only when every checker still in play is on points 1-6.
-    all_home = occupied[-1] <= 6
-    highest = occupied[-1]
-    out = []
-    for p in occupied:
-        target = p - die
-        if target >= 1:
-            # §3.2: the landing point must not hold two or more opposing checkers.
-            if b[target] >= -1:
-                out.append(p)
-        elif all_home and (target == 0 or p == highest):
-            # §5: a die bears off from its own point, or from the highest
-            # occupied point when no checker stands higher than the die.
-            out.append(p)
-    return out
+    RULES.md §4: checkers on the bar enter first, on point ``25 - die``.
+    §3.2: a checker may land on a point holding at most one opposing checker
+    (a blot), which it hits (the blot goes to the opponent's bar, index 0).
+    §5: bearing off needs every checker in the home board; ``die`` bears off
+    from point ``die``, or from the highest point when no checker stands
+    higher than ``die``.
+
+    Args:
+        board: a board as a tuple of 26 ints, mover's view (:mod:`nard_ai.core.board`).
+        die: the die value 1..6.
+        need_home, need_highest: ``False`` drops one of the two bearing-off
+            conditions (the home board, the highest point): only to find out
+            which rule stops a written play (:func:`nard_ai.formats.notation.parse_play`).
+
+    Returns:
+        ``[((source, destination), board_after), ...]``, sources from the bar
+        and the highest point down; the destination ``0`` is off.
+    """
+    if board[BAR] > 0:
+        sources: list[int] = [BAR]
+    else:
+        sources = [p for p in range(BAR - 1, 0, -1) if board[p] > 0]
+    all_home = board[BAR] == 0 and all(board[p] <= 0 for p in range(7, BAR))
+    highest = sources[0] if sources else 0
+    result = []
+    for src in sources:
+        dst = src - die
+        if dst >= 1:
+            if board[dst] < -1:
+                continue  # a closed point
+        elif not ((all_home or not need_home) and (dst == 0 or src == highest or not need_highest)):
+            continue
+        after = list(board)
+        after[src] -= 1
+        if dst >= 1:
+            if after[dst] == -1:
+                after[dst] = 0
+                after[0] -= 1  # the hit blot goes to the opponent's bar
+            after[dst] += 1
+        result.append(((src, max(dst, 0)), tuple(after)))
+    return result
 
 
 def legal_single_moves(board: np.ndarray, die: int) -> np.ndarray:
@@ -177,7 +194,7 @@ def legal_single_moves(board: np.ndarray, die: int) -> np.ndarray:
     Returns:
         ``(K,)`` int64 board indices (1..25), ascending.
     """
-    return np.asarray(_sources(_as_board(board), int(die)), dtype=np.int64)
+    return np.asarray(sorted(src for (src, _), _ in single_moves(_as_board(board), int(die))), dtype=np.int64)
 
 
 def apply_checker_move(board: np.ndarray, source: int, die: int) -> np.ndarray:
@@ -194,10 +211,10 @@ def apply_checker_move(board: np.ndarray, source: int, die: int) -> np.ndarray:
     Raises:
         ValueError: if the move is not a legal single-die move (:func:`legal_single_moves`).
     """
-    b = _as_board(board)
-    if source not in _sources(b, int(die)):
+    after = {src: b for (src, _), b in single_moves(_as_board(board), int(die))}.get(int(source))
+    if after is None:
         raise ValueError(f"moving a checker from index {source} by {die} is not a legal single move here")
-    return np.asarray(_move(b, int(source), int(die)), dtype=BOARD_DTYPE)
+    return np.asarray(after, dtype=BOARD_DTYPE)
 
 
 def play_targets(plays: np.ndarray) -> frozenset[Board]:
@@ -220,7 +237,7 @@ def _good(b: Board, dice_left: DiceLeft, targets: frozenset[Board], cache: dict)
     if not result:
         for die in set(dice_left):
             rest = _remove_die(dice_left, die)
-            if any(_good(_move(b, s, die), rest, targets, cache) for s in _sources(b, die)):
+            if any(_good(after, rest, targets, cache) for _, after in single_moves(b, die)):
                 result = True
                 break
     cache[key] = result
@@ -249,8 +266,8 @@ def allowed_moves(
     out = []
     for die in sorted(set(left)):
         rest = _remove_die(left, die)
-        for s in _sources(b, die):
-            if _good(_move(b, s, die), rest, targets, cache):
+        for (s, _), after in single_moves(b, die):
+            if _good(after, rest, targets, cache):
                 out.append((s, die))
     return sorted(out)
 

@@ -179,7 +179,7 @@ def cube_efficiency(board: np.ndarray, params: CubeEfficiency = DEFAULT_EFFICIEN
     Raises:
         ValueError: on an invalid board.
     """
-    from nard_ai.model.encoding import race_flags  # torch-free; its kernels compile on first use
+    from nard_ai.core.classes import race_flags
 
     arr = np.asarray(board)
     single = arr.ndim == 1

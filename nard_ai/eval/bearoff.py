@@ -81,6 +81,7 @@ import numpy as np
 from numba import njit
 
 from nard_ai.core.board import BOARD_SIZE, NUM_CHECKERS, validate_board
+from nard_ai.core.classes import is_bearoff, is_bearoff_row  # is_bearoff re-exported
 from nard_ai.core.dice import ROLL_WEIGHTS, ROLLS_21
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.model.atomic import atomic_write_bytes
@@ -431,12 +432,6 @@ def _tables() -> tuple[np.ndarray, ...]:
 
 
 @njit(cache=True, nogil=True)
-def _is_bearoff_kernel(boards, out):
-    for i in range(boards.shape[0]):
-        out[i] = _is_bearoff_row(boards[i])
-
-
-@njit(cache=True, nogil=True)
 def _probs_kernel(boards, binom, race, race_surv, gammon_surv, out):
     cap = race.shape[1]
     for i in range(boards.shape[0]):
@@ -463,23 +458,6 @@ def _probs_kernel(boards, binom, race, race_surv, gammon_surv, out):
         out[i, 4] = 0.0
 
 
-@njit(cache=True, inline="always")  # per board in the evaluator: no call, no reference counts (52 -> 34 ns)
-def _is_bearoff_row(b):
-    mine = 0
-    theirs = 0
-    for j in range(BOARD_SIZE):
-        v = b[j]
-        if v > 0:
-            mine += v
-            if j > 6:  # the mover's checker outside its points 1..6 (25 = its bar)
-                return False
-        elif v < 0:
-            theirs -= v
-            if j < 19:  # the opponent's checker outside its points 1..6 (0 = its bar)
-                return False
-    return mine > 0 and theirs > 0
-
-
 def bearoff_probs_unchecked(boards: np.ndarray) -> np.ndarray:
     """:func:`bearoff_probs` without its checks, for search's hot path.
 
@@ -501,7 +479,7 @@ def bearoff_probs_unchecked(boards: np.ndarray) -> np.ndarray:
 def _last_roll_kernel(boards, binom, race, out):
     for i in range(boards.shape[0]):
         b = boards[i]
-        if not _is_bearoff_row(b):
+        if not is_bearoff_row(b):
             out[i] = False
             continue
         opp = _index_of(-b[19], -b[20], -b[21], -b[22], -b[23], -b[24], binom)
@@ -538,28 +516,6 @@ def _as_batch(boards: np.ndarray) -> tuple[np.ndarray, bool]:
     return (arr[None], True) if arr.ndim == 1 else (arr, False)
 
 
-def is_bearoff(boards: np.ndarray) -> np.ndarray | bool:
-    """Which boards :func:`bearoff_probs` covers.
-
-    Args:
-        boards: ``(N, 26)`` or ``(26,)`` int8 boards, the side on roll's view
-            (:mod:`nard_ai.core.board`).
-
-    Returns:
-        ``(N,)`` bool (a ``bool`` for one board): every mover checker on its
-        points 1..6, every opponent checker on the opponent's points 1..6
-        (indices 19..24), no checker on either bar, and both sides with at
-        least one checker left (the game is not over).
-
-    Raises:
-        ValueError: on an invalid board (see :func:`nard_ai.core.board.validate_board`).
-    """
-    batch, single = _as_batch(boards)
-    out = np.empty(len(batch), dtype=np.bool_)
-    _is_bearoff_kernel(batch, out)
-    return bool(out[0]) if single else out
-
-
 def bearoff_probs(boards: np.ndarray) -> np.ndarray:
     """gnubg's 5 probabilities of bear-off positions from the one-sided database.
 
@@ -580,8 +536,7 @@ def bearoff_probs(boards: np.ndarray) -> np.ndarray:
             position (use :func:`is_bearoff` to select them).
     """
     batch, single = _as_batch(boards)
-    covered = np.empty(len(batch), dtype=np.bool_)
-    _is_bearoff_kernel(batch, covered)
+    covered = np.asarray(is_bearoff(batch))
     if not covered.all():
         raise ValueError(
             f"board {int(np.argmin(covered))} is not a bear-off position (both sides' checkers all in their "

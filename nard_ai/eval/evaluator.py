@@ -31,10 +31,10 @@ import numpy as np
 from numba import njit
 
 from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, swap_sides
+from nard_ai.core.classes import has_contact, is_bearoff_row  # has_contact re-exported
 from nard_ai.core.movegen import parallel_threads
 from nard_ai.core.outcomes import exclusive_to_gnubg
-from nard_ai.eval.bearoff import _is_bearoff_row, bearoff_probs_unchecked
-from nard_ai.model.encoding import race_flags
+from nard_ai.eval.bearoff import bearoff_probs_unchecked
 
 if TYPE_CHECKING:  # the torch network loads with the first NetworkEvaluator, not with this module
     from nard_ai.model.network import Network
@@ -68,7 +68,7 @@ class NetworkEvaluator:
     Args:
         network: the network; it is put in eval mode for evaluation.
         bearoff: bear-off positions (both sides all home, no contact:
-            :func:`nard_ai.eval.bearoff.is_bearoff`) take the one-sided bear-off
+            :func:`nard_ai.core.classes.is_bearoff`) take the one-sided bear-off
             database's values instead of the network's (gnubg does the same);
             the database is loaded, or built once, on first use.
     """
@@ -172,7 +172,7 @@ def _network_probs_row(boards, p6t, i, r, bearoff, out, covered):
     lg = p6t[4, i] + lb
     _sanity_row(boards[r], win, wg, wb, lg, lb, out, r)
     if bearoff:
-        covered[r] = _is_bearoff_row(boards[r])
+        covered[r] = is_bearoff_row(boards[r])
 
 
 @njit(cache=True, nogil=True)
@@ -263,21 +263,6 @@ def _pubeval_kernel(afterstates, race, contact_w, race_w, out):
         s += w[120] * (-b[0]) * 0.5
         s += w[121] * (NUM_CHECKERS - on) / NUM_CHECKERS
         out[i] = s
-
-
-def has_contact(boards: np.ndarray) -> np.ndarray:
-    """Whether any mover checker still has an opposing checker in front of it.
-
-    Args:
-        boards: ``(N, 26)`` int8 (either side's view: contact is symmetric).
-
-    Returns:
-        ``(N,)`` bool. No contact means the mover's rearmost checker (highest
-        index with a mover checker, the bar being 25) is below the opponent's
-        rearmost checker (lowest index with an opponent checker, its bar being 0);
-        the negation of :func:`nard_ai.model.encoding.race_flags`.
-    """
-    return ~race_flags(boards)
 
 
 def pubeval_scores(afterstates: np.ndarray, race: np.ndarray, weights: dict[str, np.ndarray]) -> np.ndarray:

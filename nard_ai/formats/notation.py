@@ -41,53 +41,12 @@ from functools import cache
 import numpy as np
 
 from nard_ai.core.board import BAR, NUM_POINTS, validate_board, validate_dice
+from nard_ai.core.checker_moves import Board, Move, single_moves
 from nard_ai.core.movegen import legal_plays
 from nard_ai.core.rules import Rules
 
 EMPTY_PLAY = "-"
 OFF = 0  # destination "point" of a checker borne off
-
-Move = tuple[int, int]  # (source, destination): 25 = bar, 0 = off
-Board = tuple[int, ...]  # a board as a hashable tuple of 26 ints, mover's view
-
-
-def _single_moves(
-    board: Board, die: int, need_home: bool = True, need_highest: bool = True
-) -> list[tuple[Move, Board]]:
-    """Every move of one checker by ``die`` pips, with the board it leaves.
-
-    RULES.md section 4: checkers on the bar enter first, on point ``25 - die``.
-    Section 3.2: a checker may land on a point holding at most one opposing
-    checker (a blot), which it hits. Section 5: bearing off needs every
-    checker in the home board; ``die`` bears off from point ``die``, or from
-    the highest point when no checker stands higher than ``die``.
-
-    ``need_home=False`` or ``need_highest=False`` drops one of the two
-    bearing-off conditions: only to find out which rule stops a written play.
-    """
-    if board[BAR] > 0:
-        sources: list[int] = [BAR]
-    else:
-        sources = [p for p in range(NUM_POINTS, 0, -1) if board[p] > 0]
-    all_home = board[BAR] == 0 and all(board[p] <= 0 for p in range(7, NUM_POINTS + 1))
-    highest = sources[0] if sources else 0
-    result = []
-    for src in sources:
-        dst = src - die
-        if dst >= 1:
-            if board[dst] < -1:
-                continue  # a closed point
-        elif not ((all_home or not need_home) and (dst == 0 or src == highest or not need_highest)):
-            continue
-        after = list(board)
-        after[src] -= 1
-        if dst >= 1:
-            if after[dst] == -1:
-                after[dst] = 0
-                after[0] -= 1  # the hit blot goes to the opponent's bar
-            after[dst] += 1
-        result.append(((src, max(dst, OFF)), tuple(after)))
-    return result
 
 
 def _mover_above(board: Board) -> list[int]:
@@ -119,7 +78,7 @@ def move_sequences(board: Board, target: Board, dice: tuple[int, ...]) -> set[tu
         for die in sorted(set(remaining)):
             rest = list(remaining)
             rest.remove(die)
-            for (src, dst), after in _single_moves(state, die):
+            for (src, dst), after in single_moves(state, die):
                 if min(spare[dst + 1 : src + 1]) < 1:
                     continue
                 # A hit cannot be undone: the blot must be gone in the target too.
@@ -244,7 +203,7 @@ def play_notation(board: np.ndarray, afterstate: np.ndarray, dice: tuple[int, in
     d1, d2 = (int(d) for d in validate_dice(np.asarray(dice))[0])
     all_dice = (d1,) * 4 if d1 == d2 else (d1, d2)
     if start == target:
-        playable = sorted({d for d in all_dice if _single_moves(start, d)}, reverse=True)
+        playable = sorted({d for d in all_dice if single_moves(start, d)}, reverse=True)
         if playable:
             # RULES.md 3.4: a roll that can be played must be; the unchanged board is no play of it
             raise ValueError(
@@ -295,7 +254,7 @@ def _all_move_sequences(start: Board, all_dice: tuple[int, ...]) -> dict[Board, 
                 rest = list(remaining)
                 rest.remove(die)
                 left = tuple(rest)
-                for move, after in _single_moves(state, die):
+                for move, after in single_moves(state, die):
                     bucket = following.setdefault((after, left), set())
                     for seq in sequences:
                         bucket.add(tuple(sorted((*seq, move), reverse=True)))
@@ -438,7 +397,7 @@ def _realisations(
     moving by single dice (RULES.md 3.2: every landing point open; 4: the bar
     first; 5: bearing off). Dice may be left over; whether that is legal is
     for the legal-play generator to say. ``need_home``/``need_highest`` as in
-    :func:`_single_moves` (both on for the rules as they are).
+    :func:`~nard_ai.core.checker_moves.single_moves` (both on for the rules as they are).
     """
     found: dict[Board, int] = {}
     total = len(dice)
@@ -454,7 +413,7 @@ def _realisations(
         for die in sorted(set(remaining)):
             rest = list(remaining)
             rest.remove(die)
-            moves = dict(_single_moves(state, die, need_home, need_highest))
+            moves = dict(single_moves(state, die, need_home, need_highest))
             for k, path in enumerate(pending):
                 if k and path == pending[k - 1]:
                     continue  # identical checkers: one is enough
@@ -490,14 +449,14 @@ def _max_dice(start: Board, dice: tuple[int, ...]) -> tuple[int, frozenset[int]]
         for die in set(remaining):
             rest = list(remaining)
             rest.remove(die)
-            for _, after in _single_moves(state, die):
+            for _, after in single_moves(state, die):
                 best = max(best, 1 + most(after, tuple(rest)))
                 if best == len(remaining):
                     return best
         return best
 
     remaining = tuple(sorted(dice))
-    playable = frozenset(d for d in set(dice) if _single_moves(start, d))
+    playable = frozenset(d for d in set(dice) if single_moves(start, d))
     return most(start, remaining), playable
 
 

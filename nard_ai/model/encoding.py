@@ -54,7 +54,7 @@ Units ``0 .. 197`` are exactly ``td198``. Then 11 features for the side on
 roll (units ``198 .. 208``), the same 11 for the opponent computed on the
 swapped board (units ``209 .. 219``), and a race flag (unit ``220``). For one
 side, in its own numbering, with "contact" meaning some of its checkers are
-still behind an opposing checker (:func:`nard_ai.eval.evaluator.has_contact`):
+still behind an opposing checker (:func:`nard_ai.core.classes.has_contact`):
 
 ====  ===========================================================================
 unit  feature (for the side "S"; the "opponent" is the other side)
@@ -97,6 +97,7 @@ from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 from numba.extending import intrinsic
 
 from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, NUM_POINTS, OPP_BAR
+from nard_ai.core.classes import race_flags  # re-exported: the rich encoder's race unit
 from nard_ai.core.movegen import parallel_threads, unowned
 
 __all__ = [
@@ -412,40 +413,6 @@ def encode_rich(boards: np.ndarray) -> np.ndarray:
         _rich_kernel_parallel(boards, ESCAPES_BY_POINT, out, threads)
     else:
         _rich_kernel(boards, ESCAPES_BY_POINT, out)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _race_kernel(boards, out):
-    for i in range(boards.shape[0]):
-        b = boards[i]
-        my_rear = -1
-        for p in range(BOARD_SIZE - 1, -1, -1):
-            if b[p] > 0:
-                my_rear = p
-                break
-        opp_rear = BOARD_SIZE
-        for q in range(BOARD_SIZE):
-            if b[q] < 0:
-                opp_rear = q
-                break
-        out[i] = my_rear < opp_rear
-
-
-def race_flags(boards: np.ndarray) -> np.ndarray:
-    """Which boards are races (no contact): the ``rich`` encoder's unit 220, from the boards alone.
-
-    Args:
-        boards: ``(N, 26)`` int8 boards (either side's view: contact is symmetric).
-
-    Returns:
-        ``(N,)`` bool: the mover's rearmost checker (highest index holding
-        one, its bar being 25) is below the opponent's rearmost (lowest index
-        holding one, its bar being 0), so no checker can meet another again.
-    """
-    boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
-    out = np.empty(len(boards), dtype=np.bool_)
-    _race_kernel(boards, out)
     return out
 
 

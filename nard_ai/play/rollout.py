@@ -332,7 +332,7 @@ def rollout(
             raise ValueError(f"ply={ply} but the agent searches at ply {agent_ply}")
     if variance_reduction is None:
         # on from 1-ply, and in races at any ply: README, rollout figures
-        from nard_ai.model.encoding import race_flags
+        from nard_ai.core.classes import race_flags
 
         variance_reduction = int(getattr(agent, "ply", 0) or 0) >= 1 or bool(race_flags(board[None])[0])
     vr = bool(variance_reduction) and not cubeful

@@ -302,7 +302,7 @@ def label_boards(
     Args:
         agent_for_ply: ``agent_for_ply(ply) -> Agent`` of the network at that ply.
         boards: ``(N, 26)`` int8, side on roll's view.
-        classes: ``(N,)`` their classes (:func:`~nard_ai.training.positions.classify_positions`).
+        classes: ``(N,)`` their classes (:func:`~nard_ai.core.classes.classify_positions`).
         ids: their Position IDs (the rollouts' seeds come from them).
         plan: ``{class name: LabelMethod}`` (:func:`make_plan`).
         seed: the run's seed.

@@ -6,23 +6,9 @@ view (:mod:`nard_ai.core.board`), the state a label is the value of
 
 Classes (gnubg ``ClassifyPosition``, eval.c)
 --------------------------------------------
-:func:`classify_positions` puts each board in one of :data:`CLASS_NAMES`:
-
-* ``over``: a side has borne off all 15 checkers.
-* contact (a checker of one side still has an opposing checker in front of
-  it: gnubg's ``nBack + nOppBack > 22``, :func:`nard_ai.eval.evaluator.has_contact`),
-  then ``crashed`` if **either** side is crashed, else ``contact``. gnubg's
-  rule for one side, in its own numbering, with ``tot`` its checkers not borne
-  off (points and bar), ``a1`` and ``a2`` its checkers on its 1- and 2-point
-  and ``N = 6``: crashed when ``tot <= N``; or, if ``a1 > 1``, when
-  ``tot <= N + a1`` or (``a2 > 1`` and ``1 + tot - (a1 + a2) <= N``); or, if
-  ``a1 <= 1``, when ``tot <= N + a2 - 1``. (A side whose checkers not piled
-  deep on its lowest points number six or fewer has "crashed" its board.)
-* no contact: ``bearoff`` when both sides have every checker in their home
-  boards and none on the bar (the range of nard_ai's one-sided bear-off
-  database, 15 checkers on 6 points, gnubg's ``gnubg_os0.bd``:
-  :func:`nard_ai.eval.bearoff.is_bearoff`; gnubg's ``CLASS_BEAROFF1``), else
-  ``race``.
+Each board is in one of :data:`CLASS_NAMES` (``over``, ``bearoff``, ``race``, ``crashed``,
+``contact``) by :func:`classify_positions`; the classes, gnubg's crashed test among them, are
+defined in :mod:`nard_ai.core.classes` and re-exported here.
 
 Generation (:func:`generate_positions`)
 ---------------------------------------
@@ -90,12 +76,20 @@ from pathlib import Path
 
 import numpy as np
 
-from nard_ai.core.board import BOARD_SIZE, starting_board, swap_sides_unchecked, validate_board
+from nard_ai.core.board import BOARD_SIZE, starting_board, swap_sides_unchecked
+from nard_ai.core.classes import (  # re-exported: the classes of a position set
+    BEAROFF,
+    CLASS_NAMES,
+    CONTACT,
+    CRASHED,
+    OVER,
+    RACE,
+    classify_positions,
+    crashed_sides,
+)
 from nard_ai.core.game import opening_roll, roll_dice
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity
-from nard_ai.eval.bearoff import is_bearoff
-from nard_ai.eval.evaluator import has_contact
 from nard_ai.formats.position_id import board_from_position_id, position_id
 from nard_ai.search import STANDARD_RULES, afterstate_probs, position_probs
 from nard_ai.training.store import (
@@ -130,9 +124,6 @@ __all__ = [
     "write_position_set",
 ]
 
-OVER, BEAROFF, RACE, CRASHED, CONTACT = range(5)
-CLASS_NAMES = ("over", "bearoff", "race", "crashed", "contact")
-"""Class names by class number (:func:`classify_positions`)."""
 _CLASS_OF_NAME = {name: k for k, name in enumerate(CLASS_NAMES)}
 
 DEFAULT_PROPORTIONS = {"contact": 0.55, "crashed": 0.15, "race": 0.25, "bearoff": 0.05}
@@ -140,66 +131,7 @@ DEFAULT_PROPORTIONS = {"contact": 0.55, "crashed": 0.15, "race": 0.25, "bearoff"
 positions of self-play of ``nard-rich.pt`` with ``epsilon = 0.05``, and hard for a network), races,
 and a few bear-offs (the evaluator takes those from the bear-off database anyway)."""
 
-_CRASHED_N = 6  # gnubg's "crashed edge"
 MANIFEST = "positions.json"
-
-
-# --------------------------------------------------------------------------- classes
-
-
-def _side_crashed(tot: np.ndarray, a1: np.ndarray, a2: np.ndarray) -> np.ndarray:
-    n = _CRASHED_N
-    deep = a1 > 1
-    return (
-        (tot <= n)
-        | (deep & ((tot <= n + a1) | ((a2 > 1) & (1 + tot - (a1 + a2) <= n))))
-        | (~deep & (tot <= n + a2 - 1))
-    )
-
-
-def crashed_sides(boards: np.ndarray) -> np.ndarray:
-    """gnubg's crashed test for each side (module docstring), whatever the contact.
-
-    Args:
-        boards: ``(N, 26)`` int8 valid boards, side on roll's view.
-
-    Returns:
-        ``(N, 2)`` bool: ``[:, 0]`` the side on roll crashed, ``[:, 1]`` its opponent.
-    """
-    b = np.asarray(boards, dtype=np.int64).reshape(-1, BOARD_SIZE)
-    mine = np.clip(b, 0, None)
-    theirs = np.clip(-b, 0, None)
-    me = _side_crashed(mine.sum(axis=1), mine[:, 1], mine[:, 2])
-    # the opponent's 1- and 2-points are the mover's indices 24 and 23
-    opp = _side_crashed(theirs.sum(axis=1), theirs[:, 24], theirs[:, 23])
-    return np.stack([me, opp], axis=1)
-
-
-def classify_positions(boards: np.ndarray) -> np.ndarray:
-    """gnubg's ``ClassifyPosition`` of boards (module docstring, "Classes").
-
-    Args:
-        boards: ``(N, 26)`` (or ``(26,)``) integer boards, side on roll's view.
-
-    Returns:
-        ``(N,)`` int8 class numbers (:data:`OVER` .. :data:`CONTACT`, names in :data:`CLASS_NAMES`).
-
-    Raises:
-        ValueError: on an invalid board (:func:`nard_ai.core.board.validate_board`).
-    """
-    b = validate_board(boards).reshape(-1, BOARD_SIZE)
-    out = np.full(len(b), RACE, dtype=np.int8)
-    over = ~(b > 0).any(axis=1) | ~(b < 0).any(axis=1)
-    contact = has_contact(b) & ~over
-    crashed = crashed_sides(b).any(axis=1)
-    out[contact] = np.where(crashed[contact], CRASHED, CONTACT)
-    race = ~contact & ~over
-    if race.any():
-        bo = np.zeros(len(b), dtype=bool)
-        bo[race] = is_bearoff(b[race])
-        out[bo] = BEAROFF
-    out[over] = OVER
-    return out
 
 
 def position_keys(boards: np.ndarray) -> list[bytes]:
