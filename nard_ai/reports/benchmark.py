@@ -1,0 +1,578 @@
+"""Strength benchmarks by position class: move error against stored referee values, equity error against rollouts.
+
+Two benchmarks measure an evaluator where matches cannot say *where* it is weak
+(issue 14, section 4). Both report per position class (gnubg's
+``ClassifyPosition`` of the position before the roll, :mod:`nard_ai.core.classes`):
+``contact``, ``crashed``, ``race``, ``bearoff``.
+
+Move benchmark (a CSV file and its JSON sidecar)
+------------------------------------------------
+A set of (position, dice) cases where **every** legal play was valued once by
+a referee (gnubg 2-ply, or any agent with real probabilities), so any number
+of agents can then be judged in seconds without the referee:
+
+* ``NAME.csv``: one row per legal play, header
+  ``case,position_id,dice,class,play,equity``. ``case`` numbers the cases from
+  0; ``position_id`` is the gnubg Position ID of the board before the roll
+  (side on roll's view), ``dice`` two digits, larger first (``31``),
+  ``class`` the position's class name; ``play`` the Position ID of the
+  afterstate **from the mover's view** (the side that just played as the
+  "player on roll" of the ID, not swapped), ``equity`` the referee's cubeless
+  money equity of that play for the mover, points per game at cube 1, 6
+  decimals (:func:`nard_ai.reports.error_rate.play_values`: the referee's
+  probabilities of the position after the play with the opponent on roll,
+  inverted; a play that bears off the last checker gets its exact result).
+  Rows of a case are consecutive, its plays in this engine's generator order.
+* ``NAME.json``: ``format = "nard_ai.move_benchmark"``, ``format_version``,
+  the referee, the cases and plays, counts per class, how the cases were
+  sampled (agent, seed, quotas), the CSV's SHA-256 and the code version.
+
+Reading checks that each case's plays are exactly the legal plays this engine
+generates (standard rules) and that the CSV matches its sidecar, so a stale or
+edited file is an error, not silently wrong figures.
+
+Scoring (:func:`score_moves`) is :mod:`nard_ai.reports.error_rate`'s: the
+agent plays each case; it loses ``max(equity) - equity(its play)``; the
+error rate is the mean loss in millipoints per move (1000 x ppg) with a 95%
+interval ``1.96 std / sqrt(n)``, over all cases and per class.
+
+Equity benchmark
+----------------
+A label folder of :mod:`nard_ai.training.store` (``position_id`` and gnubg's
+five cumulative probabilities, side on roll to roll), for instance positions
+rolled out by :func:`nard_ai.training.labels.run_labels` with
+``--method rollout``. :func:`score_equities` evaluates each position with an
+agent (its ``evaluate``, at its ply, pre-roll) and reports per class the mean
+absolute error of the cubeless equity (``win - lose + gammons + backgammons``,
+:func:`nard_ai.core.outcomes.cubeless_equity`) and of the win and gammon
+probabilities, against the labels.
+
+Command line: ``python -m nard_ai.reports.benchmark make-moves|moves|equities`` (``--help``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nard_ai.core.classes import CLASS_NAMES, classify_positions
+from nard_ai.core.movegen import legal_plays_batch
+from nard_ai.core.outcomes import cubeless_equity
+from nard_ai.formats.position_id import board_from_position_id, position_id
+from nard_ai.model.atomic import atomic_write_bytes
+from nard_ai.reports.error_rate import ErrorRateResult, _check_referee, play_values, sample_cases
+from nard_ai.search.lookahead import STANDARD_RULES
+from nard_ai.training.store import atomic_write_json, code_version, file_sha256, read_labels
+
+__all__ = [
+    "MOVES_FORMAT",
+    "MoveBenchmark",
+    "ClassFigures",
+    "sample_stratified_cases",
+    "make_move_benchmark",
+    "write_move_benchmark",
+    "read_move_benchmark",
+    "score_moves",
+    "score_equities",
+    "main",
+]
+
+MOVES_FORMAT = "nard_ai.move_benchmark"
+MOVES_FORMAT_VERSION = 1
+MOVE_COLUMNS = ("case", "position_id", "dice", "class", "play", "equity")
+EQUITY_DECIMALS = 6
+#: Classes a benchmark reports, in this order (``over`` positions have no play and no value).
+REPORTED = ("contact", "crashed", "race", "bearoff")
+
+
+@dataclass(frozen=True)
+class MoveBenchmark:
+    """Cases with every legal play valued by a referee.
+
+    Attributes:
+        boards: ``(N, 26)`` int8 positions before the roll, side on roll's view.
+        dice: ``(N, 2)`` int8 rolls, larger die first.
+        classes: ``(N,)`` int8 class numbers (:data:`nard_ai.core.classes.CLASS_NAMES`).
+        afterstates: ``(M, 26)`` int8 every legal play of every case, mover's view, case by case.
+        owner: ``(M,)`` int64 the case of each play (non-decreasing).
+        values: ``(M,)`` float64 the referee's cubeless equity of each play for the mover, ppg.
+        meta: the sidecar's provenance (referee, sampling), a dict.
+    """
+
+    boards: np.ndarray
+    dice: np.ndarray
+    classes: np.ndarray
+    afterstates: np.ndarray
+    owner: np.ndarray
+    values: np.ndarray
+    meta: dict
+
+    @property
+    def cases(self) -> int:
+        return len(self.boards)
+
+
+@dataclass(frozen=True)
+class ClassFigures:
+    """One row of a benchmark table: a class (or ``all``), its cases and the figures."""
+
+    name: str
+    cases: int
+    figures: dict
+
+    def to_dict(self) -> dict:
+        return {"class": self.name, "cases": self.cases, **self.figures}
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def parse_quotas(spec: str) -> dict[str, int]:
+    """``"contact=500,crashed=250,race=350,bearoff=100"`` -> cases per class.
+
+    Raises:
+        ValueError: an unknown class (or ``over``), a count that is not an integer >= 0, all zero.
+    """
+    out: dict[str, int] = {}
+    for part in spec.split(","):
+        if not part.strip():
+            continue
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        if not sep or name not in REPORTED:
+            raise ValueError(
+                f"quotas must be CLASS=COUNT,... with CLASS one of {', '.join(REPORTED)}; got {part!r}"
+            )
+        try:
+            count = int(value)
+        except ValueError:
+            raise ValueError(f"quota {part!r}: the count must be an integer") from None
+        if count < 0:
+            raise ValueError(f"quota {part!r}: the count must be >= 0")
+        out[name] = count
+    if not out or sum(out.values()) == 0:
+        raise ValueError(f"quotas {spec!r}: give at least one class a count above 0")
+    return out
+
+
+def sample_stratified_cases(
+    quotas: dict[str, int], agent, seed: int = 0, *, keep: float = 0.1, max_rounds: int = 64
+) -> tuple[np.ndarray, np.ndarray]:
+    """Unforced (position, dice) cases of ``agent``'s self-play, ``quotas[class]`` of each class.
+
+    Self-play cases come from :func:`nard_ai.reports.error_rate.sample_cases`
+    (each turn kept with chance ``keep``, two or more distinct plays) in
+    rounds of seeds ``seed, seed + 1, ...``; each class takes its first
+    ``quotas[class]`` cases in the order met, until every quota is full.
+
+    Returns:
+        ``(boards (n, 26) int8, dice (n, 2) int8)``, class by class in :data:`REPORTED` order.
+
+    Raises:
+        ValueError: bad quotas, or ``max_rounds`` rounds that did not fill them (a rare class).
+    """
+    want = {name: int(quotas.get(name, 0)) for name in REPORTED}
+    got: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {name: [] for name in REPORTED}
+    have = dict.fromkeys(REPORTED, 0)
+    per_round = max(1000, 4 * sum(want.values()))
+    for r in range(max_rounds):
+        if all(have[k] >= want[k] for k in REPORTED):
+            break
+        boards, dice = sample_cases(per_round, agent, seed + r, keep=keep)
+        cls = classify_positions(boards)
+        for name in REPORTED:
+            need = want[name] - have[name]
+            if need <= 0:
+                continue
+            idx = np.flatnonzero(cls == CLASS_NAMES.index(name))[:need]
+            got[name].append((boards[idx], dice[idx]))
+            have[name] += len(idx)
+    short = {k: f"{have[k]}/{want[k]}" for k in REPORTED if have[k] < want[k]}
+    if short:
+        raise ValueError(
+            f"{max_rounds} rounds of {per_round} self-play cases did not fill the quotas: {short}"
+        )
+    parts = [p for name in REPORTED for p in got[name]]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+# --------------------------------------------------------------------------- making and storing
+
+
+def make_move_benchmark(
+    boards: np.ndarray, dice: np.ndarray, referee, *, batch: int = 64, progress=None, meta: dict | None = None
+) -> MoveBenchmark:
+    """Value every legal play of each case with ``referee`` (:func:`~nard_ai.reports.error_rate.play_values`).
+
+    Args:
+        boards: ``(N, 26)`` int8 valid positions (side on roll's view), games not over.
+        dice: ``(N, 2)`` rolls.
+        referee: an agent with real probabilities (a network agent or gnubg[:PLY]).
+        batch: cases valued per call.
+        progress: optional ``progress(cases_done)``.
+        meta: provenance to store in the sidecar (the referee's name is added).
+
+    Raises:
+        ValueError: a referee without real probabilities (pubeval, random), bad boards or dice.
+    """
+    _check_referee(referee)
+    boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 26)
+    dice = np.sort(np.asarray(dice, dtype=np.int8).reshape(-1, 2), axis=1)[:, ::-1].copy()
+    if len(boards) != len(dice):
+        raise ValueError(f"{len(boards)} boards but {len(dice)} dice")
+    classes = classify_positions(boards)
+    afters, owners, values = [], [], []
+    for start in range(0, len(boards), batch):
+        stop = min(len(boards), start + batch)
+        a, o = legal_plays_batch(boards[start:stop], dice[start:stop], STANDARD_RULES, sort=False)
+        afters.append(a)
+        owners.append(o + start)
+        values.append(play_values(referee, a))
+        if progress is not None:
+            progress(stop)
+    info = dict(meta or {})
+    info.setdefault("referee", getattr(referee, "name", repr(referee)))
+    return MoveBenchmark(
+        boards=boards,
+        dice=dice,
+        classes=classes,
+        afterstates=np.concatenate(afters) if afters else np.zeros((0, 26), np.int8),
+        owner=np.concatenate(owners) if owners else np.zeros(0, np.int64),
+        values=np.round(np.concatenate(values), EQUITY_DECIMALS) if values else np.zeros(0),
+        meta=info,
+    )
+
+
+def _csv_bytes(bench: MoveBenchmark) -> bytes:
+    ids = [position_id(b) for b in bench.boards]
+    lines = [",".join(MOVE_COLUMNS)]
+    for j in range(len(bench.afterstates)):
+        i = int(bench.owner[j])
+        d = bench.dice[i]
+        lines.append(
+            f"{i},{ids[i]},{d[0]}{d[1]},{CLASS_NAMES[bench.classes[i]]},{position_id(bench.afterstates[j])},"
+            f"{bench.values[j] + 0.0:.{EQUITY_DECIMALS}f}"
+        )
+    return ("\n".join(lines) + "\n").encode()
+
+
+def write_move_benchmark(path: str | Path, bench: MoveBenchmark) -> Path:
+    """Write ``PATH`` (``.csv``) and its sidecar ``PATH`` with ``.json`` (module docstring), atomically.
+
+    Returns:
+        The CSV's path.
+    """
+    path = Path(path)
+    if path.suffix != ".csv":
+        raise ValueError(f"a move benchmark is a .csv file (with a .json sidecar), got {path}")
+    data = _csv_bytes(bench)
+    atomic_write_bytes(path, data)
+    counts = {name: int((bench.classes == CLASS_NAMES.index(name)).sum()) for name in REPORTED}
+    atomic_write_json(
+        path.with_suffix(".json"),
+        {
+            "format": MOVES_FORMAT,
+            "format_version": MOVES_FORMAT_VERSION,
+            "cases": bench.cases,
+            "plays": len(bench.afterstates),
+            "classes": counts,
+            **bench.meta,
+            "csv": path.name,
+            "csv_sha256": file_sha256(path),
+            "code": code_version(),
+        },
+    )
+    return path
+
+
+def read_move_benchmark(path: str | Path) -> MoveBenchmark:
+    """Read a move benchmark written by :func:`write_move_benchmark`, checking it (module docstring).
+
+    Raises:
+        FileNotFoundError: no CSV or no sidecar.
+        ValueError: a sidecar of another format, a CSV that does not match it, a bad row, or a
+            case whose plays are not exactly the legal plays of its position and roll.
+    """
+    path = Path(path)
+    side = path.with_suffix(".json")
+    if not path.is_file():
+        raise FileNotFoundError(f"no move benchmark {path}")
+    if not side.is_file():
+        raise FileNotFoundError(f"{path} has no sidecar {side.name}")
+    meta = json.loads(side.read_text(encoding="utf-8"))
+    if meta.get("format") != MOVES_FORMAT or meta.get("format_version") != MOVES_FORMAT_VERSION:
+        raise ValueError(f"{side}: not a {MOVES_FORMAT} v{MOVES_FORMAT_VERSION} sidecar")
+    if file_sha256(path) != meta.get("csv_sha256"):
+        raise ValueError(f"{path} does not match its sidecar's SHA-256 (edited or damaged)")
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    if not rows or tuple(rows[0]) != MOVE_COLUMNS:
+        raise ValueError(f"{path}: the header must be {','.join(MOVE_COLUMNS)!r}")
+    boards, dice, classes, afters, owner, values = [], [], [], [], [], []
+    for n, row in enumerate(rows[1:], start=2):
+        if len(row) != len(MOVE_COLUMNS):
+            raise ValueError(f"{path}, line {n}: expected {len(MOVE_COLUMNS)} fields, got {len(row)}")
+        case = int(row[0])
+        if case == len(boards):
+            boards.append(board_from_position_id(row[1]))
+            if len(row[2]) != 2 or not row[2].isdigit():
+                raise ValueError(f"{path}, line {n}: dice {row[2]!r} must be two digits 1-6")
+            dice.append((int(row[2][0]), int(row[2][1])))
+            if row[3] not in CLASS_NAMES:
+                raise ValueError(f"{path}, line {n}: unknown class {row[3]!r}")
+            classes.append(CLASS_NAMES.index(row[3]))
+        elif case != len(boards) - 1:
+            raise ValueError(f"{path}, line {n}: case {case} out of order")
+        afters.append(board_from_position_id(row[4]))
+        owner.append(case)
+        values.append(float(row[5]))
+    bench = MoveBenchmark(
+        boards=np.array(boards, dtype=np.int8).reshape(-1, 26),
+        dice=np.array(dice, dtype=np.int8).reshape(-1, 2),
+        classes=np.array(classes, dtype=np.int8),
+        afterstates=np.array(afters, dtype=np.int8).reshape(-1, 26),
+        owner=np.array(owner, dtype=np.int64),
+        values=np.array(values, dtype=np.float64),
+        meta=meta,
+    )
+    if (classify_positions(bench.boards) != bench.classes).any():
+        bad = int(np.flatnonzero(classify_positions(bench.boards) != bench.classes)[0])
+        raise ValueError(f"{path}: case {bad}'s class is not its position's class")
+    legal, legal_owner = legal_plays_batch(bench.boards, bench.dice, STANDARD_RULES, sort=False)
+    if (
+        len(legal) != len(bench.afterstates)
+        or (legal_owner != bench.owner).any()
+        or (legal != bench.afterstates).any()
+    ):
+        mine = np.bincount(bench.owner, minlength=bench.cases)
+        theirs = np.bincount(legal_owner, minlength=bench.cases)
+        diff = np.flatnonzero(mine != theirs)
+        case = int(diff[0]) if len(diff) else -1
+        raise ValueError(
+            f"{path}: the stored plays are not this engine's legal plays"
+            + (
+                f" (case {case}: {mine[case]} stored, {theirs[case]} legal)"
+                if case >= 0
+                else " (a play differs)"
+            )
+        )
+    return bench
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _table(classes: np.ndarray, figures) -> list[ClassFigures]:
+    rows = [ClassFigures("all", len(classes), figures(np.ones(len(classes), bool)))]
+    for name in REPORTED:
+        mask = classes == CLASS_NAMES.index(name)
+        if mask.any():
+            rows.append(ClassFigures(name, int(mask.sum()), figures(mask)))
+    return rows
+
+
+def _mean_ci(x: np.ndarray, scale: float = 1.0) -> tuple[float, float]:
+    if len(x) == 0:
+        return float("nan"), float("nan")
+    ci = 1.96 * x.std(ddof=1) / np.sqrt(len(x)) if len(x) > 1 else float("nan")
+    return float(scale * x.mean()), float(scale * ci)
+
+
+def score_moves(
+    agent, bench: MoveBenchmark, *, batch: int = 256
+) -> tuple[ErrorRateResult, list[ClassFigures]]:
+    """Judge ``agent``'s plays by the benchmark's stored values (module docstring, "Scoring").
+
+    Returns:
+        ``(result, table)``: the :class:`~nard_ai.reports.error_rate.ErrorRateResult` of all cases,
+        and per class (``all`` first) ``mp_per_move``, ``ci95``, ``bad`` (losses above 0.06 ppg).
+
+    Raises:
+        ValueError: an agent whose play is not a legal play of the case.
+    """
+    t0 = time.perf_counter()
+    n = bench.cases
+    best = np.full(n, -np.inf)
+    np.maximum.at(best, bench.owner, bench.values)
+    chosen_value = np.empty(n)
+    start_of = np.searchsorted(bench.owner, np.arange(n + 1))
+    for s in range(0, n, batch):
+        e = min(n, s + batch)
+        chosen = np.asarray(agent.choose_plays(bench.boards[s:e], bench.dice[s:e]), dtype=np.int8)
+        for i in range(s, e):
+            plays = bench.afterstates[start_of[i] : start_of[i + 1]]
+            hit = np.flatnonzero((plays == chosen[i - s]).all(axis=1))
+            if len(hit) == 0:
+                raise ValueError(f"case {i}: the agent's play is not a legal play of the position and roll")
+            chosen_value[i] = bench.values[start_of[i] + hit[0]]
+    lost = np.maximum(best - chosen_value, 0.0)
+    result = ErrorRateResult(
+        lost=lost,
+        best=best,
+        chosen=chosen_value,
+        plays=np.diff(start_of).astype(np.int64),
+        agent=getattr(agent, "name", type(agent).__name__),
+        referee=str(bench.meta.get("referee", "stored values")),
+        seconds=time.perf_counter() - t0,
+    )
+
+    def figures(mask):
+        mp, ci = _mean_ci(lost[mask], 1000.0)
+        return {"mp_per_move": mp, "ci95": ci, "bad": int((lost[mask] > 0.06).sum())}
+
+    return result, _table(bench.classes, figures)
+
+
+def score_equities(agent, boards: np.ndarray, labels: np.ndarray) -> list[ClassFigures]:
+    """Mean absolute errors of ``agent``'s pre-roll evaluation against labels, per class.
+
+    Args:
+        agent: anything with ``evaluate(boards) -> (probs (N, 5), equity (N,))``.
+        boards: ``(N, 26)`` int8 positions, side on roll's view.
+        labels: ``(N, 5)`` gnubg-order cumulative probabilities (e.g. rollouts) for the side on roll.
+
+    Returns:
+        Rows (``all`` first): ``equity_mae`` (cubeless ppg) with ``ci95``, ``win_mae``,
+        ``gammon_mae`` (the mean of the win-gammon and lose-gammon errors), ``equity_bias``
+        (mean of the agent's equity minus the label's).
+    """
+    boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 26)
+    labels = np.asarray(labels, dtype=np.float64).reshape(-1, 5)
+    if len(boards) != len(labels):
+        raise ValueError(f"{len(boards)} boards but {len(labels)} labels")
+    probs = np.empty((len(boards), 5), dtype=np.float64)
+    for s in range(0, len(boards), 1024):
+        probs[s : s + 1024] = np.asarray(agent.evaluate(boards[s : s + 1024])[0], dtype=np.float64)
+    err = cubeless_equity(probs) - cubeless_equity(labels)
+    classes = classify_positions(boards)
+
+    def figures(mask):
+        mae, ci = _mean_ci(np.abs(err[mask]))
+        return {
+            "equity_mae": mae,
+            "ci95": ci,
+            "win_mae": float(np.abs(probs[mask, 0] - labels[mask, 0]).mean()),
+            "gammon_mae": float(np.abs(probs[mask][:, [1, 3]] - labels[mask][:, [1, 3]]).mean()),
+            "equity_bias": float(err[mask].mean()),
+        }
+
+    return _table(classes, figures)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _format_table(title: str, columns: list[str], rows: dict[str, list[ClassFigures]], fmt: dict) -> str:
+    out = [title]
+    for agent, table in rows.items():
+        out.append(f"  {agent}")
+        for r in table:
+            cells = "  ".join(f"{c} {fmt[c] % r.figures[c]}" for c in columns)
+            out.append(f"    {r.name:8s} {r.cases:6d} cases  {cells}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m nard_ai.reports.benchmark``: make a move benchmark, or score agents on either benchmark.
+
+    Returns:
+        The exit status: 0, or 2 with one ``benchmark: error: ...`` line on a bad file or agent spec.
+    """
+    from nard_ai.agents import agent_from_spec
+
+    parser = argparse.ArgumentParser(
+        prog="python -m nard_ai.reports.benchmark",
+        description="Strength benchmarks by position class (nard_ai.reports.benchmark).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    mk = sub.add_parser("make-moves", help="sample cases and value every play with a referee")
+    mk.add_argument("--out", required=True, help="the benchmark's .csv (a .json sidecar goes beside it)")
+    mk.add_argument(
+        "--referee", default="gnubg:2", help="agent spec that values every play (default gnubg:2)"
+    )
+    mk.add_argument("--agent", default="default", help="agent whose self-play gives the cases")
+    mk.add_argument(
+        "--quotas", default="contact=500,crashed=250,race=350,bearoff=100", help="cases per class"
+    )
+    mk.add_argument("--seed", type=int, default=0)
+    mv = sub.add_parser("moves", help="error rates (mp/move) of agents on a move benchmark")
+    mv.add_argument("bench", help="a move benchmark .csv")
+    mv.add_argument("--agent", action="append", required=True, help="agent spec (repeat for several)")
+    mv.add_argument("--json", action="store_true")
+    eq = sub.add_parser("equities", help="equity errors of agents against a label folder (rollouts)")
+    eq.add_argument("labels", help="a label folder (nard_ai.training.store)")
+    eq.add_argument("--agent", action="append", required=True, help="agent spec (repeat for several)")
+    eq.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+
+    def fail(msg: str) -> int:
+        print(f"benchmark: error: {msg}", file=sys.stderr)
+        return 2
+
+    try:
+        if args.command == "make-moves":
+            out = Path(args.out)
+            if out.exists():
+                return fail(f"{out} exists; not overwriting it")
+            quotas = parse_quotas(args.quotas)
+            sampler = agent_from_spec(args.agent, seed=args.seed + 1)
+            referee = agent_from_spec(args.referee, seed=args.seed + 2)
+            boards, dice = sample_stratified_cases(quotas, sampler, args.seed)
+            t0 = time.perf_counter()
+            bench = make_move_benchmark(
+                boards,
+                dice,
+                referee,
+                meta={
+                    "referee": args.referee,
+                    "sampled_by": args.agent,
+                    "seed": args.seed,
+                    "quotas": quotas,
+                },
+            )
+            write_move_benchmark(out, bench)
+            print(
+                f"wrote {bench.cases} cases, {len(bench.afterstates)} plays valued by {args.referee} to {out} "
+                f"in {time.perf_counter() - t0:.0f} s"
+            )
+            return 0
+        if args.command == "moves":
+            bench = read_move_benchmark(args.bench)
+            rows = {}
+            for spec in args.agent:
+                _, table = score_moves(agent_from_spec(spec, seed=1), bench)
+                rows[spec] = table
+            if args.json:
+                print(json.dumps({k: [r.to_dict() for r in v] for k, v in rows.items()}, indent=1))
+            else:
+                title = f"move error, millipoints per move, referee {bench.meta.get('referee')}, {bench.cases} cases"
+                print(_format_table(title, ["mp_per_move", "ci95", "bad"], rows,
+                                    {"mp_per_move": "%6.1f", "ci95": "± %4.1f", "bad": "%4d"}))  # fmt: skip
+            return 0
+        ids, labels = read_labels(args.labels)
+        if not ids:
+            return fail(f"{args.labels} holds no complete label shard")
+        boards = np.array([board_from_position_id(p) for p in ids], dtype=np.int8)
+        rows = {spec: score_equities(agent_from_spec(spec, seed=1), boards, labels) for spec in args.agent}
+        if args.json:
+            print(json.dumps({k: [r.to_dict() for r in v] for k, v in rows.items()}, indent=1))
+        else:
+            title = f"equity error against {args.labels}, {len(ids)} positions (cubeless ppg)"
+            cols = ["equity_mae", "ci95", "win_mae", "gammon_mae", "equity_bias"]
+            fmt = {"equity_mae": "%.4f", "ci95": "± %.4f", "win_mae": "%.4f", "gammon_mae": "%.4f",
+                   "equity_bias": "%+.4f"}  # fmt: skip
+            print(_format_table(title, cols, rows, fmt))
+        return 0
+    except (ValueError, FileNotFoundError, RuntimeError, OSError) as exc:
+        return fail(str(exc))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

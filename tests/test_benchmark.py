@@ -1,0 +1,122 @@
+"""Strength benchmarks (nard_ai.reports.benchmark): the move benchmark's file round trip and checks, scoring.
+
+Expected values come from the definitions in the module docstring: an agent judged by stored values
+of its own 0-ply evaluation loses exactly 0 (it picks the play of highest value, nard_ai.reports.error_rate),
+and an evaluator's equity error against labels that are its own evaluation is 0.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from nard_ai.core.classes import CLASS_NAMES
+from nard_ai.core.outcomes import cubeless_equity
+from nard_ai.reports import benchmark as bm
+from nard_ai.search import load_agent
+
+
+@pytest.fixture(scope="module")
+def agent():
+    return load_agent()
+
+
+@pytest.fixture(scope="module")
+def small(agent, tmp_path_factory):
+    boards, dice = bm.sample_stratified_cases(
+        {"contact": 12, "crashed": 4, "race": 6, "bearoff": 3}, agent, seed=4
+    )
+    bench = bm.make_move_benchmark(boards, dice, agent, meta={"referee": "default", "seed": 4})
+    path = tmp_path_factory.mktemp("mb") / "moves.csv"
+    bm.write_move_benchmark(path, bench)
+    return bench, path
+
+
+def test_the_quotas_are_met_class_by_class(small):
+    bench, _ = small
+    names = [CLASS_NAMES[k] for k in bench.classes]
+    assert names == ["contact"] * 12 + ["crashed"] * 4 + ["race"] * 6 + ["bearoff"] * 3
+    assert (bench.dice[:, 0] >= bench.dice[:, 1]).all()  # larger die first
+
+
+def test_the_file_reads_back_the_same_benchmark(small):
+    bench, path = small
+    back = bm.read_move_benchmark(path)
+    for name in ("boards", "dice", "classes", "afterstates", "owner"):
+        assert np.array_equal(getattr(back, name), getattr(bench, name)), name
+    assert np.allclose(back.values, bench.values, atol=5e-7)
+    side = json.loads(path.with_suffix(".json").read_text())
+    assert side["format"] == "nard_ai.move_benchmark" and side["cases"] == 25 and side["referee"] == "default"
+
+
+def test_an_agent_judged_by_its_own_0ply_values_loses_nothing_and_pubeval_loses_some(small, agent):
+    bench, _ = small
+    result, table = bm.score_moves(agent, bench)
+    assert result.lost.max() < 1e-6
+    assert [r.name for r in table] == ["all", "contact", "crashed", "race", "bearoff"]
+    assert [r.cases for r in table] == [25, 12, 4, 6, 3]
+    from nard_ai.search import pubeval_agent
+
+    result, table = bm.score_moves(pubeval_agent(), bench)
+    assert result.lost.sum() > 0 and table[0].figures["mp_per_move"] == pytest.approx(
+        1000 * result.lost.mean()
+    )
+
+
+def test_an_edited_csv_a_foreign_sidecar_and_stale_plays_are_errors(small, tmp_path):
+    bench, path = small
+    text = path.read_text()
+    edited = tmp_path / "moves.csv"
+    edited.write_text(text.replace(",0.", ",1.", 1))
+    (tmp_path / "moves.json").write_text(path.with_suffix(".json").read_text())
+    with pytest.raises(ValueError, match="SHA-256"):
+        bm.read_move_benchmark(edited)
+    (tmp_path / "moves.json").write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(ValueError, match="not a nard_ai.move_benchmark"):
+        bm.read_move_benchmark(edited)
+    # drop one play of case 0 and re-sign the file: the plays no longer match the legal plays
+    lines = text.splitlines()
+    stale = tmp_path / "stale.csv"
+    stale.write_text("\n".join(lines[:1] + lines[2:]) + "\n")
+    meta = json.loads(path.with_suffix(".json").read_text())
+    from nard_ai.training.store import file_sha256
+
+    meta["csv_sha256"] = file_sha256(stale)
+    (tmp_path / "stale.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match="not this engine's legal plays"):
+        bm.read_move_benchmark(stale)
+    with pytest.raises(FileNotFoundError):
+        bm.read_move_benchmark(tmp_path / "none.csv")
+
+
+def test_equity_errors_are_zero_against_the_agents_own_values_and_exact_against_a_known_label(small, agent):
+    bench, _ = small
+    probs, _ = agent.evaluate(bench.boards)
+    table = bm.score_equities(agent, bench.boards, probs)
+    assert table[0].figures["equity_mae"] < 1e-6
+    won = np.tile([1.0, 0.0, 0.0, 0.0, 0.0], (bench.cases, 1))  # a plain win for the side on roll: equity 1
+    table = bm.score_equities(agent, bench.boards, won)
+    expected = np.abs(cubeless_equity(probs.astype(np.float64)) - 1.0).mean()
+    assert table[0].figures["equity_mae"] == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("contact=5,over=2", "CLASS=COUNT"),
+        ("contact=x", "integer"),
+        ("race=-1", ">= 0"),
+        ("race=0", "above 0"),
+    ],
+)
+def test_bad_quotas_say_what_is_wrong(spec, message):
+    with pytest.raises(ValueError, match=message):
+        bm.parse_quotas(spec)
+
+
+def test_the_command_line_reports_a_missing_file_in_one_line(capsys, tmp_path):
+    assert bm.main(["moves", str(tmp_path / "none.csv"), "--agent", "default"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("benchmark: error:")
