@@ -120,3 +120,43 @@ def test_the_command_line_reports_a_missing_file_in_one_line(capsys, tmp_path):
     assert bm.main(["moves", str(tmp_path / "none.csv"), "--agent", "default"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("benchmark: error:")
+
+
+class _OwnReferee:
+    """A stand-in for gnubg's program: the agent's own 0-ply cube decisions, as analyses."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.calls = 0
+
+    def __call__(self, items, ply):
+        from nard_ai.cube import cube_decision
+
+        self.calls += 1
+        return [cube_decision(b, c, 0, self.agent) for b, c in items]
+
+
+def test_a_cube_benchmark_fills_its_quotas_reads_back_and_its_own_referee_agrees_fully(agent, tmp_path):
+    referee = _OwnReferee(agent)
+    quotas = {"no_double": 4, "double_take": 3, "double_pass": 3, "too_good": 2}
+    ids, classes, analyses = bm.make_cube_benchmark(quotas, agent, seed=2, analyse=referee, chunk=50)
+    groups = [bm.cube_group(a.action) for a in analyses]
+    assert groups == ["no_double"] * 4 + ["double_take"] * 3 + ["double_pass"] * 3 + ["too_good"] * 2
+    path = bm.write_cube_benchmark(tmp_path / "cubes.csv", ids, classes, analyses, {"referee": "own 0-ply"})
+    boards, cubes, actions, meta = bm.read_cube_benchmark(path)
+    assert len(boards) == 12 and meta["groups"] == quotas and actions == [a.action for a in analyses]
+    assert all(c.value == 1 and c.owner == cubes[0].owner for c in cubes)  # money, cube 1 centred
+    rows, confusion = bm.score_cubes(agent, boards, cubes, actions)
+    assert rows[0].figures["agreement"] == 1.0
+    assert confusion["double_take"] == {"no_double": 0, "double_take": 3, "double_pass": 0, "too_good": 0}
+    path.write_text(path.read_text().replace("no_double,", "double_take,", 1))
+    with pytest.raises(ValueError, match="SHA-256"):
+        bm.read_cube_benchmark(path)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"), [("pass=3", "GROUP=COUNT"), ("too_good=-2", "integer"), ("too_good=0", "above 0")]
+)
+def test_bad_cube_quotas_say_what_is_wrong(spec, message):
+    with pytest.raises(ValueError, match=message):
+        bm.parse_cube_quotas(spec)

@@ -47,7 +47,30 @@ absolute error of the cubeless equity (``win - lose + gammons + backgammons``,
 :func:`nard_ai.core.outcomes.cubeless_equity`) and of the win and gammon
 probabilities, against the labels.
 
-Command line: ``python -m nard_ai.reports.benchmark make-moves|moves|equities`` (``--help``).
+Cube benchmark (a CSV file and its JSON sidecar)
+------------------------------------------------
+Money positions (cube 1, centred, no Jacoby rule, no beavers) from
+self-play, each with the gnubg **program's** cube analysis at 2-ply
+(:func:`nard_ai.gnubg.agent.gnubg_cube_analysis`, gnubg's ``eval`` in a child
+process) as the referee, stratified by gnubg's action in four groups
+(:data:`CUBE_GROUPS`: no double, double/take, double/pass, too good; gnubg's
+too good/take and too good/pass are one group, "optional double" counts as a
+double). Candidates are the positions whose sampling agent's cubeless equity
+lies in ``[0.1, 1.8]`` (where a double can be right).
+
+* ``NAME.csv``: header ``id,class,gnubg_action,no_double,double_take,double_pass``:
+  the ``PositionID:MatchID`` (side on roll to roll, no dice), the class,
+  gnubg's action (one of :data:`nard_ai.cube.ACTIONS`) and its three cubeful
+  equities (ppg per unit of the cube).
+* ``NAME.json``: ``format = "nard_ai.cube_benchmark"``, the referee, counts per
+  group, the sampling, the CSV's SHA-256 and the code version.
+
+:func:`score_cubes` takes an agent's own cube decision
+(:func:`nard_ai.cube.cube_decision` at the agent's ply) for each position
+and reports the agreement of the four groups with gnubg's, overall and per
+gnubg group, with the confusion counts.
+
+Command line: ``python -m nard_ai.reports.benchmark make-moves|moves|equities|make-cubes|cubes`` (``--help``).
 """
 
 from __future__ import annotations
@@ -82,6 +105,12 @@ __all__ = [
     "read_move_benchmark",
     "score_moves",
     "score_equities",
+    "CUBES_FORMAT",
+    "CUBE_GROUPS",
+    "cube_group",
+    "make_cube_benchmark",
+    "read_cube_benchmark",
+    "score_cubes",
     "main",
 ]
 
@@ -466,6 +495,218 @@ def score_equities(agent, boards: np.ndarray, labels: np.ndarray) -> list[ClassF
     return _table(classes, figures)
 
 
+# --------------------------------------------------------------------------- cube benchmark
+
+CUBES_FORMAT = "nard_ai.cube_benchmark"
+CUBES_FORMAT_VERSION = 1
+CUBE_COLUMNS = ("id", "class", "gnubg_action", "no_double", "double_take", "double_pass")
+CUBE_GROUPS = ("no_double", "double_take", "double_pass", "too_good")
+#: The sampling agent's cubeless equity range of the candidates (module docstring).
+CUBE_WINDOW = (0.1, 1.8)
+
+
+def cube_group(action: str) -> str:
+    """The benchmark's group of a cube action: ``too_good_take`` and ``too_good_pass`` are ``too_good``."""
+    return "too_good" if action.startswith("too_good") else action
+
+
+def parse_cube_quotas(spec: str) -> dict[str, int]:
+    """``"no_double=150,double_take=150,double_pass=150,too_good=100"`` -> positions per group.
+
+    Raises:
+        ValueError: an unknown group, a count that is not an integer >= 0, all zero.
+    """
+    out: dict[str, int] = {}
+    for part in spec.split(","):
+        if not part.strip():
+            continue
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        if not sep or name not in CUBE_GROUPS:
+            raise ValueError(
+                f"quotas must be GROUP=COUNT,... with GROUP one of {', '.join(CUBE_GROUPS)}; got {part!r}"
+            )
+        if not value.strip().isdigit():
+            raise ValueError(f"quota {part!r}: the count must be an integer >= 0")
+        out[name] = int(value)
+    if not out or sum(out.values()) == 0:
+        raise ValueError(f"quotas {spec!r}: give at least one group a count above 0")
+    return out
+
+
+def make_cube_benchmark(
+    quotas: dict[str, int],
+    sampler,
+    seed: int = 0,
+    *,
+    ply: int = 2,
+    chunk: int = 100,
+    max_candidates: int = 50_000,
+    analyse=None,
+    progress=None,
+) -> tuple[list[str], list[str], list]:
+    """Money cube positions from ``sampler``'s self-play, ``quotas[group]`` per gnubg group (module docstring).
+
+    Args:
+        quotas: positions wanted per :data:`CUBE_GROUPS` group.
+        sampler: the agent whose self-play gives the positions (``choose_plays``, ``evaluate``).
+        seed: seed of the self-play.
+        ply: gnubg's ply.
+        chunk: candidates per gnubg run.
+        max_candidates: give up (ValueError) after analysing this many.
+        analyse: the referee, ``analyse(list of (board, CubeState), ply) -> analyses``; default
+            :func:`nard_ai.gnubg.agent.gnubg_cube_analysis` (tests pass another).
+        progress: optional ``progress(filled, wanted)``.
+
+    Returns:
+        ``(ids, classes, analyses)`` in group order: ``PositionID:MatchID`` strings, class names and
+        the referee's analyses (``action``, ``no_double``, ``double_take``, ``double_pass``).
+    """
+    from nard_ai.cube import CubeState
+    from nard_ai.gnubg.agent import gnubg_cube_analysis, gnubg_id_for_cube
+
+    analyse = analyse or gnubg_cube_analysis
+    want = {g: int(quotas.get(g, 0)) for g in CUBE_GROUPS}
+    got: dict[str, list] = {g: [] for g in CUBE_GROUPS}
+    seen: set[bytes] = set()
+    analysed = 0
+    r = 0
+    while any(len(got[g]) < want[g] for g in CUBE_GROUPS):
+        if analysed >= max_candidates:
+            short = {g: f"{len(got[g])}/{want[g]}" for g in CUBE_GROUPS if len(got[g]) < want[g]}
+            raise ValueError(f"{analysed} candidates did not fill the quotas: {short}")
+        boards, _ = sample_cases(4 * chunk, sampler, seed + r, keep=0.1, unforced=False)
+        r += 1
+        _, eq = sampler.evaluate(boards)
+        keep = (eq >= CUBE_WINDOW[0]) & (eq <= CUBE_WINDOW[1])
+        fresh = []
+        for b in boards[keep]:
+            key = b.tobytes()
+            if key not in seen:
+                seen.add(key)
+                fresh.append(b)
+        for s in range(0, len(fresh), chunk):
+            part = fresh[s : s + chunk]
+            analyses = analyse([(b, CubeState()) for b in part], ply)
+            analysed += len(part)
+            for b, a in zip(part, analyses, strict=True):
+                g = cube_group(a.action)
+                if len(got[g]) < want[g]:
+                    got[g].append((b, a))
+            if progress is not None:
+                progress(sum(min(len(got[g]), want[g]) for g in CUBE_GROUPS), sum(want.values()))
+            if all(len(got[g]) >= want[g] for g in CUBE_GROUPS):
+                break
+    items = [item for g in CUBE_GROUPS for item in got[g]]
+    boards = np.array([b for b, _ in items], dtype=np.int8).reshape(-1, 26)
+    classes = [CLASS_NAMES[k] for k in classify_positions(boards)] if len(boards) else []
+    ids = [gnubg_id_for_cube(b, CubeState()) for b, _ in items]
+    return ids, classes, [a for _, a in items]
+
+
+def write_cube_benchmark(
+    path: str | Path, ids: list[str], classes: list[str], analyses: list, meta: dict
+) -> Path:
+    """Write ``PATH`` (``.csv``) and its ``.json`` sidecar (module docstring, "Cube benchmark"), atomically."""
+    path = Path(path)
+    if path.suffix != ".csv":
+        raise ValueError(f"a cube benchmark is a .csv file (with a .json sidecar), got {path}")
+    lines = [",".join(CUBE_COLUMNS)]
+    for pid, cls, a in zip(ids, classes, analyses, strict=True):
+        nums = ",".join(f"{x + 0.0:.{EQUITY_DECIMALS}f}" for x in (a.no_double, a.double_take, a.double_pass))
+        lines.append(f"{pid},{cls},{a.action},{nums}")
+    atomic_write_bytes(path, ("\n".join(lines) + "\n").encode())
+    groups = {g: sum(cube_group(a.action) == g for a in analyses) for g in CUBE_GROUPS}
+    atomic_write_json(
+        path.with_suffix(".json"),
+        {
+            "format": CUBES_FORMAT,
+            "format_version": CUBES_FORMAT_VERSION,
+            "positions": len(ids),
+            "groups": groups,
+            **meta,
+            "csv": path.name,
+            "csv_sha256": file_sha256(path),
+            "code": code_version(),
+        },
+    )
+    return path
+
+
+def read_cube_benchmark(path: str | Path) -> tuple[np.ndarray, list, list[str], dict]:
+    """``(boards (N, 26) int8, cube states, gnubg's actions, sidecar)`` of a cube benchmark.
+
+    Raises:
+        FileNotFoundError: no CSV or no sidecar.
+        ValueError: a sidecar of another format, a CSV that does not match it, a bad row.
+    """
+    from nard_ai.cube import ACTIONS
+    from nard_ai.formats.position import parse_position
+    from nard_ai.reports.position import cube_state_from_match
+
+    path = Path(path)
+    side = path.with_suffix(".json")
+    if not path.is_file():
+        raise FileNotFoundError(f"no cube benchmark {path}")
+    if not side.is_file():
+        raise FileNotFoundError(f"{path} has no sidecar {side.name}")
+    meta = json.loads(side.read_text(encoding="utf-8"))
+    if meta.get("format") != CUBES_FORMAT or meta.get("format_version") != CUBES_FORMAT_VERSION:
+        raise ValueError(f"{side}: not a {CUBES_FORMAT} v{CUBES_FORMAT_VERSION} sidecar")
+    if file_sha256(path) != meta.get("csv_sha256"):
+        raise ValueError(f"{path} does not match its sidecar's SHA-256 (edited or damaged)")
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    if not rows or tuple(rows[0]) != CUBE_COLUMNS:
+        raise ValueError(f"{path}: the header must be {','.join(CUBE_COLUMNS)!r}")
+    boards, cubes, actions = [], [], []
+    for n, row in enumerate(rows[1:], start=2):
+        if len(row) != len(CUBE_COLUMNS):
+            raise ValueError(f"{path}, line {n}: expected {len(CUBE_COLUMNS)} fields, got {len(row)}")
+        if row[2] not in ACTIONS:
+            raise ValueError(f"{path}, line {n}: unknown cube action {row[2]!r}")
+        try:
+            board, state = parse_position(row[0])
+            cubes.append(cube_state_from_match(state))
+        except ValueError as exc:
+            raise ValueError(f"{path}, line {n}: {exc}") from None
+        boards.append(board)
+        actions.append(row[2])
+    return np.array(boards, dtype=np.int8).reshape(-1, 26), cubes, actions, meta
+
+
+def score_cubes(
+    agent, boards: np.ndarray, cubes: list, actions: list[str]
+) -> tuple[list[ClassFigures], dict]:
+    """Agreement of ``agent``'s cube decisions with the referee's, in the four :data:`CUBE_GROUPS`.
+
+    Returns:
+        ``(rows, confusion)``: rows ``all`` then one per referee group with ``agreement`` (fraction)
+        and ``agree``; ``confusion[referee group][agent group]`` counts.
+    """
+    from nard_ai.cube import cube_decision
+
+    ply = int(getattr(agent, "ply", 0) or 0)
+    ours = [cube_group(cube_decision(b, c, ply, agent).action) for b, c in zip(boards, cubes, strict=True)]
+    theirs = [cube_group(a) for a in actions]
+    confusion = {g: dict.fromkeys(CUBE_GROUPS, 0) for g in CUBE_GROUPS}
+    for t, o in zip(theirs, ours, strict=True):
+        confusion[t][o] += 1
+    same = np.array([t == o for t, o in zip(theirs, ours, strict=True)])
+    rows = [ClassFigures("all", len(same), {"agreement": float(same.mean()) if len(same) else float("nan"),
+                                             "agree": int(same.sum())})]  # fmt: skip
+    for g in CUBE_GROUPS:
+        mask = np.array([t == g for t in theirs])
+        if mask.any():
+            rows.append(
+                ClassFigures(
+                    g,
+                    int(mask.sum()),
+                    {"agreement": float(same[mask].mean()), "agree": int(same[mask].sum())},
+                )
+            )
+    return rows, confusion
+
+
 # --------------------------------------------------------------------------- command line
 
 
@@ -510,6 +751,16 @@ def main(argv: list[str] | None = None) -> int:
     eq.add_argument("labels", help="a label folder (nard_ai.training.store)")
     eq.add_argument("--agent", action="append", required=True, help="agent spec (repeat for several)")
     eq.add_argument("--json", action="store_true")
+    mc = sub.add_parser("make-cubes", help="sample money cube positions, gnubg program 2-ply as the referee")
+    mc.add_argument("--out", required=True, help="the benchmark's .csv (a .json sidecar goes beside it)")
+    mc.add_argument("--agent", default="default", help="agent whose self-play gives the positions")
+    mc.add_argument("--quotas", default="no_double=150,double_take=150,double_pass=150,too_good=100")
+    mc.add_argument("--ply", type=int, default=2, choices=(0, 1, 2), help="gnubg's ply (default 2)")
+    mc.add_argument("--seed", type=int, default=0)
+    cu = sub.add_parser("cubes", help="agreement of agents' cube decisions with a cube benchmark's")
+    cu.add_argument("bench", help="a cube benchmark .csv")
+    cu.add_argument("--agent", action="append", required=True, help="agent spec (repeat for several)")
+    cu.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
     def fail(msg: str) -> int:
@@ -555,6 +806,55 @@ def main(argv: list[str] | None = None) -> int:
                 title = f"move error, millipoints per move, referee {bench.meta.get('referee')}, {bench.cases} cases"
                 print(_format_table(title, ["mp_per_move", "ci95", "bad"], rows,
                                     {"mp_per_move": "%6.1f", "ci95": "± %4.1f", "bad": "%4d"}))  # fmt: skip
+            return 0
+        if args.command == "make-cubes":
+            out = Path(args.out)
+            if out.exists():
+                return fail(f"{out} exists; not overwriting it")
+            quotas = parse_cube_quotas(args.quotas)
+            sampler = agent_from_spec(args.agent, seed=args.seed + 1)
+            t0 = time.perf_counter()
+            ids, classes, analyses = make_cube_benchmark(
+                quotas,
+                sampler,
+                args.seed,
+                ply=args.ply,
+                progress=lambda done, want: print(f"{done}/{want} positions", file=sys.stderr, flush=True),
+            )
+            meta = {"referee": f"gnubg program {args.ply}-ply", "sampled_by": args.agent, "seed": args.seed,
+                    "quotas": quotas, "cube": "money, cube 1 centred, no Jacoby, no beavers",
+                    "window": list(CUBE_WINDOW)}  # fmt: skip
+            write_cube_benchmark(out, ids, classes, analyses, meta)
+            print(f"wrote {len(ids)} positions to {out} in {time.perf_counter() - t0:.0f} s")
+            return 0
+        if args.command == "cubes":
+            boards, cubes, actions, meta = read_cube_benchmark(args.bench)
+            results = {
+                spec: score_cubes(agent_from_spec(spec, seed=1), boards, cubes, actions)
+                for spec in args.agent
+            }
+            if args.json:
+                print(
+                    json.dumps(
+                        {
+                            k: {"rows": [r.to_dict() for r in v[0]], "confusion": v[1]}
+                            for k, v in results.items()
+                        },
+                        indent=1,
+                    )
+                )
+                return 0
+            print(
+                f"cube decisions against {meta.get('referee')}, {len(boards)} positions (agreement by the referee's group)"
+            )
+            for spec, (rows, confusion) in results.items():
+                print(f"  {spec}")
+                for r in rows:
+                    print(
+                        f"    {r.name:12s} {r.cases:5d} positions  agreement {100 * r.figures['agreement']:5.1f}%"
+                    )
+                print("    confusion (referee's group: agent's groups) " + "; ".join(
+                    f"{g}: " + " ".join(f"{confusion[g][h]}" for h in CUBE_GROUPS) for g in CUBE_GROUPS))  # fmt: skip
             return 0
         ids, labels = read_labels(args.labels)
         if not ids:
