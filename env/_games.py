@@ -48,7 +48,7 @@ from nard_ai.core.checker_moves import (
 from nard_ai.core.game import CENTERED, GameState, new_games, roll_dice, step
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.rules import Rules
-from nard_ai.cube import MAX_CUBE
+from nard_ai.cube import MAX_CUBE, finished_points
 
 from .spaces import (
     ACTION_MODES,
@@ -766,9 +766,10 @@ class Games:
                 next_dice[j] = roll_dice(1, self.rngs[i])[0]
         sub = step(_take(self.state, idx), afterstates, next_dice=next_dice)
         if self.jacoby:
-            # The Jacoby rule: a gammon or backgammon counts as a single game while the cube is centred.
+            # The Jacoby rule: a gammon or backgammon counts as a single game while the cube is centred
+            # (nard_ai.cube.state.finished_points, the one scoring rule; points are result x 1 here).
             centred = sub.done & (sub.cube_owner == CENTERED)
-            sub.points[centred] = np.sign(sub.points[centred])
+            sub.points[centred] = finished_points(sub.points[centred], 1, True, True)
         _put(self.state, idx, sub)
         self.current[idx] = sub.boards
         self.masks[idx] = 0

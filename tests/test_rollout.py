@@ -21,7 +21,7 @@ from nard_ai.cube import CubeState, cube_decision_from_probs
 from nard_ai.cube.met import match_equity_after
 from nard_ai.model.network import default_checkpoint_path, invert_probs
 from nard_ai.play import rollout_games
-from nard_ai.play.rollout import MAX_GAMES, ROLL_WEIGHTS, ROLLS_21, ROLLS_36, rollout, rollout_dice
+from nard_ai.play.rollout import MAX_GAMES, ROLL_WEIGHTS, ROLLS_21, ROLLS_36, rollout, rollout_dice, rollout_plays
 from nard_ai.search.lookahead import Agent, position_probs
 
 #: The side on roll has one checker on its 6-point, the opponent one on its 1-point:
@@ -743,3 +743,21 @@ def test_nard_rollout_draws_a_progress_bar_on_stderr_and_prints_the_same_numbers
     a, b = json.loads(with_bar), json.loads(without)
     a.pop("seconds"), b.pop("seconds")
     assert a == b and a["games"] == 36
+
+
+def test_cubeful_rollouts_count_a_gammon_once_under_the_jacoby_rule_while_the_cube_is_centred():
+    """A fresh reviewer's case (issue 13): the mover bears off its last checker against 15 opposing
+    checkers far from home, a certain gammon. With the Jacoby rule and the cube centred it is worth
+    one point (RULES.md, "Jacoby rule"), as the lookahead and sessions score it; without it, two."""
+    from nard_ai.cube.lookahead import lookahead_cube_decision
+
+    board = np.zeros(26, dtype=np.int8)
+    board[1], board[15], board[16] = 1, -8, -7
+    agent = Agent(PipGammonEvaluator())
+    for jacoby, points in ((True, 1.0), (False, 2.0)):
+        cube = CubeState(jacoby=jacoby)
+        r = rollout(board, 36, cube=cube, root_action="no_double", variance_reduction=False, agent=agent)
+        assert r.cubeful == pytest.approx(points)
+        (play,) = rollout_plays(board, (3, 1), 10, cube=cube, candidates=1, agent=agent)
+        assert play.result.cubeful == pytest.approx(points)
+        assert lookahead_cube_decision(board, cube, agent, ply=1).no_double == pytest.approx(points)

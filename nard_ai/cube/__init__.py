@@ -52,12 +52,14 @@ from nard_ai.cube.state import (
     CubeState,
     check_cube,
     cube_state_from_match,
+    finished_points,
     highest_cube_value,
 )
 
 __all__ = [
     "as_probs",
     "check_cube",
+    "finished_points",
     "check_ply",
     "check_efficiency",
     "cube_action",

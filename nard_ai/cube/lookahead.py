@@ -50,7 +50,7 @@ from nard_ai.cube.equity import (
     mwc_at_score,
     mwc_to_equity,
 )
-from nard_ai.cube.state import CENTRED, CubeState
+from nard_ai.cube.state import CENTRED, CubeState, finished_points
 from nard_ai.search.lookahead import ROLL_WEIGHTS, ROLLS_21, select_plays
 
 __all__ = ["lookahead_cube_decision"]
@@ -89,10 +89,8 @@ def _build(evaluator, rules, boards: np.ndarray, ply: int, params: CubeEfficienc
 
 def _exact(points: np.ndarray, cube: CubeState) -> np.ndarray:
     """Value of finished games (result ``points`` for the side on roll) at ``cube``."""
-    if cube.jacoby and cube.owner == CENTRED:
-        points = np.sign(points)
     if cube.is_money:
-        return points * float(cube.value)
+        return finished_points(points, cube.value, cube.owner == CENTRED, cube.jacoby).astype(np.float64)
     return np.array(
         [mwc_at_score(cube.away, cube.opp_away, int(p) * cube.value, cube.crawford) for p in points]
     )

@@ -34,6 +34,7 @@ __all__ = [
     "highest_cube_value",
     "check_cube",
     "cube_state_from_match",
+    "finished_points",
 ]
 
 CENTRED = "centred"
@@ -313,6 +314,28 @@ class CubeState:
             jacoby=self.jacoby,
             beavers=self.beavers,
         )
+
+
+def finished_points(result, value, centred, jacoby: bool):
+    """Points of finished games at their cube: the one scoring rule of every driver and of the lookahead.
+
+    ``result x value``, except under the Jacoby rule (money play only) while
+    the cube is centred, where a gammon or backgammon counts as a single game
+    (``sign(result) x value``; RULES.md, "Jacoby rule"; gnubg's ``fJacoby``).
+
+    Args:
+        result: ``(N,)`` (or scalar) integer results of the games, +-1, +-2, +-3, in any one view.
+        value: the cube values, broadcastable to ``result``.
+        centred: bool, broadcastable: the cube is centred (not turned yet).
+        jacoby: the Jacoby rule is in play (money play; pass False for match play).
+
+    Returns:
+        ``result``'s shape, int64, in the same view.
+    """
+    result = np.asarray(result, dtype=np.int64)
+    if jacoby:
+        result = np.where(np.asarray(centred, dtype=bool), np.sign(result), result)
+    return result * np.asarray(value, dtype=np.int64)
 
 
 def check_cube(cube) -> None:

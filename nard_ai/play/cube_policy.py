@@ -42,6 +42,7 @@ __all__ = [
     "OWNER_BY_CODE",
     "owner_codes",
     "owner_seat",
+    "taken_cube",
 ]
 
 _POLICY_KINDS = ("model", "threshold")
@@ -121,6 +122,25 @@ def owner_codes(owner, mover) -> np.ndarray:
     """
     owner = np.asarray(owner)
     return np.where(owner == CENTERED, 0, np.where(owner == np.asarray(mover), 1, 2)).astype(np.int64)
+
+
+def taken_cube(value, beaver, taker) -> tuple[np.ndarray, np.ndarray]:
+    """The cube after a double is taken: the one rule of the drivers (sessions and rollouts).
+
+    The taker owns the cube at twice its value, or at four times when it beavers
+    (RULES.md, "Beavers"; money play only, decided by :func:`model_takes`).
+
+    Args:
+        value: ``(N,)`` int cube values before the double.
+        beaver: ``(N,)`` bool, the take is a beaver.
+        taker: ``(N,)`` (or scalar) int, the taker's seat.
+
+    Returns:
+        ``(value, owner)``: ``(N,)`` int64 each, the new value and owning seat.
+    """
+    value = np.asarray(value, dtype=np.int64)
+    new_value = value * np.where(np.asarray(beaver, dtype=bool), 4, 2)
+    return new_value, np.broadcast_to(np.asarray(taker, dtype=np.int64), value.shape).copy()
 
 
 def owner_seat(cube: CubeState, mover: int) -> int:

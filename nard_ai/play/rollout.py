@@ -106,11 +106,13 @@ from nard_ai.core.board import (
 from nard_ai.core.dice import ROLL_WEIGHTS, ROLLS_21, ROLLS_36  # re-exported here
 from nard_ai.core.ply import check_ply
 from nard_ai.cube import (
+    CENTRED,
     DEFAULT_EFFICIENCY,
     CubeEfficiency,
     CubeState,
     check_cube,
     check_efficiency,
+    finished_points,
     mwc_at_score,
 )
 from nard_ai.play.lockstep import MAX_PLIES
@@ -535,10 +537,16 @@ def _finished_result(afterstate: np.ndarray, cube: CubeState | None) -> RolloutR
     points = int(game_result(afterstate))
     cubeful = None
     if cube is not None:
+        centred = cube.owner == CENTRED
         cubeful = (
-            points * 1.0
+            float(finished_points(points, 1, centred, cube.jacoby))  # per unit of the root cube
             if cube.is_money
-            else mwc_at_score(cube.away, cube.opp_away, points * cube.value, cube.crawford)
+            else mwc_at_score(
+                cube.away,
+                cube.opp_away,
+                int(finished_points(points, cube.value, centred, False)),
+                cube.crawford,
+            )
         )
     return RolloutResult(
         probs=result_probs(np.array([points]))[0].astype(np.float64),

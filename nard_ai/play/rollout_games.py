@@ -22,17 +22,19 @@ import numpy as np
 
 from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, swap_sides_unchecked
 from nard_ai.core.dice import ROLL_INDEX, ROLL_WEIGHTS, ROLLS_21, ROLLS_36, splitmix64
+from nard_ai.core.game import CENTERED
 from nard_ai.cube import (
     CubeEfficiency,
     CubeState,
     as_probs,
     efficiencies,
+    finished_points,
     match_cubeful,
     money_cubeful,
     mwc_at_score,
 )
 from nard_ai.cube.decision import DOUBLE_PASS, DOUBLE_TAKE
-from nard_ai.play.cube_policy import OWNER_BY_CODE, model_actions, owner_codes, owner_seat
+from nard_ai.play.cube_policy import OWNER_BY_CODE, model_actions, owner_codes, owner_seat, taken_cube
 from nard_ai.play.lockstep import Lockstep
 
 CHUNK_GAMES = 1 << 17
@@ -430,7 +432,7 @@ class _RolloutGames:
             root_points = np.where(mover[finished] == 0, points, -points)
             cube_value = None
             if self.cubes is not None:
-                cube_value = self.cubes.score(root_points * self.cubes.value[done])
+                cube_value = self.cubes.score(self.cubes.points(done, root_points))
             self._finish(done, self.result_probs(root_points).astype(np.float64), cube_value)
 
     # ---------------------------------------------------------------- move choice
@@ -565,6 +567,13 @@ class _Cubes:
             s, m = slots[members[0]], int(mover[members[0]])
             yield self.state(int(self.value[s]), int(self.owner[s]), m), members
 
+    def points(self, slots: np.ndarray, root_points: np.ndarray) -> np.ndarray:
+        """Points of games in ``slots`` ending with ``root_points`` (cubeless, root side's view) at their cube,
+        with the Jacoby rule in money play (:func:`nard_ai.cube.state.finished_points`)."""
+        root = self.root
+        centred = self.owner[slots] == CENTERED
+        return finished_points(root_points, self.value[slots], centred, root.is_money and root.jacoby)
+
     def score(self, root_points: np.ndarray) -> np.ndarray:
         """Cubeful result of games ending with ``root_points`` (result x cube value, root side's view)."""
         root = self.root
@@ -611,11 +620,10 @@ class _Cubes:
             # the one batched cube policy of the drivers (nard_ai.play.cube_policy), as cube sessions use it
             codes, beaver = model_actions(probs[m], cs, x[m])
             drop = m[codes == DOUBLE_PASS]  # double, pass: the mover wins the current cube
-            took = (
-                codes == DOUBLE_TAKE
-            )  # double, take: the taker owns the cube at twice the value (a beaver: four)
-            self.value[slots[m[took]]] *= np.where(beaver[took], 4, 2)
-            self.owner[slots[m[took]]] = 1 - mover[m[0]]
+            took = slots[m[codes == DOUBLE_TAKE]]
+            self.value[took], self.owner[took] = taken_cube(
+                self.value[took], beaver[codes == DOUBLE_TAKE], 1 - mover[m[0]]
+            )
             if len(drop):
                 passed.append(drop)
                 points.append(np.full(len(drop), cs.value if mover[m[0]] == 0 else -cs.value, dtype=np.int64))

@@ -98,6 +98,7 @@ from nard_ai.cube import (
     MAX_CUBE,
     CubeState,
     cube_efficiency,
+    finished_points,
 )
 from nard_ai.cube.met import MAX_AWAY
 from nard_ai.play.arena import pair_ci95
@@ -111,6 +112,7 @@ from nard_ai.play.cube_policy import (
     model_doubles,
     model_takes,
     owner_codes,
+    taken_cube,
 )
 from nard_ai.play.lockstep import MAX_PLIES, KeyedDice, Lockstep, choose_by_side
 
@@ -508,8 +510,7 @@ class _Arena:
         np.add.at(self.counters.beavers, taker[beaver], 1)
         np.add.at(self.counters.passes, taker[~take], 1)
         took = slots[take]
-        self.value[took] *= np.where(beaver[take], 4, 2)
-        self.owner[took] = 1 - roller[take]
+        self.value[took], self.owner[took] = taken_cube(self.value[took], beaver[take], 1 - roller[take])
         passed = slots[~take]
         points_a = np.where(roller_is_a[~take], 1, -1) * self.value[passed]
         for s, p in zip(passed, points_a, strict=True):
@@ -527,10 +528,10 @@ class _Arena:
         done, result = self.lock.play(slots, after)
         ended = slots[done]
         if len(ended):
-            if self.length == 0 and self.jacoby:
-                # the Jacoby rule: gammons count only once the cube has been turned
-                result = np.where(self.owner[ended] == CENTERED, np.sign(result), result)
-            points = result * self.value[ended]
+            # the Jacoby rule (money play): gammons count only once the cube has been turned
+            points = finished_points(
+                result, self.value[ended], self.owner[ended] == CENTERED, self.length == 0 and self.jacoby
+            )
             points_a = np.where(a_to_play[done], points, -points)
             for s, p in zip(ended, points_a, strict=True):
                 self._end_game(int(s), int(p), passed=False)
