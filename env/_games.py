@@ -49,6 +49,7 @@ from nard_ai.core.game import CENTERED, GameState, new_games, roll_dice, step
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.rules import Rules
 from nard_ai.cube import MAX_CUBE, finished_points
+from nard_ai.play.cube_policy import may_double, owner_codes
 
 from .spaces import (
     ACTION_MODES,
@@ -547,7 +548,7 @@ class Games:
             value = self.state.cube_value[idx].copy()
             owner = self.state.cube_owner[idx].copy()
             phase = np.where(self._acting(idx, players), self.cube_phase[idx], PHASE_MOVE).astype(np.int8)
-            relative = np.where(owner == CENTERED, 0, np.where(owner == players, 1, 2))
+            relative = owner_codes(owner, players)
             obs = np.concatenate([obs, cube_units(value, relative, phase)], axis=1)
             info["phase"] = phase
             info["cube_value"] = value
@@ -626,8 +627,8 @@ class Games:
 
     def _may_double(self, i: int) -> bool:
         """The side on roll has access (centred or its own cube) and a double keeps the cube at most MAX_CUBE."""
-        owner = int(self.state.cube_owner[i])
-        return owner in (CENTERED, int(self.state.turn[i])) and 2 * int(self.state.cube_value[i]) <= MAX_CUBE
+        code = owner_codes(int(self.state.cube_owner[i]), int(self.state.turn[i]))
+        return bool(may_double(code, int(self.state.cube_value[i])))
 
     def _set_cube_phase(self, i: int, phase: int) -> None:
         self.cube_phase[i] = phase

@@ -45,7 +45,7 @@ import numpy as np
 from nard_ai.core.board import game_result, starting_board, swap_sides, validate_board, validate_dice
 from nard_ai.core.game import opening_roll, roll_dice
 from nard_ai.core.movegen import legal_plays
-from nard_ai.cube import CENTRED, MAX_CUBE, ON_ROLL, OPPONENT, CubeState, cube_decision
+from nard_ai.cube import CENTRED, ON_ROLL, OPPONENT, CubeState, cube_decision
 from nard_ai.formats.ascii import render_board
 from nard_ai.formats.notation import parse_play, play_notation
 from nard_ai.reports.analysis import cube_action_text
@@ -106,7 +106,7 @@ class _Game:
         return CubeState(value=self.cube_value, owner=owner)
 
     def may_double(self) -> bool:
-        return self.cube_owner in (None, self.on_roll) and 2 * self.cube_value <= MAX_CUBE
+        return self.cube_state().can_double
 
 
 class _Session:

@@ -20,6 +20,7 @@ from nard_ai.core.game import CENTERED
 from nard_ai.cube import (
     CENTRED,
     DEFAULT_EFFICIENCY,
+    MAX_CUBE,
     ON_ROLL,
     OPPONENT,
     CubeEfficiency,
@@ -42,6 +43,7 @@ __all__ = [
     "OWNER_BY_CODE",
     "owner_codes",
     "owner_seat",
+    "may_double",
     "taken_cube",
 ]
 
@@ -85,6 +87,32 @@ class CubePolicy:
         if not isinstance(self.efficiency, CubeEfficiency):
             raise ValueError(f"efficiency must be a CubeEfficiency, got {type(self.efficiency).__name__}")
 
+    def threshold_decisions(self, win: np.ndarray, answer: bool) -> np.ndarray:
+        """A threshold policy's decisions: doubles (``answer=False``) or takes, from the decider's ``win``.
+
+        Args:
+            win: ``(N,)`` float, the side on roll's winning chance (``probs[:, 0]``) when doubling;
+                the doubler's when answering (the taker's chance is ``1 - win``).
+            answer: decide takes instead of doubles.
+
+        Returns:
+            ``(N,)`` bool: doubles when ``win >= double_at`` (never with ``double_at=None``); takes when
+            ``1 - win >= take_at``.
+
+        Raises:
+            ValueError: for a model policy (its decisions come from :func:`model_actions`).
+        """
+        if self.kind != "threshold":
+            raise ValueError(
+                "threshold_decisions is for a threshold policy; a model policy uses model_actions"
+            )
+        win = np.asarray(win, dtype=np.float64)
+        if answer:
+            return 1.0 - win >= self.take_at
+        if self.double_at is None:
+            return np.zeros(win.shape, dtype=bool)
+        return win >= self.double_at
+
 
 MODEL_POLICY = CubePolicy("model")
 """Cube decisions from :mod:`nard_ai.cube.decision`'s model on the agent's probabilities."""
@@ -122,6 +150,29 @@ def owner_codes(owner, mover) -> np.ndarray:
     """
     owner = np.asarray(owner)
     return np.where(owner == CENTERED, 0, np.where(owner == np.asarray(mover), 1, 2)).astype(np.int64)
+
+
+def may_double(codes, value, away=None, crawford=None) -> np.ndarray:
+    """:attr:`nard_ai.cube.CubeState.can_double`, batched: the one test of the drivers and the env.
+
+    Args:
+        codes: ``(N,)`` owner codes (:data:`OWNER_BY_CODE`: 0 centred, 1 the side on roll, 2 its
+            opponent), e.g. from :func:`owner_codes`.
+        value: ``(N,)`` cube values.
+        away: match play: ``(N,)`` points the side on roll still needs; ``None`` for money play.
+        crawford: match play: ``(N,)`` bool, this is the Crawford game.
+
+    Returns:
+        ``(N,)`` bool. Money: access (not the opponent's cube) and a double keeps the cube at most
+        :data:`nard_ai.cube.MAX_CUBE`. Match: access, not the Crawford game, and winning the current
+        cube would not already win the match.
+    """
+    codes = np.asarray(codes)
+    value = np.asarray(value, dtype=np.int64)
+    access = codes != 2
+    if away is None:
+        return access & (2 * value <= MAX_CUBE)
+    return access & ~np.asarray(crawford, dtype=bool) & (np.asarray(away) > value)
 
 
 def taken_cube(value, beaver, taker) -> tuple[np.ndarray, np.ndarray]:

@@ -95,7 +95,6 @@ import numpy as np
 from nard_ai.core.board import starting_board
 from nard_ai.core.game import CENTERED
 from nard_ai.cube import (
-    MAX_CUBE,
     CubeState,
     cube_efficiency,
     finished_points,
@@ -109,6 +108,7 @@ from nard_ai.play.cube_policy import (
     CubePolicy,
     cube_equities,
     default_cube_policy,
+    may_double,
     model_doubles,
     model_takes,
     owner_codes,
@@ -432,11 +432,11 @@ class _Arena:
 
     def _can_double(self, states: np.ndarray) -> np.ndarray:
         """:attr:`CubeState.can_double` of each row, plus the :data:`MAX_CUBE` cap (vectorized)."""
-        access = states[:, 1] != 2
         if self.length == 0:
-            return access & (2 * states[:, 0] <= MAX_CUBE)
-        away = self.length - states[:, 2]
-        return access & (states[:, 4] == 0) & (away > states[:, 0])
+            return may_double(states[:, 1], states[:, 0])
+        return may_double(
+            states[:, 1], states[:, 0], away=self.length - states[:, 2], crawford=states[:, 4] != 0
+        )
 
     # ---------------------------------------------------------------- decisions
 
@@ -460,12 +460,12 @@ class _Arena:
                 continue
             if policy.kind == "threshold":
                 if not answer and policy.double_at is None:
-                    continue
+                    continue  # never doubles: no evaluation needed
                 if answer and policy.take_at <= 0.0:
-                    yes[sel] = True
+                    yes[sel] = True  # always takes
                     continue
                 win = np.asarray(agent.evaluate(boards[sel])[0], dtype=np.float64)[:, 0]
-                yes[sel] = (1.0 - win >= policy.take_at) if answer else (win >= policy.double_at)
+                yes[sel] = policy.threshold_decisions(win, answer)
                 continue
             probs = np.asarray(agent.evaluate(boards[sel])[0], dtype=np.float64).reshape(-1, 5)
             x = cube_efficiency(boards[sel], policy.efficiency)
