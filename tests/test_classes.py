@@ -91,3 +91,33 @@ def test_the_old_homes_re_export_the_same_objects(module, names):
     for name in names:
         assert getattr(mod, name) is getattr(classes, name), f"{module}.{name}"
         assert name in mod.__all__
+
+
+def test_the_one_python_single_die_rule_agrees_with_the_independent_reference_on_random_games():
+    """core.checker_moves.single_moves (used by the checker-move env and notation) against tests/reference.py's
+    single_die_moves, written separately from RULES.md 3.2, 4 and 5: the same sources and boards for every die."""
+    from conftest import random_bearoff_positions, random_play_positions
+    from reference import single_die_moves
+
+    from nard_ai.core.checker_moves import single_moves
+
+    rng = np.random.default_rng(11)
+    boards = np.concatenate([random_play_positions(rng, 300), random_bearoff_positions(rng, 100)])
+    for b in boards:
+        t = tuple(int(x) for x in b)
+        for die in range(1, 7):
+            ours = {(src, after) for (src, _), after in single_moves(t, die)}
+            theirs = {(s.from_point, s.after) for s in single_die_moves(t, die)}
+            assert ours == theirs, (t, die)
+
+
+def test_the_compiled_random_games_splitmix_step_is_core_dice_splitmix64():
+    """movegen._next_random writes SplitMix64's constants out (a kernel cannot read another file's globals
+    safely); its outputs must be core.dice.splitmix64's, output k of a state being mix(seed + k * gamma)."""
+    from nard_ai.core.dice import splitmix64
+    from nard_ai.core.movegen import _next_random
+
+    for seed in (0, 1, 2**63 + 12345):
+        state = np.array([seed], dtype=np.uint64)
+        got = [int(_next_random(state, 0)) for _ in range(5)]
+        assert got == [int(x) for x in splitmix64(seed, np.arange(1, 6, dtype=np.uint64))]

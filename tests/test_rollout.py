@@ -21,7 +21,15 @@ from nard_ai.cube import CubeState, cube_decision_from_probs
 from nard_ai.cube.met import match_equity_after
 from nard_ai.model.network import default_checkpoint_path, invert_probs
 from nard_ai.play import rollout_games
-from nard_ai.play.rollout import MAX_GAMES, ROLL_WEIGHTS, ROLLS_21, ROLLS_36, rollout, rollout_dice, rollout_plays
+from nard_ai.play.rollout import (
+    MAX_GAMES,
+    ROLL_WEIGHTS,
+    ROLLS_21,
+    ROLLS_36,
+    rollout,
+    rollout_dice,
+    rollout_plays,
+)
 from nard_ai.search.lookahead import Agent, position_probs
 
 #: The side on roll has one checker on its 6-point, the opponent one on its 1-point:

@@ -135,8 +135,11 @@ def single_moves(
     writer (:mod:`nard_ai.formats.notation`). The compiled move generator
     (:mod:`nard_ai.core.movegen`, bit masks) and the compiled play describer
     (:mod:`nard_ai.formats.notation_fast`) state it again in their own data
-    layouts for speed; ``tests/test_movegen_reference.py`` and
-    ``tests/test_notation_fast.py`` check both against this one.
+    layouts for speed. ``tests/test_classes.py`` checks this one against the
+    independent reference of ``tests/reference.py`` (``single_die_moves``), which
+    ``tests/test_movegen_reference.py`` checks the move generator against;
+    ``tests/test_notation_fast.py`` checks the describer against the Python
+    notation built on this one.
 
     RULES.md §4: checkers on the bar enter first, on point ``25 - die``.
     §3.2: a checker may land on a point holding at most one opposing checker

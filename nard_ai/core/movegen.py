@@ -100,7 +100,7 @@ from numba import njit, types
 from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 
-from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, validate_board, validate_dice
+from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, starting_board, validate_board, validate_dice
 from nard_ai.core.dice import splitmix64
 from nard_ai.core.rules import NO_HIT_AND_CONTINUE_000, NO_HIT_AND_CONTINUE_002, Rules
 
@@ -1227,10 +1227,7 @@ def _below(state, g, k):
     return np.int64(((_next_random(state, g) >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32))
 
 
-_START = np.zeros(BOARD_SIZE, dtype=np.int8)
-for _p, _c in ((24, 2), (13, 5), (8, 3), (6, 5)):
-    _START[_p] = _c
-    _START[25 - _p] = -_c
+_START = starting_board()  # a global array the compiled random games read (frozen into the kernel)
 
 
 @njit(cache=True, inline="always")

@@ -274,3 +274,15 @@ def _play_games(agent_a, agent_b, seed: int, first: int, games: int, batch: int,
         if progress is not None and done.any():
             progress(finished)
     return points, lock.plies
+
+
+_MOVED_TO_AGENTS = ("agent_from_spec", "load_agent", "pubeval_agent", "random_agent")
+
+
+def __getattr__(name: str):
+    """The old ``nard_ai.arena``'s agent loaders moved to :mod:`nard_ai.agents`: say so instead of a bare ImportError."""
+    if name in _MOVED_TO_AGENTS:
+        raise ImportError(
+            f"{name} moved from the old nard_ai.arena to nard_ai.agents: use 'from nard_ai.agents import {name}'"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

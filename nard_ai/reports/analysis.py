@@ -82,6 +82,7 @@ from typing import Any
 import numpy as np
 
 from nard_ai.core.board import game_result
+from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.cube import CubeDecision, CubeState, cube_decision
 from nard_ai.cube.met import match_equity_after
 from nard_ai.cube.state import cube_state_from_match as cube_state_of
@@ -251,8 +252,7 @@ def checker_values(probs: np.ndarray, cube: CubeState | None = None) -> np.ndarr
     """
     p = _check_probs(probs)
     if cube is None or cube.is_money:
-        w, wg, wb, lg, lb = p.T
-        return 2.0 * w - 1.0 + wg + wb - lg - lb
+        return cubeless_equity(p)
     return mwc_to_emg(checker_mwc(p, cube), cube)
 
 

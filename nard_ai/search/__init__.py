@@ -3,9 +3,11 @@
 Imports only lower ranks (core, formats, model, eval; README, "Architecture").
 The public names of :mod:`nard_ai.search.filters`,
 :mod:`nard_ai.search.lookahead` and :mod:`nard_ai.search.loading` are
-re-exported here.
+re-exported here, and, as the old flat ``nard_ai.search`` module had them, ``MAX_LEVEL_POSITIONS``
+and the 21 rolls with their weights (``ROLLS_21``, ``ROLL_WEIGHTS``, from :mod:`nard_ai.core.dice`).
 """
 
+from nard_ai.core.dice import ROLL_WEIGHTS, ROLLS_21
 from nard_ai.search.filters import (
     DEFAULT_FILTERS,
     HUGE,
@@ -22,6 +24,7 @@ from nard_ai.search.filters import (
 )
 from nard_ai.search.loading import default_agent, load_agent, pubeval_agent, random_agent
 from nard_ai.search.lookahead import (
+    MAX_LEVEL_POSITIONS,
     STANDARD_RULES,
     Agent,
     RankedPlays,
@@ -36,6 +39,9 @@ from nard_ai.search.lookahead import (
 )
 
 __all__ = [
+    "MAX_LEVEL_POSITIONS",
+    "ROLLS_21",
+    "ROLL_WEIGHTS",
     "DEFAULT_FILTERS",
     "HUGE",
     "LARGE",
