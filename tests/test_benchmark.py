@@ -160,3 +160,22 @@ def test_a_cube_benchmark_fills_its_quotas_reads_back_and_its_own_referee_agrees
 def test_bad_cube_quotas_say_what_is_wrong(spec, message):
     with pytest.raises(ValueError, match=message):
         bm.parse_cube_quotas(spec)
+
+
+def test_the_shipped_benchmarks_read_and_match_this_engine():
+    """benchmarks/moves-gnubg2.csv and cubes-gnubg2.csv (README, "Strength benchmarks"): their SHA-256s match
+    their sidecars, and every case's stored plays are exactly the plays this engine generates."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "benchmarks"
+    moves = bm.read_move_benchmark(root / "moves-gnubg2.csv")
+    assert moves.cases == 1200 and moves.meta["referee"] == "gnubg:2"
+    counts = {name: int((moves.classes == CLASS_NAMES.index(name)).sum()) for name in bm.REPORTED}
+    assert counts == {"contact": 500, "crashed": 250, "race": 350, "bearoff": 100}
+    boards, cubes, actions, meta = bm.read_cube_benchmark(root / "cubes-gnubg2.csv")
+    assert len(boards) == 550 and meta["groups"] == {
+        "no_double": 150,
+        "double_take": 150,
+        "double_pass": 150,
+        "too_good": 100,
+    }

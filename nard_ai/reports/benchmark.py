@@ -322,6 +322,36 @@ def write_move_benchmark(path: str | Path, bench: MoveBenchmark) -> Path:
     return path
 
 
+def _read_checked(
+    path, what: str, fmt: str, version: int, columns: tuple
+) -> tuple[Path, list[list[str]], dict]:
+    """A benchmark CSV and its sidecar, checked: ``(path, rows with the header first, sidecar)``.
+
+    Raises:
+        FileNotFoundError: no CSV or no sidecar.
+        ValueError: a sidecar of another format or version, a CSV whose SHA-256 is not the sidecar's,
+            a wrong header, a row with another number of fields.
+    """
+    path = Path(path)
+    side = path.with_suffix(".json")
+    if not path.is_file():
+        raise FileNotFoundError(f"no {what} {path}")
+    if not side.is_file():
+        raise FileNotFoundError(f"{path} has no sidecar {side.name}")
+    meta = json.loads(side.read_text(encoding="utf-8"))
+    if meta.get("format") != fmt or meta.get("format_version") != version:
+        raise ValueError(f"{side}: not a {fmt} v{version} sidecar")
+    if file_sha256(path) != meta.get("csv_sha256"):
+        raise ValueError(f"{path} does not match its sidecar's SHA-256 (edited or damaged)")
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    if not rows or tuple(rows[0]) != columns:
+        raise ValueError(f"{path}: the header must be {','.join(columns)!r}")
+    for n, row in enumerate(rows[1:], start=2):
+        if len(row) != len(columns):
+            raise ValueError(f"{path}, line {n}: expected {len(columns)} fields, got {len(row)}")
+    return path, rows, meta
+
+
 def read_move_benchmark(path: str | Path) -> MoveBenchmark:
     """Read a move benchmark written by :func:`write_move_benchmark`, checking it (module docstring).
 
@@ -330,24 +360,9 @@ def read_move_benchmark(path: str | Path) -> MoveBenchmark:
         ValueError: a sidecar of another format, a CSV that does not match it, a bad row, or a
             case whose plays are not exactly the legal plays of its position and roll.
     """
-    path = Path(path)
-    side = path.with_suffix(".json")
-    if not path.is_file():
-        raise FileNotFoundError(f"no move benchmark {path}")
-    if not side.is_file():
-        raise FileNotFoundError(f"{path} has no sidecar {side.name}")
-    meta = json.loads(side.read_text(encoding="utf-8"))
-    if meta.get("format") != MOVES_FORMAT or meta.get("format_version") != MOVES_FORMAT_VERSION:
-        raise ValueError(f"{side}: not a {MOVES_FORMAT} v{MOVES_FORMAT_VERSION} sidecar")
-    if file_sha256(path) != meta.get("csv_sha256"):
-        raise ValueError(f"{path} does not match its sidecar's SHA-256 (edited or damaged)")
-    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
-    if not rows or tuple(rows[0]) != MOVE_COLUMNS:
-        raise ValueError(f"{path}: the header must be {','.join(MOVE_COLUMNS)!r}")
+    path, rows, meta = _read_checked(path, "move benchmark", MOVES_FORMAT, MOVES_FORMAT_VERSION, MOVE_COLUMNS)
     boards, dice, classes, afters, owner, values = [], [], [], [], [], []
     for n, row in enumerate(rows[1:], start=2):
-        if len(row) != len(MOVE_COLUMNS):
-            raise ValueError(f"{path}, line {n}: expected {len(MOVE_COLUMNS)} fields, got {len(row)}")
         case = int(row[0])
         if case == len(boards):
             boards.append(board_from_position_id(row[1]))
@@ -644,24 +659,9 @@ def read_cube_benchmark(path: str | Path) -> tuple[np.ndarray, list, list[str], 
     from nard_ai.formats.position import parse_position
     from nard_ai.reports.position import cube_state_from_match
 
-    path = Path(path)
-    side = path.with_suffix(".json")
-    if not path.is_file():
-        raise FileNotFoundError(f"no cube benchmark {path}")
-    if not side.is_file():
-        raise FileNotFoundError(f"{path} has no sidecar {side.name}")
-    meta = json.loads(side.read_text(encoding="utf-8"))
-    if meta.get("format") != CUBES_FORMAT or meta.get("format_version") != CUBES_FORMAT_VERSION:
-        raise ValueError(f"{side}: not a {CUBES_FORMAT} v{CUBES_FORMAT_VERSION} sidecar")
-    if file_sha256(path) != meta.get("csv_sha256"):
-        raise ValueError(f"{path} does not match its sidecar's SHA-256 (edited or damaged)")
-    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
-    if not rows or tuple(rows[0]) != CUBE_COLUMNS:
-        raise ValueError(f"{path}: the header must be {','.join(CUBE_COLUMNS)!r}")
+    path, rows, meta = _read_checked(path, "cube benchmark", CUBES_FORMAT, CUBES_FORMAT_VERSION, CUBE_COLUMNS)
     boards, cubes, actions = [], [], []
     for n, row in enumerate(rows[1:], start=2):
-        if len(row) != len(CUBE_COLUMNS):
-            raise ValueError(f"{path}, line {n}: expected {len(CUBE_COLUMNS)} fields, got {len(row)}")
         if row[2] not in ACTIONS:
             raise ValueError(f"{path}, line {n}: unknown cube action {row[2]!r}")
         try:
