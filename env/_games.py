@@ -49,7 +49,7 @@ from nard_ai.core.game import CENTERED, GameState, new_games, roll_dice, step
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.rules import Rules
 from nard_ai.cube import MAX_CUBE, finished_points
-from nard_ai.play.cube_policy import may_double, owner_codes
+from nard_ai.play.cube_policy import may_double, owner_codes, taken_cube
 
 from .spaces import (
     ACTION_MODES,
@@ -647,9 +647,9 @@ class Games:
         elif name == "double":
             self._set_cube_phase(i, PHASE_TAKE)
         elif name == "take":
-            # "the game value doubles and the taker now owns the cube"
-            self.state.cube_value[i] *= 2
-            self.state.cube_owner[i] = 1 - roller
+            # "the game value doubles and the taker now owns the cube" (no beavers in the env)
+            value, owner = taken_cube(np.array([self.state.cube_value[i]]), np.array([False]), 1 - roller)
+            self.state.cube_value[i], self.state.cube_owner[i] = value[0], owner[0]
             self._set_cube_phase(i, PHASE_MOVE)
         else:
             # "or passes and loses the current value at once"

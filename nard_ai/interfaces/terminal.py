@@ -43,11 +43,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from nard_ai.core.board import game_result, starting_board, swap_sides, validate_board, validate_dice
-from nard_ai.core.game import opening_roll, roll_dice
+from nard_ai.core.game import CENTERED, opening_roll, roll_dice
 from nard_ai.core.movegen import legal_plays
-from nard_ai.cube import CENTRED, ON_ROLL, OPPONENT, CubeState, cube_decision
+from nard_ai.cube import ON_ROLL, OPPONENT, CubeState, cube_decision, finished_points
 from nard_ai.formats.ascii import render_board
 from nard_ai.formats.notation import parse_play, play_notation
+from nard_ai.play.cube_policy import owner_seat, taken_cube
 from nard_ai.reports.analysis import cube_action_text
 
 __all__ = ["HUMAN", "ENGINE", "FIRST_CHOICES", "SessionResult", "play_session"]
@@ -93,14 +94,14 @@ class _Game:
     board: np.ndarray
     on_roll: int
     cube_value: int = 1
-    cube_owner: int | None = None  # None: centred
+    cube_owner: int = CENTERED  # the drivers' convention (nard_ai.play.cube_policy): CENTERED or a seat
 
     def human_view(self) -> np.ndarray:
         return self.board if self.on_roll == HUMAN else swap_sides(self.board)
 
     def cube_state(self) -> CubeState:
         """The cube from the side on roll's view (money play)."""
-        if self.cube_owner is None:
+        if self.cube_owner == CENTERED:
             return CubeState()
         owner = ON_ROLL if self.cube_owner == self.on_roll else OPPONENT
         return CubeState(value=self.cube_value, owner=owner)
@@ -145,7 +146,7 @@ class _Session:
     def show(self, game: _Game, dice: tuple[int, int] | None = None) -> None:
         self.write(render_board(game.human_view(), dice))
         if self.cube or game.cube_value > 1:  # a turned cube from a start position counts even without --cube
-            if game.cube_owner is None:
+            if game.cube_owner == CENTERED:
                 self.write(f" Cube: {game.cube_value}, centred")
             else:
                 owner = "you" if game.cube_owner == HUMAN else self.name
@@ -183,10 +184,7 @@ class _Session:
             game = _Game(board=start.copy(), on_roll=ENGINE if first == "engine" else HUMAN)
             if self.start_cube is not None:
                 game.cube_value = self.start_cube.value
-                owner = self.start_cube.owner
-                game.cube_owner = (
-                    None if owner == CENTRED else game.on_roll if owner == ON_ROLL else 1 - game.on_roll
-                )
+                game.cube_owner = owner_seat(self.start_cube, game.on_roll)
             dice = self.start_dice
             who = "You are" if game.on_roll == HUMAN else f"{self.name} is"
             rolled = "" if dice is None else f" with {dice[0]}-{dice[1]}"
@@ -218,7 +216,9 @@ class _Session:
             if result != 0:
                 game.board = after
                 self.write(render_board(after if mover == HUMAN else swap_sides(after), pid=False))
-                points = abs(int(result)) * game.cube_value
+                points = int(
+                    finished_points(abs(int(result)), game.cube_value, game.cube_owner == CENTERED, False)
+                )
                 kind = {1: "a single game", 2: "a gammon", 3: "a backgammon"}[abs(int(result))]
                 winner = mover if result > 0 else 1 - mover
                 who = "You win" if winner == HUMAN else f"{self.name} wins"
@@ -249,8 +249,9 @@ class _Session:
                     self.write(f"  {answer!r}: type r to roll or d to double.")
             decision = cube_decision(game.board, game.cube_state(), agent=self.agent)
             if decision.double_take < decision.double_pass:
-                game.cube_value *= 2
-                game.cube_owner = ENGINE
+                game.cube_value, game.cube_owner = (
+                    int(x[0]) for x in taken_cube([game.cube_value], [False], ENGINE)
+                )
                 self.write(f"{self.name} takes. The cube is on {game.cube_value}, owned by {self.name}.")
                 return None
             self.write(f"{self.name} passes.")
@@ -263,8 +264,9 @@ class _Session:
         while True:
             answer = self.ask("Take or pass? [t/p] ").lower()
             if answer in ("t", "take"):
-                game.cube_value *= 2
-                game.cube_owner = HUMAN
+                game.cube_value, game.cube_owner = (
+                    int(x[0]) for x in taken_cube([game.cube_value], [False], HUMAN)
+                )
                 self.write(f"You take. The cube is on {game.cube_value}, and you own it.")
                 return None
             if answer in ("p", "pass", "drop"):
