@@ -140,7 +140,7 @@ EXPECTED = [
     # ubgi: id lines, the protocol version, the settings, ubgiok (spec section 4)
     "id name nard_ai",
     "id author the nard_ai developers",
-    f"id version {UbgiEngine().version}",  # the installed distribution's version (pyproject: 0.1.0)
+    f"id version {UbgiEngine().version}",  # the installed distribution's version (pyproject: 0.2.0)
     "proto 0.2",
     "key engine.ply int 1..3 1 root-inclusive checker-play depth; UBGI 1 = nard/gnubg 0-ply",
     "key engine.filter enum tiny|narrow|normal|large|huge normal ! move filter of deeper searches (gnubg's presets)",

@@ -36,6 +36,7 @@ from nard_ai.interfaces.http.limits import (
     _H11WithHeaderTimeout,
     _RequestLimits,
 )
+from nard_ai.interfaces.ubgi import _package_version as _version  # the installed distribution's
 from nard_ai.interfaces.web import web_router
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ def create_app(
     engine = Engine(agent_factory, ply, batch or BatchSettings())  # fails at start-up, not on a request
     app = FastAPI(
         title="nard_ai",
-        version="0.1.0",
+        version=_version(),
         description=(__doc__ or "").split("\n\n")[0]
         + " Positions as wildbg's p0..p25 or as gnubg/XG IDs; see each endpoint.",
     )
