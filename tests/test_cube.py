@@ -791,3 +791,17 @@ def test_a_centred_money_cube_at_v_has_the_equities_of_cube_1_per_cube_unit(valu
 def test_a_centred_cube_above_1_in_a_match_is_refused_naming_the_match():
     with pytest.raises(ValueError, match="cube value 2 with the cube centred in a 7-point match"):
         CubeState(value=2, match_length=7)
+
+
+def test_finished_points_apply_the_jacoby_rule_only_while_the_cube_is_centred():
+    """cube.state.finished_points, the one scoring of a finished game at a cube (RULES.md, "Jacoby rule"):
+    a gammon at a centred cube 1 counts 1 under the rule, 2 without it; a turned cube counts it in full."""
+    import numpy as np
+
+    from nard_ai.cube import finished_points
+
+    result = np.array([2, -3, 1, -2])
+    value = np.array([1, 4, 2, 1])
+    centred = np.array([True, False, False, True])
+    assert finished_points(result, value, centred, jacoby=True).tolist() == [1, -12, 2, -1]
+    assert finished_points(result, value, centred, jacoby=False).tolist() == [2, -12, 2, -2]
