@@ -768,9 +768,11 @@ class Games:
         sub = step(_take(self.state, idx), afterstates, next_dice=next_dice)
         if self.jacoby:
             # The Jacoby rule: a gammon or backgammon counts as a single game while the cube is centred
-            # (nard_ai.cube.state.finished_points, the one scoring rule; points are result x 1 here).
+            # (nard_ai.cube.state.finished_points, the one scoring rule). step scored result x cube value
+            # from player 0's view; score the result again at the same cube with the rule.
             centred = sub.done & (sub.cube_owner == CENTERED)
-            sub.points[centred] = finished_points(sub.points[centred], 1, True, True)
+            value = sub.cube_value[centred]
+            sub.points[centred] = finished_points(sub.points[centred] // value, value, True, True)
         _put(self.state, idx, sub)
         self.current[idx] = sub.boards
         self.masks[idx] = 0

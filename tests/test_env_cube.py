@@ -225,7 +225,15 @@ def test_the_reward_is_the_result_times_the_cube():
 def test_the_jacoby_rule_counts_a_gammon_as_one_while_the_cube_is_centred():
     """RULES.md §8: with the Jacoby rule "gammons count only once the cube has been turned"."""
     board, dice = bearing_off_last_checker(), (2, 1)
-    for jacoby, owner, value, expected in ((True, -1, 1, 1.0), (False, -1, 1, 2.0), (True, 1, 2, 4.0)):
+    # a centred cube above 1 (a start position's, README) keeps its value: the rule only drops the gammon
+    cases = (
+        (True, -1, 1, 1.0),
+        (False, -1, 1, 2.0),
+        (True, 1, 2, 4.0),
+        (True, -1, 4, 4.0),
+        (False, -1, 4, 8.0),
+    )
+    for jacoby, owner, value, expected in cases:
         e = BackgammonEnv(opponent="random", cube=True, jacoby=jacoby)
         options = {"board": board, "dice": dice, "player": 0, "cube_value": value, "cube_owner": owner}
         _, info = e.reset(seed=0, options=options)

@@ -1227,9 +1227,6 @@ def _below(state, g, k):
     return np.int64(((_next_random(state, g) >> np.uint64(32)) * np.uint64(k)) >> np.uint64(32))
 
 
-_START = starting_board()  # a global array the compiled random games read (frozen into the kernel)
-
-
 @njit(cache=True, inline="always")
 def _load_swapped(b, entries, e):
     """Put row ``e`` of ``entries`` into ``b`` with the sides swapped (the opponent on roll); summarise it.
@@ -1299,7 +1296,7 @@ def _random_plays(board, d1, d2, rule, zob, ws, seed, n):
 
 
 @njit(cache=True)
-def _play_random_game(g, plies, points, rng_state, rule, zob, ws):
+def _play_random_game(g, plies, points, rng_state, start, rule, zob, ws):
     """Game ``g`` from the opening roll (RULES.md §2) to its end, both sides playing at random.
 
     The board stays in the workspace's search board from turn to turn; each
@@ -1311,7 +1308,7 @@ def _play_random_game(g, plies, points, rng_state, rule, zob, ws):
     rng_state = unowned(rng_state)
     entries, b = ws[0], ws[8]
     for i in range(BOARD_SIZE):
-        b[i] = _START[i]
+        b[i] = start[i]  # core.board.starting_board(), passed in: a frozen global would go stale in the cache
     _h, occ, off, outside, blocks = _board_summary(b, zob)
     # Each player rolls one die, ties roll again; the starter plays both numbers.
     d1 = 1 + _below(rng_state, g, 6)
@@ -1345,10 +1342,11 @@ def _play_random_game(g, plies, points, rng_state, rule, zob, ws):
 
 
 @njit(cache=True)
-def _game_arrays(seeds):
-    """``(rng_state, points, plies)`` of ``n`` games, allocated by the caller of the kernels."""
+def _game_arrays(seeds, start):
+    """``(rng_state, points, plies, start)`` of ``n`` games, allocated by the caller of the kernels;
+    ``start`` is :func:`nard_ai.core.board.starting_board`, where every game begins."""
     n = seeds.shape[0]
-    return (seeds.copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+    return (seeds.copy(), np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64), start.copy())
 
 
 @njit(cache=True, parallel=True)
@@ -1362,30 +1360,30 @@ def _random_games_parallel(games, rule, zob, wsa):
     a thread takes the next group as soon as it is done, so a thread slowed
     down by other work on its core does not hold the others up.
     """
-    rng_state, points, plies = _unowned_games(games)
+    rng_state, points, plies, start = _unowned_games(games)
     n = rng_state.shape[0]
     zob = unowned(zob)
     groups = (n + _GAMES_PER_GROUP - 1) // _GAMES_PER_GROUP
     for group in numba.prange(groups):
         ws = unowned_views(_thread_views(wsa, numba.get_thread_id()))
         for g in range(group * _GAMES_PER_GROUP, min(n, (group + 1) * _GAMES_PER_GROUP)):
-            _play_random_game(g, plies, points, rng_state, rule, zob, ws)
+            _play_random_game(g, plies, points, rng_state, start, rule, zob, ws)
 
 
 @njit(cache=True, nogil=True)
 def _random_games_serial(games, rule, zob, wsa):
     """:func:`_random_games_parallel` on the calling thread only."""
-    rng_state, points, plies = _unowned_games(games)
+    rng_state, points, plies, start = _unowned_games(games)
     zob = unowned(zob)
     ws = unowned_views(_thread_views(wsa, 0))
     for g in range(rng_state.shape[0]):
-        _play_random_game(g, plies, points, rng_state, rule, zob, ws)
+        _play_random_game(g, plies, points, rng_state, start, rule, zob, ws)
 
 
 @njit(cache=True, inline="always")
 def _unowned_games(games):
     """:func:`unowned` views of the arrays of :func:`_game_arrays`."""
-    return (unowned(games[0]), unowned(games[1]), unowned(games[2]))
+    return (unowned(games[0]), unowned(games[1]), unowned(games[2]), unowned(games[3]))
 
 
 def random_games(
@@ -1419,7 +1417,7 @@ def random_games(
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     seeds = rng.integers(0, 2**63, size=n_games, dtype=np.int64).astype(np.uint64)
     threads = parallel_threads()
-    games = _game_arrays(seeds)  # held here: the kernels use views without an owner
+    games = _game_arrays(seeds, starting_board())  # held here: the kernels use views without an owner
     with _workspace_in_use() as ws:
         threads = min(threads, ws.threads)
         if threads > 1 and n_games >= 2 * threads:

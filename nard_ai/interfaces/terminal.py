@@ -45,10 +45,10 @@ import numpy as np
 from nard_ai.core.board import game_result, starting_board, swap_sides, validate_board, validate_dice
 from nard_ai.core.game import CENTERED, opening_roll, roll_dice
 from nard_ai.core.movegen import legal_plays
-from nard_ai.cube import ON_ROLL, OPPONENT, CubeState, cube_decision, finished_points
+from nard_ai.cube import CubeState, cube_decision, finished_points
 from nard_ai.formats.ascii import render_board
 from nard_ai.formats.notation import parse_play, play_notation
-from nard_ai.play.cube_policy import owner_seat, taken_cube
+from nard_ai.play.cube_policy import OWNER_BY_CODE, owner_codes, owner_seat, taken_cube
 from nard_ai.reports.analysis import cube_action_text
 
 __all__ = ["HUMAN", "ENGINE", "FIRST_CHOICES", "SessionResult", "play_session"]
@@ -101,9 +101,7 @@ class _Game:
 
     def cube_state(self) -> CubeState:
         """The cube from the side on roll's view (money play)."""
-        if self.cube_owner == CENTERED:
-            return CubeState()
-        owner = ON_ROLL if self.cube_owner == self.on_roll else OPPONENT
+        owner = OWNER_BY_CODE[int(owner_codes(self.cube_owner, self.on_roll))]
         return CubeState(value=self.cube_value, owner=owner)
 
     def may_double(self) -> bool:

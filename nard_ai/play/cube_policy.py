@@ -171,7 +171,7 @@ def may_double(codes, value, away=None, crawford=None) -> np.ndarray:
     value = np.asarray(value, dtype=np.int64)
     access = codes != 2
     if away is None:
-        return access & (2 * value <= MAX_CUBE)
+        return access & (value < MAX_CUBE)  # as CubeState.can_double: cube values are powers of two
     return access & ~np.asarray(crawford, dtype=bool) & (np.asarray(away) > value)
 
 
