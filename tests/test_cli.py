@@ -819,3 +819,15 @@ def test_an_error_quoting_a_huge_argument_is_cut_short(capsys):
     status, out, err = run_main(["hint", "A" * 100_000, "--dice", "31"], capsys)
     assert status == 2 and err.startswith("nard hint: error: ")
     assert len(err) < 800 and "characters]..." in err
+
+
+def test_play_from_an_xgid_with_jacoby_and_beavers_says_the_terminal_game_does_not_use_them(
+    capsys, monkeypatch
+):
+    """An XGID's money rule field 3 is the Jacoby rule and beavers (XG's format, as formats.xgid reads it); the
+    terminal game has neither, so it says so instead of dropping them silently (a reviewer's finding)."""
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    xgid = START_52_CUBE_2_X.replace(":52:0:0:0:0:10", ":52:0:0:3:0:10")
+    status, _, err = run_main(["play", "--position", xgid, "--cube", "--seed", "1"], capsys)
+    assert status == 0
+    assert "without the Jacoby rule and beavers" in err

@@ -80,18 +80,16 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
 def start_of(parser: argparse.ArgumentParser, state):
     """The cube (money :class:`~nard_ai.cube.CubeState`) and roll of a ``--position`` ID's match state."""
-    from nard_ai.cube import CENTRED, ON_ROLL, OPPONENT, CubeState
-    from nard_ai.formats.match_id import CENTERED, Resignation
+    from nard_ai.cube import CubeState
+    from nard_ai.formats.match_id import Resignation
+    from nard_ai.play.cube_policy import OWNER_BY_CODE, owner_codes
 
     if state is None:
         return None, None
     if state.double_offered or state.resignation != Resignation.NONE:
         waiting = "a double" if state.double_offered else "a resignation"
         parser.error(f"in the --position ID {waiting} waits for an answer; give one before or after the roll")
-    if state.cube_owner == CENTERED:
-        owner = CENTRED
-    else:
-        owner = ON_ROLL if state.cube_owner == state.player_on_roll else OPPONENT
+    owner = OWNER_BY_CODE[int(owner_codes(state.cube_owner, state.player_on_roll))]
     try:
         cube = CubeState(value=state.cube_value, owner=owner)
     except ValueError as exc:
@@ -100,6 +98,12 @@ def start_of(parser: argparse.ArgumentParser, state):
         print(
             f"nard play: note: games are money games; the ID's {state.match_length}-point match score "
             "is not used (its cube and dice are)",
+            file=sys.stderr,
+        )
+    dropped = [name for name, on in (("the Jacoby rule", state.jacoby), ("beavers", state.beavers)) if on]
+    if dropped:
+        print(
+            f"nard play: note: the terminal game plays without {' and '.join(dropped)}; the ID's setting is not used",
             file=sys.stderr,
         )
     return cube, (state.dice if state.dice != (0, 0) else None)
