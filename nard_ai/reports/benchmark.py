@@ -164,32 +164,33 @@ class ClassFigures:
 # --------------------------------------------------------------------------- cases
 
 
-def parse_quotas(spec: str) -> dict[str, int]:
-    """``"contact=500,crashed=250,race=350,bearoff=100"`` -> cases per class.
-
-    Raises:
-        ValueError: an unknown class (or ``over``), a count that is not an integer >= 0, all zero.
-    """
+def _parse_counts(spec: str, names: tuple[str, ...], word: str) -> dict[str, int]:
+    """``"NAME=COUNT,..."`` with each NAME one of ``names`` -> counts (the quotas of both benchmarks)."""
     out: dict[str, int] = {}
     for part in spec.split(","):
         if not part.strip():
             continue
         name, sep, value = part.partition("=")
         name = name.strip()
-        if not sep or name not in REPORTED:
+        if not sep or name not in names:
             raise ValueError(
-                f"quotas must be CLASS=COUNT,... with CLASS one of {', '.join(REPORTED)}; got {part!r}"
+                f"quotas must be {word}=COUNT,... with {word} one of {', '.join(names)}; got {part!r}"
             )
-        try:
-            count = int(value)
-        except ValueError:
-            raise ValueError(f"quota {part!r}: the count must be an integer") from None
-        if count < 0:
-            raise ValueError(f"quota {part!r}: the count must be >= 0")
-        out[name] = count
+        if not value.strip().isdigit():
+            raise ValueError(f"quota {part!r}: the count must be an integer >= 0")
+        out[name] = int(value)
     if not out or sum(out.values()) == 0:
-        raise ValueError(f"quotas {spec!r}: give at least one class a count above 0")
+        raise ValueError(f"quotas {spec!r}: give at least one {word.lower()} a count above 0")
     return out
+
+
+def parse_quotas(spec: str) -> dict[str, int]:
+    """``"contact=500,crashed=250,race=350,bearoff=100"`` -> cases per class.
+
+    Raises:
+        ValueError: an unknown class (or ``over``), a count that is not an integer >= 0, all zero.
+    """
+    return _parse_counts(spec, REPORTED, "CLASS")
 
 
 def sample_stratified_cases(
@@ -531,22 +532,7 @@ def parse_cube_quotas(spec: str) -> dict[str, int]:
     Raises:
         ValueError: an unknown group, a count that is not an integer >= 0, all zero.
     """
-    out: dict[str, int] = {}
-    for part in spec.split(","):
-        if not part.strip():
-            continue
-        name, sep, value = part.partition("=")
-        name = name.strip()
-        if not sep or name not in CUBE_GROUPS:
-            raise ValueError(
-                f"quotas must be GROUP=COUNT,... with GROUP one of {', '.join(CUBE_GROUPS)}; got {part!r}"
-            )
-        if not value.strip().isdigit():
-            raise ValueError(f"quota {part!r}: the count must be an integer >= 0")
-        out[name] = int(value)
-    if not out or sum(out.values()) == 0:
-        raise ValueError(f"quotas {spec!r}: give at least one group a count above 0")
-    return out
+    return _parse_counts(spec, CUBE_GROUPS, "GROUP")
 
 
 def make_cube_benchmark(
