@@ -63,6 +63,7 @@ __all__ = [
     "race_flags",
     "has_contact",
     "is_bearoff",
+    "is_bearoff_unchecked",
     "crashed_sides",
     "classify_positions",
 ]
@@ -171,10 +172,16 @@ def is_bearoff(boards: np.ndarray) -> np.ndarray | bool:
     """
     arr = validate_board(boards)
     single = arr.ndim == 1
-    batch = arr[None] if single else arr
-    out = np.empty(len(batch), dtype=np.bool_)
-    _is_bearoff_kernel(batch, out)
+    out = is_bearoff_unchecked(arr[None] if single else arr)
     return bool(out[0]) if single else out
+
+
+def is_bearoff_unchecked(boards: np.ndarray) -> np.ndarray:
+    """:func:`is_bearoff` of ``(N, 26)`` boards already validated (no second check): ``(N,)`` bool."""
+    boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
+    out = np.empty(len(boards), dtype=np.bool_)
+    _is_bearoff_kernel(boards, out)
+    return out
 
 
 def _side_crashed(tot: np.ndarray, a1: np.ndarray, a2: np.ndarray) -> np.ndarray:

@@ -81,7 +81,7 @@ import numpy as np
 from numba import njit
 
 from nard_ai.core.board import BOARD_SIZE, NUM_CHECKERS, validate_board
-from nard_ai.core.classes import is_bearoff, is_bearoff_row  # is_bearoff re-exported
+from nard_ai.core.classes import is_bearoff, is_bearoff_row, is_bearoff_unchecked  # is_bearoff re-exported
 from nard_ai.core.dice import ROLL_WEIGHTS, ROLLS_21
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.model.atomic import atomic_write_bytes
@@ -536,7 +536,7 @@ def bearoff_probs(boards: np.ndarray) -> np.ndarray:
             position (use :func:`is_bearoff` to select them).
     """
     batch, single = _as_batch(boards)
-    covered = np.asarray(is_bearoff(batch))
+    covered = is_bearoff_unchecked(batch)  # batch is validated: _as_batch
     if not covered.all():
         raise ValueError(
             f"board {int(np.argmin(covered))} is not a bear-off position (both sides' checkers all in their "
