@@ -18,7 +18,7 @@ import numpy as np
 
 from nard_ai.core.board import (
     BOARD_SIZE,
-    game_result,
+    game_result_unchecked,
     pip_count,
     starting_board,
     swap_sides_unchecked,
@@ -154,6 +154,36 @@ def new_games(
     )
 
 
+def end_turns(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """End one turn of each game: the game-end test, its result, and the board turned round for the next side.
+
+    The one rule of a turn's end, shared by :func:`step` (the core's pure step, the Gymnasium
+    environment's) and :meth:`nard_ai.play.lockstep.Lockstep.play` (the game-playing drivers'):
+    a game ends when the mover has borne off every checker (RULES.md §6: +1, +2 gammon, +3
+    backgammon for the mover, :func:`nard_ai.core.board.game_result_unchecked`); any other
+    board is turned to the next side's view (:func:`nard_ai.core.board.swap_sides_unchecked`).
+
+    Args:
+        afterstates: ``(n, 26)`` int8 valid boards after each mover's play, mover's view
+            (not checked: the callers have validated or generated them).
+
+    Returns:
+        ``(finished, result, boards)``: ``finished`` ``(n,)`` bool, the games the play ended;
+        ``result`` ``(n,)`` int64, each ended game's points at cube 1 for the side that made
+        the last play (0 for the others); ``boards`` ``(n, 26)`` int8, the ended games'
+        afterstates unchanged and the other games' boards from the next side's view.
+    """
+    after = np.asarray(afterstates, dtype=np.int8)
+    finished = ~(after > 0).any(axis=1)
+    result = np.zeros(len(after), dtype=np.int64)
+    boards = after.copy()
+    if finished.any():
+        result[finished] = game_result_unchecked(after[finished])
+    going = ~finished
+    boards[going] = swap_sides_unchecked(after[going])
+    return finished, result, boards
+
+
 def step(
     state: GameState,
     afterstates: np.ndarray,
@@ -219,14 +249,13 @@ def step(
     if len(dice) != len(state):
         raise ValueError(f"next_dice must have shape ({len(state)}, 2), got {dice.shape}")
     result = np.zeros(len(state), dtype=np.int64)
+    finished = np.zeros(len(state), dtype=bool)
     if running.any():
-        result[running] = game_result(boards[running])
-    finished = running & (result != 0)
+        finished[running], result[running], boards[running] = end_turns(boards[running])
     points = state.points.copy()
     sign = np.where(state.turn == 0, 1, -1)
     points[finished] = result[finished] * state.cube_value[finished] * sign[finished]
     cont = running & ~finished
-    boards[cont] = swap_sides_unchecked(boards[cont])
     turn = state.turn.copy()
     turn[cont] = 1 - turn[cont]
     new_dice = state.dice.copy()

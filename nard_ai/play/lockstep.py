@@ -5,10 +5,11 @@ each slot holds one game's board (the side on roll's view), the seat on roll, th
 played and whether it runs. One step of the driver is: pick the running slots that move
 now, roll their dice, let the agents choose their plays for the whole batch at once
 (:func:`choose_by_side`: one ``choose_plays`` call per agent), and hand the afterstates to
-:meth:`Lockstep.play`, which counts the ply, enforces :data:`MAX_PLIES`, finds the games
-that ended (the mover has borne off every checker), scores them (``+-1/2/3`` for the
-mover, :func:`nard_ai.core.board.game_result_unchecked`) and turns the other boards
-round for the next side. The driver then records its finished games and refills the
+:meth:`Lockstep.play`, which counts the ply, enforces :data:`MAX_PLIES`, and ends the
+turns by the core's one rule (:func:`nard_ai.core.game.end_turns`, also the core's
+:func:`nard_ai.core.game.step`'s): it finds the games that ended (the mover has borne off
+every checker), scores them (``+-1/2/3`` for the mover) and turns the other boards round
+for the next side. The driver then records its finished games and refills the
 freed slots (:meth:`Lockstep.start`).
 
 Dice: :class:`KeyedDice` is the dice source of duplicate-dice play (matches and cube
@@ -21,18 +22,32 @@ self-play its own generator per shard.
 The drivers on this engine: :mod:`nard_ai.play.arena` (cubeless matches),
 :mod:`nard_ai.play.sessions` (money sessions and matches with the cube),
 :mod:`nard_ai.play.rollout_games` (rollouts) and :mod:`nard_ai.play.selfplay` (TD self-play,
-which chooses a ply's plays, trains, then applies them). Not on it: the Gymnasium
-environment's games (``env/_games.py``, stepped by the caller's actions one game at a time, with
-its own cube phases) and the core's compiled random games (``core.movegen.random_games``, one numba
-loop, the rules benchmark's), which keep their own loops.
+which chooses a ply's plays, trains, then applies them).
+
+Two game loops are not drivers and keep their own loop, each for a reason:
+
+* The Gymnasium environments' games (``env/_games.py``) are stepped by the caller, one
+  action at a time, not by agents in lockstep. They hold a :class:`nard_ai.core.game.GameState`
+  (cube value and owner, score, Crawford flag, all observed by the agent) and end each turn with
+  :func:`nard_ai.core.game.step`, which applies the same turn-end rule as :meth:`Lockstep.play`
+  (:func:`nard_ai.core.game.end_turns`) and scores with the same cube rule
+  (:func:`nard_ai.cube.state.finished_points`, Jacoby included). Their dice are Gymnasium's
+  contract: one generator per game, seeded by ``reset(seed=...)``, in a fixed per-game order, so
+  a vector env and single envs seeded alike play the same games; a reset is the caller's slot
+  refill; and an episode's length is bounded the Gymnasium way (``gymnasium.wrappers.TimeLimit``),
+  not by :data:`MAX_PLIES`.
+* The core's compiled random games (``core.movegen.random_games``) are one numba kernel (the rules
+  benchmark's): a Python-level engine would be what that benchmark is there to leave out. They
+  start from :func:`nard_ai.core.board.starting_board` (passed in) and score a game's end by
+  RULES.md §6 in numba (the golden random games, ``tests/golden``, pin their results).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nard_ai.core.board import BOARD_SIZE, game_result_unchecked, swap_sides_unchecked
-from nard_ai.core.game import opening_roll, roll_dice
+from nard_ai.core.board import BOARD_SIZE
+from nard_ai.core.game import end_turns, opening_roll, roll_dice
 
 __all__ = ["MAX_PLIES", "CHUNK", "Lockstep", "KeyedDice", "dice_chunk", "choose_by_side"]
 
@@ -95,13 +110,12 @@ class Lockstep:
         self.ply[idx] += 1
         if len(idx) and self.ply[idx].max() > MAX_PLIES:
             raise RuntimeError(f"a {self.what} passed {MAX_PLIES} plies")
-        finished = ~(after > 0).any(axis=1)
-        points = game_result_unchecked(after[finished]) if finished.any() else np.zeros(0, dtype=np.int64)
+        finished, result, boards = end_turns(after)
         going = ~finished
-        self.boards[idx[going]] = swap_sides_unchecked(after[going])
+        self.boards[idx[going]] = boards[going]
         self.turn[idx] ^= 1
         self.running[idx[finished]] = False
-        return finished, np.asarray(points, dtype=np.int64)
+        return finished, result[finished]
 
 
 def dice_chunk(key: tuple[int, ...], chunk: int) -> tuple[int, np.ndarray]:
