@@ -90,3 +90,27 @@ def test_one_cube_owner_convention_the_seat_and_its_name_from_the_side_on_roll()
     for owner, mover, name in zip(owners, movers, names, strict=True):
         cube = CubeState(1 if name == "centred" else 2, name)
         assert owner_seat(cube, int(mover)) == owner  # and back
+
+
+def test_the_core_step_and_the_lockstep_end_turns_by_one_rule():
+    from nard_ai.core.game import end_turns, new_games, step
+
+    going = na.legal_plays(starting_board(), (3, 1))[0]
+    gammon = pos({}, {6: 15})  # RULES.md §6: the loser has none off, none in the winner's home: 2
+    backgammon = pos({}, {6: 14, 24: 1})  # one in the winner's home board: 3
+    after = np.stack([going, gammon, backgammon])
+    finished, result, boards = end_turns(after)
+    assert finished.tolist() == [False, True, True] and result.tolist() == [0, 2, 3]
+    assert (boards[0] == swap_sides(going)).all() and (boards[1:] == after[1:]).all()
+    # the core's step (the env's) gives the same ends, results (x cube 1, player 0's view) and boards
+    state = new_games(3, np.random.default_rng(5))
+    state.turn[:] = 0
+    state.boards[:] = np.stack([starting_board(), pos({2: 1}, {6: 15}), pos({2: 1}, {6: 14, 24: 1})])
+    nxt = step(state, after, next_dice=np.tile(np.array([1, 2], np.int8), (3, 1)))
+    assert nxt.done.tolist() == finished.tolist() and nxt.points.tolist() == [0, 2, 3]
+    assert (nxt.boards == boards).all()
+    lock = Lockstep(3)
+    lock.start(np.arange(3), starting_board())
+    lock_finished, lock_points = lock.play(np.arange(3), after)
+    assert lock_finished.tolist() == finished.tolist() and lock_points.tolist() == [2, 3]
+    assert (lock.boards[0] == boards[0]).all()
