@@ -179,3 +179,33 @@ def test_the_shipped_benchmarks_read_and_match_this_engine():
         "double_pass": 150,
         "too_good": 100,
     }
+
+
+def test_the_shipped_race_benchmark_reads_whole():
+    """benchmarks/races-rollout (README, "Strength benchmarks"): 700 races rolled out 1,296 games each by
+    nard-sup256.pt at 0-ply with variance reduction; every shard matches its sidecar's SHA-256 (read_labels
+    leaves out a shard that does not), every position is a race, and the labels are gnubg-order cumulative
+    probabilities (win >= win_g >= win_bg, lose_g >= lose_bg, all in 0..1)."""
+    import json
+    from pathlib import Path
+
+    from nard_ai.core.classes import race_flags
+    from nard_ai.formats.position_id import board_from_position_id
+    from nard_ai.training.store import read_labels
+
+    root = Path(__file__).resolve().parent.parent / "benchmarks" / "races-rollout"
+    ids, labels = read_labels(root)
+    assert len(ids) == 700 and len(set(ids)) == 700 and labels.shape == (700, 5)
+    boards = np.stack([board_from_position_id(i) for i in ids])
+    assert race_flags(boards).all()
+    win, win_g, win_bg, lose_g, lose_bg = labels.T
+    assert (win >= win_g - 1e-9).all() and (win_g >= win_bg - 1e-9).all() and (lose_g >= lose_bg - 1e-9).all()
+    assert ((0 <= labels) & (labels <= 1)).all()
+    for side in sorted(root.glob("labels-*.json")):
+        race = json.loads(side.read_text())["labels"]["race"]
+        assert (race["method"], race["games"], race["play_ply"], race["variance_reduction"]) == (
+            "rollout",
+            1296,
+            0,
+            True,
+        )
