@@ -478,6 +478,24 @@ def test_the_router_refuses_a_bad_mat_limit():
         web.web_router(None, None, None, None, None, None, max_mat_bytes=0)
 
 
+def test_an_app_that_includes_the_router_itself_gets_its_state_and_limit(tmp_path):
+    from fastapi import FastAPI
+
+    app = FastAPI()
+    app.include_router(
+        web.web_router(None, None, None, None, None, None, max_mat_bytes=5, jobs_folder=tmp_path)
+    )
+    c = TestClient(app)
+    r = c.get("/web/rollout/nope")  # the handler reaches the job store through app.state
+    assert r.status_code == 404 and "no rollout job 'nope'" in r.json()["detail"]
+    assert isinstance(app.state.web_board, web.WebBoard) and app.state.web_board.max_mat_bytes == 5
+    assert c.post("/web/analysis", content=b"x" * 6).status_code == 413
+    spec = c.get("/openapi.json").json()
+    assert spec["paths"]["/web/analysis"]["post"]["responses"]["413"]["description"].startswith(
+        "over 5 bytes"
+    )
+
+
 def test_the_static_files_exist_and_go_into_the_package_data():
     import tomllib
 

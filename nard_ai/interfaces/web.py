@@ -14,6 +14,7 @@ endpoint                    what
                             Position ID and XGID, pip counts, dice, cube and score
 ``POST /web/plays``         every legal play of a position and roll (no evaluation), each as
                             single checker moves, notation and the board after it
+``POST /web/roll``          a web game's roll: :func:`game_dice` of ``seed`` and ``turn``
 ``POST /web/reply``         the engine's turn in a game against it: the roll (given, or drawn
                             from ``seed`` and ``turn``), the play it chooses, the board after
 ``POST /web/rollout``       start a rollout (bounded: :data:`MAX_ROLLOUT_GAMES` games, ply 0..
@@ -43,18 +44,38 @@ a ``.mat`` record a ``400`` naming the line.
 Games against the engine are cubeless money games (no doubling): the human takes the first
 (opening, never a double) roll and the bottom side of the board; each roll is a pure function of
 ``(seed, turn)`` (:func:`game_dice`), so a seed replays a game.
+
+Structure, as the backend's :mod:`nard_ai.interfaces.http.endpoints`: each endpoint is one
+module-level handler (``page``, ``static``, ``post_position``, ``post_plays``, ``post_roll``,
+``post_reply``, ``post_rollout``, ``get_rollout``, ``delete_rollout``, ``post_analysis``) plus its
+pydantic schema (the body and response models below), on the module's :data:`router`; their work
+that needs no HTTP is in module functions (``_run_job``, ``_find``, ``_analyse``). What the handlers
+share (the backend's engine glue, ``max_mat_bytes``, the rollout jobs and the agents of rollouts and
+analyses) is one frozen :class:`WebBoard`, kept on ``app.state.web_board`` and handed to a handler
+by the dependency :data:`WebDep`, as the backend's ``EngineDep`` hands it the engine. The static
+folder and the other limits are the module's constants. :func:`install_web_board` gives an app the
+state and the routes (:func:`nard_ai.interfaces.http.app.create_app` does); :func:`web_router`, for
+an app that includes a router itself, checks its arguments, builds the state and returns the routes,
+whose first request keeps the state on the app. ``POST /web/analysis`` is added by :func:`_routes`
+rather than on :data:`router`, because its OpenAPI text names the app's ``max_mat_bytes``.
+
+To add an endpoint: its body and response models in the schema section (the body model also in
+:data:`BODY_MODELS`), one handler on :data:`router` taking the body and ``web: WebDep`` (a note
+as a comment: FastAPI would publish a docstring), a row in the table above, and tests in
+``tests/test_web.py``. A new shared object goes in a :class:`WebBoard` field.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
@@ -72,7 +93,7 @@ from nard_ai.interfaces.web_jobs import JobBusy, RolloutJobs
 from nard_ai.search.lookahead import MAX_PLY
 
 __all__ = [
-    "web_router", "game_dice", "BODY_MODELS", "MAX_ROLLOUT_GAMES", "MAX_ROLLOUT_PLY", "MAX_ROLLOUT_SECONDS",
+    "web_router", "install_web_board", "WebBoard", "WebDep", "router", "game_dice", "BODY_MODELS", "MAX_ROLLOUT_GAMES", "MAX_ROLLOUT_PLY", "MAX_ROLLOUT_SECONDS",
     "MAX_ROLLOUT_JOBS", "MAX_MAT_BYTES",
     "MAX_MAT_RECORDS", "MAX_ANALYSIS_PLY", "MAX_TURN", "STATIC_DIR", "STATIC_FILES",
 ]  # fmt: skip
@@ -359,7 +380,364 @@ def _bad(message: str, status: int = 400) -> HTTPException:
     return HTTPException(status_code=status, detail=message)
 
 
-# --------------------------------------------------------------------------- the router
+# --------------------------------------------------------------------------- the state the handlers share
+
+
+@dataclass(frozen=True, eq=False)
+class WebBoard:
+    """What the web board's handlers share: the backend's engine glue, the limits and the rollout jobs.
+
+    One per app, kept on ``app.state.web_board`` (:func:`install_web_board`, or the first request
+    through :func:`web_router`'s router); a handler gets it through :data:`WebDep`. Build it with
+    :meth:`create`, which checks the arguments. The fields are :func:`web_router`'s arguments, and:
+
+    - ``jobs``: the rollout jobs (:class:`nard_ai.interfaces.web_jobs.RolloutJobs`, at most
+      :data:`MAX_ROLLOUT_JOBS` kept), in ``jobs_folder``;
+    - ``rollout_agents``, ``analysis_agents``: ``ply -> agent`` from ``agent_factory``, built on first
+      use (one rollout and one analysis at a time, so they never hold ``eval_lock``);
+    - ``analysis_lock``: one analysis at a time, on its own agent: ``/move`` is not held up.
+    """
+
+    agent_for: Callable[[int | None], Any]
+    eval_lock: threading.Lock
+    decode: Callable[..., tuple[np.ndarray, MatchState | None]]
+    live: Callable[[np.ndarray], None]
+    dice_of: Callable[..., tuple[int, int]]
+    agent_factory: Callable[[int], Any]
+    max_mat_bytes: int
+    jobs: RolloutJobs
+    rollout_agents: dict[int, Any] = field(default_factory=dict)
+    analysis_agents: dict[int, Any] = field(default_factory=dict)
+    analysis_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def create(
+        cls,
+        agent_for: Callable[[int | None], Any],
+        eval_lock: threading.Lock,
+        decode: Callable[..., tuple[np.ndarray, MatchState | None]],
+        live: Callable[[np.ndarray], None],
+        dice_of: Callable[..., tuple[int, int]],
+        agent_factory: Callable[[int], Any],
+        max_mat_bytes: int = MAX_MAT_BYTES,
+        jobs_folder: str | Path | None = None,
+    ) -> WebBoard:
+        """The state over the backend's engine (the arguments as :func:`web_router`'s).
+
+        Raises:
+            ValueError: on a ``max_mat_bytes`` that is not a positive integer.
+        """
+        if isinstance(max_mat_bytes, bool) or not isinstance(max_mat_bytes, int) or max_mat_bytes < 1:
+            raise ValueError(f"max_mat_bytes must be a positive integer, got {max_mat_bytes!r}")
+        return cls(
+            agent_for, eval_lock, decode, live, dice_of, agent_factory, max_mat_bytes,
+            RolloutJobs(jobs_folder, max_jobs=MAX_ROLLOUT_JOBS),
+        )  # fmt: skip
+
+    async def attach(self, request: Request) -> None:
+        """Keep this state on the request's app (``app.state.web_board``) unless it is there already:
+        the router-level dependency of :func:`web_router`'s router, for apps that only include it."""
+        if getattr(request.app.state, "web_board", None) is not self:
+            request.app.state.web_board = self
+
+
+async def _web_board(request: Request) -> WebBoard:
+    return request.app.state.web_board
+
+
+WebDep = Annotated[WebBoard, Depends(_web_board)]
+"""A handler's :class:`WebBoard`: ``app.state.web_board``."""
+
+# --------------------------------------------------------------------------- the handlers, one per endpoint
+
+router = APIRouter()
+"""The web board's endpoints but ``POST /web/analysis`` (whose OpenAPI text names the app's body limit:
+:func:`_routes` adds it); :func:`web_router` and :func:`install_web_board` give an app both."""
+
+# Each handler's note is a comment, not a docstring: FastAPI would publish a docstring as the
+# endpoint's OpenAPI description.
+
+
+# The page, ``static/index.html``.
+@router.get("/", response_class=HTMLResponse, include_in_schema=False)
+def page() -> FileResponse:
+    return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
+
+
+# One of :data:`STATIC_FILES` with its media type; any other name is a 404.
+@router.get("/static/{name}", include_in_schema=False)
+def static(name: str) -> FileResponse:
+    if name not in STATIC_FILES:
+        raise _bad(f"no static file {name[:40]!r}", 404)
+    return FileResponse(STATIC_DIR / name, media_type=STATIC_FILES[name])
+
+
+# The position of ``body`` decoded (400s from the backend's decoding).
+@router.post(
+    "/web/position", response_model=PositionInfo, summary="decode a position (web board)", tags=["web"]
+)
+def post_position(body: BoardBody, web: WebDep) -> PositionInfo:
+    board, state = web.decode(body.id, body.board)
+    return _position_info(board, state)
+
+
+# Every legal play of the position and roll (the ID's dice by default), in move generation's order; a
+# finished game or bad dice is a 400.
+@router.post("/web/plays", response_model=PlaysResponse, summary="legal plays, no evaluation", tags=["web"])
+def post_plays(body: PlaysBody, web: WebDep) -> PlaysResponse:
+    board, state = web.decode(body.id, body.board)
+    web.live(board)
+    die1, die2 = body.dice if body.dice is not None else (None, None)
+    dice = web.dice_of(die1, die2, state, ("dice[0]", "dice[1]"))
+    rules = web.agent_for(None).rules
+    plays = []
+    for after in legal_plays(board, dice, rules):
+        plays.append(
+            LegalPlay(
+                play=_moves(board, after, dice),
+                sequences=_sequences(board, after, dice),
+                notation=play_notation(board, after, dice),
+                board_after=[int(c) for c in after],
+                position_id=position_id(swap_sides(after)),
+            )
+        )
+    return PlaysResponse(plays=plays, dice=dice, position_id=position_id(board))
+
+
+# :func:`game_dice` of the body's ``seed`` and ``turn``.
+@router.post("/web/roll", response_model=RollResponse, summary="a web game's roll", tags=["web"])
+def post_roll(body: RollBody) -> RollResponse:
+    return RollResponse(dice=game_dice(body.seed, body.turn), seed=body.seed, turn=body.turn)
+
+
+# The engine's best play for its roll (``dice``, else :func:`game_dice`), searched under ``eval_lock``; the
+# board after it is the human's view. A bad ply or dice, a finished game: 400.
+@router.post("/web/reply", response_model=ReplyResponse, summary="the engine's turn in a game", tags=["web"])
+def post_reply(body: ReplyBody, web: WebDep) -> ReplyResponse:
+    board, state = web.decode(body.id, body.board)
+    web.live(board)
+    if body.dice is None:
+        dice = game_dice(body.seed, body.turn)
+    else:
+        dice = web.dice_of(body.dice[0], body.dice[1], state, ("dice[0]", "dice[1]"))
+    agent = web.agent_for(body.ply)
+    with web.eval_lock:
+        ranked = agent.rank_plays(board, dice)
+    after = ranked.afterstates[0]
+    return ReplyResponse(
+        dice=dice,
+        play=_moves(board, after, dice),
+        notation=play_notation(board, after, dice),
+        equity=float(ranked.equity[0]),
+        board_after=[int(c) for c in swap_sides(after)],
+        position_id=position_id(swap_sides(after)),
+        result=abs(int(game_result(after))),
+        ply=agent.ply,
+    )
+
+
+# Start the rollout on a thread of its own (:func:`_run_job`); a 429 while one runs, a 400 on a cubeful
+# rollout of a match state the cube cannot use.
+@router.post(
+    "/web/rollout",
+    response_model=JobStarted,
+    status_code=202,
+    summary=f"start a rollout (at most {MAX_ROLLOUT_GAMES} games, one at a time)",
+    tags=["web"],
+    responses={429: {"description": "a rollout is running (in any worker process)"}},
+)
+def post_rollout(body: RolloutBody, web: WebDep) -> JobStarted:
+    board, state = web.decode(body.id, body.board)
+    web.live(board)
+    cube = None
+    if body.cubeful:
+        try:
+            cube = cube_state_from_match(state)
+        except ValueError as exc:
+            raise _bad(f"id: the match state cannot be used: {exc}") from None
+    try:
+        record = web.jobs.start(body.games)
+    except JobBusy as exc:
+        raise _bad(str(exc), 429) from None
+    threading.Thread(
+        target=_run_job, args=(web, record, board, body, cube), daemon=True, name="web-rollout"
+    ).start()
+    return JobStarted(job=record["job"], games=body.games)
+
+
+# The job's status; an unknown job is a 404.
+@router.get("/web/rollout/{job}", response_model=JobStatus, summary="a rollout's progress", tags=["web"])
+def get_rollout(job: str, web: WebDep) -> JobStatus:
+    return _find(web.jobs.get(job), job)
+
+
+# Cancel the job (it stops within one ply) and answer its status; an unknown job is a 404.
+@router.delete("/web/rollout/{job}", response_model=JobStatus, summary="cancel a rollout", tags=["web"])
+def delete_rollout(job: str, web: WebDep) -> JobStatus:
+    return _find(web.jobs.cancel(job), job)
+
+
+# The analysis of the ``.mat`` body (:func:`_analyse`, in the thread pool). 400 on an unknown, repeated or
+# bad query parameter, an empty or unreadable body; 413 over ``max_mat_bytes``. Registered by _routes.
+async def post_analysis(
+    request: Request,
+    web: WebDep,
+    ply: Annotated[
+        str | None,
+        Query(
+            description=f"search depth 0..{MAX_ANALYSIS_PLY}; default: the server's, at most {MAX_ANALYSIS_PLY}"
+        ),
+    ] = None,
+    errors_only: Annotated[
+        str | None, Query(description="true: list only the decisions with a mark (default false)")
+    ] = None,
+) -> AnalysisResponse:
+    names = [n for n, _ in request.query_params.multi_items()]
+    unknown = [n for n in dict.fromkeys(names) if n not in ("ply", "errors_only")]
+    if unknown:
+        raise _bad(f"unknown query parameter {unknown[0][:40]!r}; this endpoint takes ply and errors_only")
+    if len(names) != len(set(names)):
+        raise _bad("a query parameter is given more than once")
+    depth = None
+    if ply is not None:
+        if ply not in {str(p) for p in range(MAX_ANALYSIS_PLY + 1)}:
+            raise _bad(f"ply must be 0..{MAX_ANALYSIS_PLY} for an analysis over HTTP, got {ply[:20]!r}")
+        depth = int(ply)
+    if errors_only not in (None, "true", "false"):
+        raise _bad(f"errors_only must be true or false, got {errors_only[:20]!r}")
+    limit = web.max_mat_bytes
+    length = request.headers.get("content-length")
+    if length is not None and length.strip().isdigit() and int(length) > limit:
+        raise _bad(f"request body too large: a .mat upload is at most {limit} bytes", 413)
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > limit:
+            raise _bad(f"request body too large: a .mat upload is at most {limit} bytes", 413)
+    if not data.strip():
+        raise _bad("body: empty; send the .mat file as the request body")
+    return await run_in_threadpool(_analyse, web, bytes(data), depth, errors_only == "true")
+
+
+# --------------------------------------------------------------------------- the handlers' work (no HTTP)
+
+
+def _run_job(web: WebBoard, record: dict, board: np.ndarray, body: RolloutBody, cube) -> None:
+    """Play the rollout of ``record`` (a :class:`RolloutJobs` record) on its own agent, writing its
+    progress, and at the end its result or its new state (done, cancelled, timed_out, failed)."""
+    from nard_ai.play.rollout import rollout
+
+    job = record["job"]
+    last_write = [time.monotonic()]
+
+    def on_games(n: int) -> None:
+        record["games_done"] += n
+        if time.monotonic() - last_write[0] > 0.2:  # progress for GET, from any worker process
+            web.jobs.update(record)
+            last_write[0] = time.monotonic()
+
+    def on_ply() -> None:  # every ply: a cancel or the time limit stops it within one ply
+        if web.jobs.cancelled(job):
+            raise _Cancelled("cancelled")
+        if time.time() - record["started"] > MAX_ROLLOUT_SECONDS:
+            raise _Cancelled("timed_out")
+
+    try:
+        agent = web.rollout_agents.get(body.ply)
+        if agent is None:
+            agent = web.rollout_agents[body.ply] = web.agent_factory(body.ply)
+        r = rollout(
+            board, body.games, ply=body.ply, cube=cube, seed=body.seed, agent=agent,
+            truncate=body.truncate, on_games=on_games, on_ply=on_ply,
+            batch=ROLLOUT_BATCH[body.ply],
+        )  # fmt: skip
+        web.jobs.update(record, result=_outcome(r).model_dump(), state="done")
+    except _Cancelled as stop:
+        web.jobs.update(record, state=str(stop))
+    except Exception as exc:  # reported through GET; the server goes on
+        web.jobs.update(record, error=f"{type(exc).__name__}: {exc}", state="failed")
+
+
+def _find(record: dict | None, job: str) -> JobStatus:
+    """The status of a job's record; a 404 when there is none."""
+    if record is None:
+        raise _bad(f"no rollout job {job[:40]!r} (finished jobs are kept {MAX_ROLLOUT_JOBS} at most)", 404)
+    return _status(record)
+
+
+def _analyse(web: WebBoard, data: bytes, ply: int | None, errors_only: bool) -> AnalysisResponse:
+    """The analysis of the ``.mat`` bytes ``data`` at depth ``ply`` (``None``: the server's, at most
+    :data:`MAX_ANALYSIS_PLY`), one at a time on its own agent, and the swing chart in seat 0's view.
+
+    Raises:
+        HTTPException: 400 on a body that is not a readable match, has no records or that the analysis
+            refuses; 413 over :data:`MAX_MAT_RECORDS` records.
+    """
+    from nard_ai.formats.mat import read_mat
+    from nard_ai.reports.analysis import analyze_match, count_records
+
+    try:
+        match = read_mat(data)
+    except ValueError as exc:
+        raise _bad(f"body: not a readable .mat match: {exc}") from None
+    records = count_records(match)
+    if records > MAX_MAT_RECORDS:
+        raise _bad(f"body: the match has {records} records; at most {MAX_MAT_RECORDS} are analysed", 413)
+    if records == 0:
+        raise _bad("body: the match has no rolls or cube actions to analyse")
+    depth = min(web.agent_for(None).ply, MAX_ANALYSIS_PLY) if ply is None else ply
+    with web.analysis_lock:
+        agent = web.analysis_agents.get(depth)
+        if agent is None:
+            agent = web.analysis_agents[depth] = web.agent_factory(depth)
+        try:
+            analysis = analyze_match(match, agent)
+        except ValueError as exc:
+            raise _bad(f"body: {exc}") from None
+        boards = []
+        for d in analysis.decisions:
+            board, _ = parse_position(d.position)
+            boards.append(board)
+        probs, equity = agent.evaluate(np.stack(boards)) if boards else (np.zeros((0, 5)), np.zeros(0))
+    swing = []
+    for i, d in enumerate(analysis.decisions):
+        # the position is the decider's view: seat 0's equity is minus it when seat 1 decided
+        sign = 1.0 if d.player == 0 else -1.0
+        win = float(probs[i][0]) if d.player == 0 else 1.0 - float(probs[i][0])
+        swing.append(
+            SwingPoint(
+                index=i, game=d.game, turn=d.turn, player=d.player,
+                equity=sign * float(equity[i]), win=win, loss=float(d.loss),
+            )
+        )  # fmt: skip
+    return AnalysisResponse(analysis=analysis.to_dict(errors_only=errors_only), swing=swing)
+
+
+# --------------------------------------------------------------------------- giving an app the endpoints
+
+
+def _routes(max_mat_bytes: int, dependencies: Sequence[Any] = ()) -> APIRouter:
+    """A router of the web board's endpoints: :data:`router`'s, then ``POST /web/analysis``, whose 413
+    names ``max_mat_bytes``; each route with ``dependencies`` first."""
+    routes = APIRouter(dependencies=list(dependencies))
+    routes.include_router(router)
+    routes.add_api_route(
+        "/web/analysis",
+        post_analysis,
+        methods=["POST"],
+        response_model=AnalysisResponse,
+        summary="analyse a .mat match (raw body)",
+        tags=["web"],
+        responses={413: {"description": f"over {max_mat_bytes} bytes or {MAX_MAT_RECORDS} records"}},
+    )
+    return routes
+
+
+def install_web_board(app: FastAPI, web: WebBoard, dependencies: Sequence[Any] = ()) -> None:
+    """Give ``app`` the page and the web board's endpoints over ``web``: the state on
+    ``app.state.web_board``, the routes of :data:`router` included with ``dependencies``."""
+    app.state.web_board = web
+    app.include_router(_routes(web.max_mat_bytes), dependencies=list(dependencies))
 
 
 def web_router(
@@ -372,7 +750,9 @@ def web_router(
     max_mat_bytes: int = MAX_MAT_BYTES,
     jobs_folder: str | Path | None = None,
 ) -> APIRouter:
-    """The page and the web board's endpoints (module docstring), over the backend's engine.
+    """The page and the web board's endpoints (module docstring), over the backend's engine, as a router
+    to include: :data:`router`'s routes with their :class:`WebBoard`, which the router's first request
+    keeps on the app (:meth:`WebBoard.attach`). :func:`install_web_board` does both at once.
 
     Args:
         agent_for: ``ply or None -> agent`` of the backend (cached per ply; ``None``: its default
@@ -391,240 +771,7 @@ def web_router(
     Raises:
         ValueError: on a ``max_mat_bytes`` that is not a positive integer.
     """
-    if isinstance(max_mat_bytes, bool) or not isinstance(max_mat_bytes, int) or max_mat_bytes < 1:
-        raise ValueError(f"max_mat_bytes must be a positive integer, got {max_mat_bytes!r}")
-    router = APIRouter()
-    jobs = RolloutJobs(jobs_folder, max_jobs=MAX_ROLLOUT_JOBS)
-    rollout_agents: dict[int, Any] = {}
-    analysis_agents: dict[int, Any] = {}
-    analysis_lock = threading.Lock()  # one analysis at a time, on its own agent: /move is not held up
-
-    @router.get("/", response_class=HTMLResponse, include_in_schema=False)
-    def page() -> FileResponse:
-        return FileResponse(STATIC_DIR / "index.html", media_type="text/html; charset=utf-8")
-
-    @router.get("/static/{name}", include_in_schema=False)
-    def static(name: str) -> FileResponse:
-        if name not in STATIC_FILES:
-            raise _bad(f"no static file {name[:40]!r}", 404)
-        return FileResponse(STATIC_DIR / name, media_type=STATIC_FILES[name])
-
-    @router.post(
-        "/web/position", response_model=PositionInfo, summary="decode a position (web board)", tags=["web"]
+    web = WebBoard.create(
+        agent_for, eval_lock, decode, live, dice_of, agent_factory, max_mat_bytes, jobs_folder
     )
-    def post_position(body: BoardBody) -> PositionInfo:
-        board, state = decode(body.id, body.board)
-        return _position_info(board, state)
-
-    @router.post(
-        "/web/plays", response_model=PlaysResponse, summary="legal plays, no evaluation", tags=["web"]
-    )
-    def post_plays(body: PlaysBody) -> PlaysResponse:
-        board, state = decode(body.id, body.board)
-        live(board)
-        die1, die2 = body.dice if body.dice is not None else (None, None)
-        dice = dice_of(die1, die2, state, ("dice[0]", "dice[1]"))
-        rules = agent_for(None).rules
-        plays = []
-        for after in legal_plays(board, dice, rules):
-            plays.append(
-                LegalPlay(
-                    play=_moves(board, after, dice),
-                    sequences=_sequences(board, after, dice),
-                    notation=play_notation(board, after, dice),
-                    board_after=[int(c) for c in after],
-                    position_id=position_id(swap_sides(after)),
-                )
-            )
-        return PlaysResponse(plays=plays, dice=dice, position_id=position_id(board))
-
-    @router.post("/web/roll", response_model=RollResponse, summary="a web game's roll", tags=["web"])
-    def post_roll(body: RollBody) -> RollResponse:
-        return RollResponse(dice=game_dice(body.seed, body.turn), seed=body.seed, turn=body.turn)
-
-    @router.post(
-        "/web/reply", response_model=ReplyResponse, summary="the engine's turn in a game", tags=["web"]
-    )
-    def post_reply(body: ReplyBody) -> ReplyResponse:
-        board, state = decode(body.id, body.board)
-        live(board)
-        if body.dice is None:
-            dice = game_dice(body.seed, body.turn)
-        else:
-            dice = dice_of(body.dice[0], body.dice[1], state, ("dice[0]", "dice[1]"))
-        agent = agent_for(body.ply)
-        with eval_lock:
-            ranked = agent.rank_plays(board, dice)
-        after = ranked.afterstates[0]
-        return ReplyResponse(
-            dice=dice,
-            play=_moves(board, after, dice),
-            notation=play_notation(board, after, dice),
-            equity=float(ranked.equity[0]),
-            board_after=[int(c) for c in swap_sides(after)],
-            position_id=position_id(swap_sides(after)),
-            result=abs(int(game_result(after))),
-            ply=agent.ply,
-        )
-
-    def run_job(record: dict, board: np.ndarray, body: RolloutBody, cube) -> None:
-        from nard_ai.play.rollout import rollout
-
-        job = record["job"]
-        last_write = [time.monotonic()]
-
-        def on_games(n: int) -> None:
-            record["games_done"] += n
-            if time.monotonic() - last_write[0] > 0.2:  # progress for GET, from any worker process
-                jobs.update(record)
-                last_write[0] = time.monotonic()
-
-        def on_ply() -> None:  # every ply: a cancel or the time limit stops it within one ply
-            if jobs.cancelled(job):
-                raise _Cancelled("cancelled")
-            if time.time() - record["started"] > MAX_ROLLOUT_SECONDS:
-                raise _Cancelled("timed_out")
-
-        try:
-            agent = rollout_agents.get(body.ply)
-            if agent is None:
-                agent = rollout_agents[body.ply] = agent_factory(body.ply)
-            r = rollout(
-                board, body.games, ply=body.ply, cube=cube, seed=body.seed, agent=agent,
-                truncate=body.truncate, on_games=on_games, on_ply=on_ply,
-                batch=ROLLOUT_BATCH[body.ply],
-            )  # fmt: skip
-            jobs.update(record, result=_outcome(r).model_dump(), state="done")
-        except _Cancelled as stop:
-            jobs.update(record, state=str(stop))
-        except Exception as exc:  # reported through GET; the server goes on
-            jobs.update(record, error=f"{type(exc).__name__}: {exc}", state="failed")
-
-    @router.post(
-        "/web/rollout",
-        response_model=JobStarted,
-        status_code=202,
-        summary=f"start a rollout (at most {MAX_ROLLOUT_GAMES} games, one at a time)",
-        tags=["web"],
-        responses={429: {"description": "a rollout is running (in any worker process)"}},
-    )
-    def post_rollout(body: RolloutBody) -> JobStarted:
-        board, state = decode(body.id, body.board)
-        live(board)
-        cube = None
-        if body.cubeful:
-            try:
-                cube = cube_state_from_match(state)
-            except ValueError as exc:
-                raise _bad(f"id: the match state cannot be used: {exc}") from None
-        try:
-            record = jobs.start(body.games)
-        except JobBusy as exc:
-            raise _bad(str(exc), 429) from None
-        threading.Thread(
-            target=run_job, args=(record, board, body, cube), daemon=True, name="web-rollout"
-        ).start()
-        return JobStarted(job=record["job"], games=body.games)
-
-    def find(record: dict | None, job: str) -> JobStatus:
-        if record is None:
-            raise _bad(
-                f"no rollout job {job[:40]!r} (finished jobs are kept {MAX_ROLLOUT_JOBS} at most)", 404
-            )
-        return _status(record)
-
-    @router.get("/web/rollout/{job}", response_model=JobStatus, summary="a rollout's progress", tags=["web"])
-    def get_rollout(job: str) -> JobStatus:
-        return find(jobs.get(job), job)
-
-    @router.delete("/web/rollout/{job}", response_model=JobStatus, summary="cancel a rollout", tags=["web"])
-    def delete_rollout(job: str) -> JobStatus:
-        return find(jobs.cancel(job), job)
-
-    def analyse(data: bytes, ply: int | None, errors_only: bool) -> AnalysisResponse:
-        from nard_ai.formats.mat import read_mat
-        from nard_ai.reports.analysis import analyze_match, count_records
-
-        try:
-            match = read_mat(data)
-        except ValueError as exc:
-            raise _bad(f"body: not a readable .mat match: {exc}") from None
-        records = count_records(match)
-        if records > MAX_MAT_RECORDS:
-            raise _bad(f"body: the match has {records} records; at most {MAX_MAT_RECORDS} are analysed", 413)
-        if records == 0:
-            raise _bad("body: the match has no rolls or cube actions to analyse")
-        depth = min(agent_for(None).ply, MAX_ANALYSIS_PLY) if ply is None else ply
-        with analysis_lock:
-            agent = analysis_agents.get(depth)
-            if agent is None:
-                agent = analysis_agents[depth] = agent_factory(depth)
-            try:
-                analysis = analyze_match(match, agent)
-            except ValueError as exc:
-                raise _bad(f"body: {exc}") from None
-            boards = []
-            for d in analysis.decisions:
-                board, _ = parse_position(d.position)
-                boards.append(board)
-            probs, equity = agent.evaluate(np.stack(boards)) if boards else (np.zeros((0, 5)), np.zeros(0))
-        swing = []
-        for i, d in enumerate(analysis.decisions):
-            # the position is the decider's view: seat 0's equity is minus it when seat 1 decided
-            sign = 1.0 if d.player == 0 else -1.0
-            win = float(probs[i][0]) if d.player == 0 else 1.0 - float(probs[i][0])
-            swing.append(
-                SwingPoint(
-                    index=i, game=d.game, turn=d.turn, player=d.player,
-                    equity=sign * float(equity[i]), win=win, loss=float(d.loss),
-                )
-            )  # fmt: skip
-        return AnalysisResponse(analysis=analysis.to_dict(errors_only=errors_only), swing=swing)
-
-    @router.post(
-        "/web/analysis",
-        response_model=AnalysisResponse,
-        summary="analyse a .mat match (raw body)",
-        tags=["web"],
-        responses={413: {"description": f"over {max_mat_bytes} bytes or {MAX_MAT_RECORDS} records"}},
-    )
-    async def post_analysis(
-        request: Request,
-        ply: Annotated[
-            str | None,
-            Query(
-                description=f"search depth 0..{MAX_ANALYSIS_PLY}; default: the server's, at most {MAX_ANALYSIS_PLY}"
-            ),
-        ] = None,
-        errors_only: Annotated[
-            str | None, Query(description="true: list only the decisions with a mark (default false)")
-        ] = None,
-    ) -> AnalysisResponse:
-        names = [n for n, _ in request.query_params.multi_items()]
-        unknown = [n for n in dict.fromkeys(names) if n not in ("ply", "errors_only")]
-        if unknown:
-            raise _bad(
-                f"unknown query parameter {unknown[0][:40]!r}; this endpoint takes ply and errors_only"
-            )
-        if len(names) != len(set(names)):
-            raise _bad("a query parameter is given more than once")
-        depth = None
-        if ply is not None:
-            if ply not in {str(p) for p in range(MAX_ANALYSIS_PLY + 1)}:
-                raise _bad(f"ply must be 0..{MAX_ANALYSIS_PLY} for an analysis over HTTP, got {ply[:20]!r}")
-            depth = int(ply)
-        if errors_only not in (None, "true", "false"):
-            raise _bad(f"errors_only must be true or false, got {errors_only[:20]!r}")
-        length = request.headers.get("content-length")
-        if length is not None and length.strip().isdigit() and int(length) > max_mat_bytes:
-            raise _bad(f"request body too large: a .mat upload is at most {max_mat_bytes} bytes", 413)
-        data = bytearray()
-        async for chunk in request.stream():
-            data += chunk
-            if len(data) > max_mat_bytes:
-                raise _bad(f"request body too large: a .mat upload is at most {max_mat_bytes} bytes", 413)
-        if not data.strip():
-            raise _bad("body: empty; send the .mat file as the request body")
-        return await run_in_threadpool(analyse, bytes(data), depth, errors_only == "true")
-
-    return router
+    return _routes(max_mat_bytes, [Depends(web.attach)])

@@ -37,7 +37,7 @@ from nard_ai.interfaces.http.limits import (
     _RequestLimits,
 )
 from nard_ai.interfaces.ubgi import _package_version as _version  # the installed distribution's
-from nard_ai.interfaces.web import web_router
+from nard_ai.interfaces.web import WebBoard, install_web_board
 
 log = logging.getLogger(__name__)
 
@@ -94,17 +94,17 @@ def create_app(
     app.add_exception_handler(Exception, _unexpected)
     # the routers: the engine's JSON endpoints; other pages and endpoints are included here, one line each
     app.include_router(router)
-    app.include_router(
-        _web_board(agent_factory, ply, jobs_folder), dependencies=[Depends(_no_repeated_fields)]
+    install_web_board(
+        app, _web_board(agent_factory, ply, jobs_folder), dependencies=[Depends(_no_repeated_fields)]
     )
     return app
 
 
-def _web_board(agent_factory: Callable[[int], Any], default_ply: int, jobs_folder):
-    """The web board's router (:mod:`nard_ai.interfaces.web`): the page at ``/`` and its ``/web/*``
-    endpoints. Its handlers run in FastAPI's thread pool, not on the batcher's engine thread, so they
-    get agents of their own from ``agent_factory`` (cached per ply, searched under one lock of their
-    own) and never share an evaluator with the batched endpoints."""
+def _web_board(agent_factory: Callable[[int], Any], default_ply: int, jobs_folder) -> WebBoard:
+    """The web board's state (:class:`nard_ai.interfaces.web.WebBoard`), for the page at ``/`` and its
+    ``/web/*`` endpoints. Their handlers run in FastAPI's thread pool, not on the batcher's engine
+    thread, so they get agents of their own from ``agent_factory`` (cached per ply, searched under one
+    lock of their own) and never share an evaluator with the batched endpoints."""
     agents: dict[int, Any] = {}
     build_lock = threading.Lock()
 
@@ -121,7 +121,7 @@ def _web_board(agent_factory: Callable[[int], Any], default_ply: int, jobs_folde
                     raise _bad(f"ply: {exc}") from None
             return agents[p]
 
-    return web_router(
+    return WebBoard.create(
         agent_for, threading.Lock(), _decode, _live, _dice, agent_factory, jobs_folder=jobs_folder
     )
 
