@@ -141,7 +141,7 @@ class ReplyBody(BoardBody):
     """The engine's turn: the position with the engine on roll."""
 
     dice: tuple[StrictInt, StrictInt] | None = Field(
-        default=None, description="the engine's roll; default: game_dice(seed, turn)"
+        default=None, description="the engine's roll; default: game_dice(seed, turn) (a 400 with seed or turn)"
     )
     seed: StrictInt = Field(default=0, ge=0, le=MAX_SEED, description="the game's seed")
     turn: StrictInt = Field(default=1, ge=0, le=MAX_TURN, description="0-based turn number of the game")
@@ -518,6 +518,8 @@ def post_reply(body: ReplyBody, web: WebDep) -> ReplyResponse:
     web.live(board)
     if body.dice is None:
         dice = game_dice(body.seed, body.turn)
+    elif {"seed", "turn"} & body.model_fields_set:
+        raise _bad("give dice, or seed and turn to draw them, not both")
     else:
         dice = web.dice_of(body.dice[0], body.dice[1], state, ("dice[0]", "dice[1]"))
     agent = web.agent_for(body.ply)
