@@ -269,7 +269,10 @@ def test_a_reply_checks_its_dice_and_ply(client):
     # dice and a seed or turn to draw them: which roll was meant is not known, so neither is used
     for extra in ({"seed": 5}, {"turn": 2}, {"seed": 0, "turn": 1}):
         r = client.post("/web/reply", json={"id": START_ID, "dice": [3, 1], **extra})
-        assert r.status_code == 400 and r.json()["detail"] == "give dice, or seed and turn to draw them, not both"
+        assert (
+            r.status_code == 400
+            and r.json()["detail"] == "give dice, or seed and turn to draw them, not both"
+        )
 
 
 # --------------------------------------------------------------------------- /web/rollout

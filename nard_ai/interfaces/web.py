@@ -141,7 +141,8 @@ class ReplyBody(BoardBody):
     """The engine's turn: the position with the engine on roll."""
 
     dice: tuple[StrictInt, StrictInt] | None = Field(
-        default=None, description="the engine's roll; default: game_dice(seed, turn) (a 400 with seed or turn)"
+        default=None,
+        description="the engine's roll; default: game_dice(seed, turn) (a 400 with seed or turn)",
     )
     seed: StrictInt = Field(default=0, ge=0, le=MAX_SEED, description="the game's seed")
     turn: StrictInt = Field(default=1, ge=0, le=MAX_TURN, description="0-based turn number of the game")
