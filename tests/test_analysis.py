@@ -82,7 +82,7 @@ class FakeAgent:
         order = np.argsort(-equity, kind="stable")
         return RankedPlays(afterstates=plays[order], probs=probs[order], equity=equity[order])
 
-    def evaluate(self, boards):
+    def value(self, boards):
         probs = np.tile(self.position_probs, (len(boards), 1))
         return probs, 2.0 * probs[:, 0] - 1.0 + probs[:, 1] + probs[:, 2] - probs[:, 3] - probs[:, 4]
 

@@ -93,7 +93,7 @@ def test_an_edited_csv_a_foreign_sidecar_and_stale_plays_are_errors(small, tmp_p
 
 def test_equity_errors_are_zero_against_the_agents_own_values_and_exact_against_a_known_label(small, agent):
     bench, _ = small
-    probs, _ = agent.evaluate(bench.boards)
+    probs, _ = agent.value(bench.boards)
     table = bm.score_equities(agent, bench.boards, probs)
     assert table[0].figures["equity_mae"] < 1e-6
     won = np.tile([1.0, 0.0, 0.0, 0.0, 0.0], (bench.cases, 1))  # a plain win for the side on roll: equity 1

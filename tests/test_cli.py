@@ -377,7 +377,7 @@ def test_eval_prints_each_ply_as_the_agent_evaluates_it(capsys):
     board = board_from_position_id(START_ID)
     data = json_of(["eval", START_ID, "--ply", "0", "--json"], capsys)
     assert [e["ply"] for e in data["evaluations"]] == [0]
-    probs, equity = _agent(0).evaluate(board[None])
+    probs, equity = _agent(0).value(board[None])
     row = data["evaluations"][0]
     assert row["equity"] == pytest.approx(float(equity[0]), abs=1e-5)
     assert list(row["probabilities"].values()) == pytest.approx(probs[0].tolist(), abs=1e-5)
@@ -389,7 +389,7 @@ def test_eval_goes_to_two_ply_by_default(capsys):
     board, _ = from_xgid(FIVE_POINT_XGID)
     assert [e["ply"] for e in data["evaluations"]] == [0, 1, 2]
     for row, agent in zip(data["evaluations"], agents, strict=True):
-        assert row["equity"] == pytest.approx(float(agent.evaluate(board[None])[1][0]), abs=1e-5)
+        assert row["equity"] == pytest.approx(float(agent.value(board[None])[1][0]), abs=1e-5)
     status, out, _ = run_main(["eval", START_ID], capsys)
     table = out.split("equity in points per game:")[1].splitlines()
     assert [line.split()[0] for line in table[2:]] == ["0", "1", "2"]

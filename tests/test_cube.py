@@ -518,14 +518,14 @@ def test_a_too_good_take_at_two_away_four_away():
 
 
 class FakeAgent:
-    """An agent whose ``evaluate`` returns fixed probabilities (the search seam)."""
+    """An agent whose ``value`` returns fixed probabilities (the search seam)."""
 
     def __init__(self, p, ply=0):
         self.p = np.asarray(p, dtype=np.float32)
         self.ply = ply
         self.calls = 0
 
-    def evaluate(self, boards):
+    def value(self, boards):
         self.calls += 1
         boards = np.asarray(boards)
         out = np.tile(self.p, (len(boards), 1))

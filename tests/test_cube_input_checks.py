@@ -38,14 +38,14 @@ P = np.array([0.72, 0.20, 0.01, 0.10, 0.005])  # gnubg order, side on roll
 
 
 class FixedAgent:
-    """An agent whose ``evaluate`` returns fixed probabilities (the search seam)."""
+    """An agent whose ``value`` returns fixed probabilities (the search seam)."""
 
     def __init__(self, p=P, ply=None):
         self.p = np.asarray(p, dtype=np.float32)
         if ply is not None:
             self.ply = ply
 
-    def evaluate(self, boards):
+    def value(self, boards):
         out = np.tile(self.p, (len(np.asarray(boards)), 1))
         return out, 2 * out[:, 0] - 1 + out[:, 1] + out[:, 2] - out[:, 3] - out[:, 4]
 
@@ -121,7 +121,7 @@ def test_cube_decision_from_probs_refuses_a_ply_that_is_not_none_or_0_to_2(ply):
 
 @pytest.mark.parametrize("agent", [object(), "pubeval", 42])
 def test_cube_decision_refuses_an_agent_without_evaluate(agent):
-    with pytest.raises(ValueError, match=r"agent needs evaluate\(boards\)"):
+    with pytest.raises(ValueError, match=r"agent needs value\(boards\)"):
         cube_decision(BOARD, agent=agent)
 
 
@@ -137,7 +137,7 @@ def test_cube_decision_refuses_an_evaluate_that_does_not_return_probs_and_equity
         def evaluate(self, boards):
             return np.tile(P, (len(boards), 1))  # an Evaluator's shape, not an agent's
 
-    with pytest.raises(ValueError, match=r"must return \(probs"):
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=r"must return \(probs"):
         cube_decision(BOARD, agent=ProbsOnly())
 
 

@@ -91,7 +91,7 @@ def test_the_reported_probabilities_are_the_agents_own():
     for ply in (1, 2):
         agent = load_agent(ply=ply)
         d = cube_decision(board, CubeState(value=2, owner="on_roll"), agent=agent)
-        np.testing.assert_allclose(d.probs, agent.evaluate(board[None])[0][0], atol=1e-6)
+        np.testing.assert_allclose(d.probs, agent.value(board[None])[0][0], atol=1e-6)
         assert d.ply == ply
 
 

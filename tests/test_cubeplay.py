@@ -39,7 +39,7 @@ def probs(win, win_gammon=0.0, win_backgammon=0.0, lose_gammon=0.0, lose_backgam
 class FixedBeliefAgent:
     """Believes the side on roll has hand-set probabilities in every position; plays like pubeval.
 
-    Counts its ``evaluate`` calls and the boards in each.
+    Counts its ``value`` calls and the boards in each.
     """
 
     def __init__(self, p) -> None:
@@ -47,7 +47,7 @@ class FixedBeliefAgent:
         self.player = pubeval_agent()
         self.calls: list[int] = []
 
-    def evaluate(self, boards):
+    def value(self, boards):
         self.calls.append(len(boards))
         p = np.tile(self.p, (len(boards), 1))
         return p, cubeless_equity(p)
@@ -348,7 +348,7 @@ def test_the_cube_stops_at_its_largest_value():
     [
         (lambda a: play_money_session(a, a, 0), "games must be an integer >= 1"),
         (lambda a: play_money_session(a, a, 2, batch=0), "batch must be an integer >= 1"),
-        (lambda a: play_money_session(a, object(), 2), "agent_b must have evaluate"),
+        (lambda a: play_money_session(a, object(), 2), "agent_b must have value"),
         (lambda a: play_money_session(a, a, 2, policy_a="model"), "policy_a must be a CubePolicy"),
         (lambda a: play_matches(a, a, 2, 0), "match_length must be 1..25"),
         (lambda a: play_matches(a, a, 2, 26), "match_length must be 1..25"),

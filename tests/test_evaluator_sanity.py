@@ -41,6 +41,6 @@ def test_the_shipped_network_gives_no_impossible_gammon():
     """X bears off its last 3 checkers next roll for sure; O has borne off one: exactly a single win, +1."""
     board = board_from_position_id("AGB3d4AFAAAAAA")
     for ply in (0, 1):
-        probs, equity = load_agent(ply=ply).evaluate(board[None])
+        probs, equity = load_agent(ply=ply).value(board[None])
         assert probs[0, 1] == 0.0 and probs[0, 2] == 0.0
         assert equity[0] <= 1.0 + 1e-6

@@ -105,7 +105,7 @@ def test_off_the_main_thread_is_a_runtime_error_not_a_crash():
 
     def work():
         try:
-            agent.evaluate(START[None])
+            agent.value(START[None])
         except RuntimeError as exc:
             caught.append(str(exc))
 
@@ -125,7 +125,7 @@ def test_evaluate_equals_gnubg_evaluate_and_gnubg_nn_probabilities(ply):
 
     gnubg_nn = pytest.importorskip("gnubg_nn", reason="gnubg_nn is not installed")
     boards = [START, na.board_from_position_id("2u4AADzubjMAAA"), na.board_from_position_id("bDeDISBsO8jIAA")]
-    probs, equity = GnubgAgent(ply).evaluate(np.array(boards))
+    probs, equity = GnubgAgent(ply).value(np.array(boards))
     ci, ec = gnubg.cubeinfo(1, -1, 0, 0, (0, 0), 0), gnubg.evalcontext(0, ply, 1, 0)
     for board, ours, eq in zip(boards, probs, equity, strict=True):
         direct = gnubg.evaluate(gnubg_rows(board), ci, ec)
@@ -137,7 +137,7 @@ def test_evaluate_equals_gnubg_evaluate_and_gnubg_nn_probabilities(ply):
 @needs_gnubg
 def test_the_starting_position_is_about_even_at_gnubg_0_ply():
     """gnubg 0-ply, side on roll at the start: win 0.521, equity +0.068 (gnubg's 'eval' prints these)."""
-    probs, equity = GnubgAgent(0).evaluate(START[None])
+    probs, equity = GnubgAgent(0).value(START[None])
     assert probs[0, 0] == pytest.approx(0.5215, abs=5e-4)
     assert probs[0, 1] == pytest.approx(0.154, abs=1e-3) and probs[0, 3] == pytest.approx(0.130, abs=1e-3)
     assert equity[0] == pytest.approx(0.068, abs=1e-3)
@@ -150,7 +150,7 @@ def test_the_side_on_roll_is_gnubgs_row_1():
     gnubg stores bear-off chances in 16 bits (resolution 1/65535), hence the 2e-5 tolerance.
     """
     agent = GnubgAgent(0)
-    probs, equity = agent.evaluate(np.array([LAST_ROLL, swap_sides(LAST_ROLL)]))
+    probs, equity = agent.value(np.array([LAST_ROLL, swap_sides(LAST_ROLL)]))
     assert probs[0] == pytest.approx([LAST_ROLL_WINS, 0, 0, 0, 0], abs=2e-5)
     assert equity[0] == pytest.approx(2 * LAST_ROLL_WINS - 1, abs=4e-5)
     # with the opponent on roll, it bears its single checker off at once

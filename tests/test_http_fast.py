@@ -186,7 +186,7 @@ def test_the_batched_cube_advice_of_eval_is_the_scalar_decisions(app):
             )
         )
     boards = np.stack([b for b, _ in _positions(120, seed=31)] + races)
-    probs, _ = agent.evaluate(boards)
+    probs, _ = agent.value(boards)
     probs = np.asarray(probs, dtype=np.float64)
     kinds = [
         None,

@@ -204,16 +204,16 @@ def test_the_opponents_luck_is_counted_from_the_root_sides_view():
 
 
 def test_an_agent_without_an_evaluator_gets_the_same_luck_adjustment():
-    """Any object with choose_plays and evaluate can roll out; at 0-ply its luck values (the 21 rolls'
-    chosen plays, valued by its own evaluate) equal the search agent's."""
+    """Any object with choose_plays and value can roll out; at 0-ply its luck values (the 21 rolls'
+    chosen plays, valued by its own value) equal the search agent's."""
     agent = Agent(PipEvaluator())
 
     class Plain:
         def choose_plays(self, boards, dice):
             return agent.choose_plays(boards, dice)
 
-        def evaluate(self, boards):
-            return agent.evaluate(boards)
+        def value(self, boards):
+            return agent.value(boards)
 
     board = pos(me={6: 3, 5: 3, 4: 3, 8: 2}, opp={6: 3, 5: 3, 4: 2, 9: 3})
     a = rollout(board, 40, agent=agent, seed=2, variance_reduction=True)
@@ -280,7 +280,7 @@ def test_cube_play_takes_each_games_cube_decision():
     table = {b.tobytes(): p for b, p in zip(boards, probs, strict=True)}
 
     class TableAgent:
-        def evaluate(self, rows):
+        def value(self, rows):
             return np.array([table[r.tobytes()] for r in rows]), None
 
     mover = rng.integers(0, 2, n)
@@ -378,8 +378,8 @@ def test_rollout_threads_apply_during_the_rollout_only():
             seen.append((torch.get_num_threads(), numba.get_num_threads()))
             return agent.choose_plays(boards, dice)
 
-        def evaluate(self, boards):
-            return agent.evaluate(boards)
+        def value(self, boards):
+            return agent.value(boards)
 
     before = (torch.get_num_threads(), numba.get_num_threads())
     rollout(LAST_ROLL, 36, agent=Watching(), threads=1)
@@ -448,7 +448,7 @@ def test_rollout_cube_actions_match_cube_decision(beavers):
     boards = np.tile(na.starting_board(), (n, 1))
 
     class Fixed:
-        def evaluate(self, b):
+        def value(self, b):
             return probs, None
 
     root = CubeState(beavers=beavers)

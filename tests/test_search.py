@@ -32,7 +32,9 @@ from nard_ai.search.lookahead import (
     Agent,
     MoveFilter,
     MoveFilters,
+    Valuation,
     afterstate_probs,
+    agent_value,
     filter_plays,
     position_probs,
     rank_plays,
@@ -202,7 +204,7 @@ def test_two_ply_value_matches_the_slow_reference(board):
 def test_zero_ply_position_value_is_the_evaluators_own():
     ev = HandSetEvaluator()
     boards = np.stack([MIDDLE_GAME, BEAROFF_CONTACT, SMALL_BEAROFF])
-    probs, equity = Agent(ev).evaluate(boards)
+    probs, equity = Agent(ev).value(boards)
     np.testing.assert_array_equal(probs, ev.evaluate(boards))
     np.testing.assert_allclose(equity, [_equity(p) for p in probs.astype(np.float64)], atol=1e-6)
 
@@ -213,15 +215,15 @@ def test_finished_games_get_exact_results_at_every_ply():
     lost = pos(me={1: 14, 20: 1})
     for ply in (0, 1, 2):
         np.testing.assert_array_equal(position_probs(HandSetEvaluator(), lost, ply=ply)[0], _exact(-3))
-        probs, equity = Agent(HandSetEvaluator(), ply=ply).evaluate(lost[None])
+        probs, equity = Agent(HandSetEvaluator(), ply=ply).value(lost[None])
         np.testing.assert_array_equal(probs[0], _exact(-3))
         assert equity[0] == -3.0
 
 
-def test_agent_evaluate_returns_the_k_ply_value():
+def test_agent_value_returns_the_k_ply_value():
     ev = HandSetEvaluator()
     for ply in (1, 2):
-        probs, equity = Agent(ev, ply=ply).evaluate(SMALL_BEAROFF[None])
+        probs, equity = Agent(ev, ply=ply).value(SMALL_BEAROFF[None])
         np.testing.assert_allclose(probs[0], ref_position(ev, SMALL_BEAROFF, ply), atol=2e-6)
         assert equity[0] == pytest.approx(_equity(probs[0].astype(np.float64)), abs=1e-6)
 
@@ -496,7 +498,7 @@ def test_the_shipped_network_searches_at_every_ply():
     for ply in (0, 1, 2):
         agent = Agent(base.evaluator, ply=ply)
         np.testing.assert_array_equal(agent.choose_plays(start[None], np.array([[6, 1]]))[0], best)
-        probs, equity = agent.evaluate(start[None])
+        probs, equity = agent.value(start[None])
         assert 0.4 < probs[0, 0] < 0.6 and abs(equity[0]) < 0.2  # the opening position is about even
     assert load_agent(ply=2, filters="tiny").filters is TINY
 
@@ -540,14 +542,14 @@ def test_an_empty_batch_gives_no_plays_at_every_ply():
         assert out.shape == (0, 26)
 
 
-def test_agent_evaluate_rejects_bad_shapes_and_unsafe_dtypes_at_0_ply():
+def test_agent_value_rejects_bad_shapes_and_unsafe_dtypes_at_0_ply():
     agent = na.load_agent()
     with pytest.raises(ValueError, match=r"shape \(N, 26\)"):
-        agent.evaluate(np.zeros((3, 25), np.int8))
+        agent.value(np.zeros((3, 25), np.int8))
     wide = na.starting_board().astype(np.int64)
     wide[24] = 258
     with pytest.raises(ValueError, match="258 checkers"):
-        agent.evaluate(wide[None])
+        agent.value(wide[None])
 
 
 def test_agent_constructors_take_the_issues_arguments():
@@ -557,3 +559,39 @@ def test_agent_constructors_take_the_issues_arguments():
         na.random_agent("x")
     for name in ("load_agent", "pubeval_agent", "random_agent", "Agent", "MoveFilters"):
         assert name in na.__all__
+
+
+def test_an_agents_old_evaluate_is_a_deprecated_alias_of_value():
+    """0.2's ``Agent.evaluate`` gave ``(probs, equity)`` while an evaluator's ``evaluate`` gives
+    probabilities: the agent's is now ``value``, and ``evaluate`` warns until 0.3 removes it."""
+    agent = Agent(HandSetEvaluator(), ply=1)
+    with pytest.warns(DeprecationWarning, match=r"removed in nard_ai 0\.3: use agent\.value"):
+        old = agent.evaluate(SMALL_BEAROFF[None])
+    new = agent.value(SMALL_BEAROFF[None])
+    assert isinstance(new, Valuation) and isinstance(old, Valuation)
+    np.testing.assert_array_equal(old.probs, new.probs)
+    np.testing.assert_array_equal(old.equity, new.equity)
+
+
+def test_agent_value_serves_old_style_agents_and_refuses_evaluators():
+    """A user's agent written for 0.2 (only ``evaluate -> (probs, equity)``) still works, with the
+    warning; an evaluator handed over as an agent is refused even for two boards, where unpacking
+    its ``(2, 5)`` answer as ``probs, equity`` would silently give two rows."""
+    inner = Agent(HandSetEvaluator())
+    boards = np.stack([SMALL_BEAROFF, SMALL_BEAROFF])
+
+    class Old:
+        def evaluate(self, b):
+            probs, equity = inner.value(b)
+            return probs, equity
+
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        got = agent_value(Old(), boards)
+    want = inner.value(boards)
+    assert isinstance(got, Valuation)
+    np.testing.assert_array_equal(got.probs, want.probs)
+    np.testing.assert_array_equal(got.equity, want.equity)
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match=r"wrap it in Agent\(evaluator\)"):
+        agent_value(HandSetEvaluator(), boards)
+    with pytest.raises(TypeError, match="not an agent"):
+        agent_value(object(), boards)

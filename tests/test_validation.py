@@ -66,7 +66,7 @@ def test_agents_are_exported_lazily_without_importing_torch_for_the_rules_core()
     code = "import sys, nard_ai; assert 'torch' not in sys.modules; nard_ai.load_agent; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ok"
-    probs, equity = na.load_agent().evaluate(na.starting_board()[None])
+    probs, equity = na.load_agent().value(na.starting_board()[None])
     assert probs.shape == (1, 5) and equity.shape == (1,)
 
 

@@ -435,7 +435,7 @@ def test_a_match_is_analysed_as_analyze_match_does_with_a_swing_point_per_decisi
     swing = body["swing"]
     assert len(swing) == len(expected.decisions) > 0
     boards = np.stack([parse_position(d.position)[0] for d in expected.decisions])
-    probs, equity = agent.evaluate(boards)
+    probs, equity = agent.value(boards)
     for point, d, p, e in zip(swing, expected.decisions, probs, equity, strict=True):
         assert (point["game"], point["turn"], point["player"]) == (d.game, d.turn, d.player)
         assert point["loss"] == pytest.approx(d.loss)

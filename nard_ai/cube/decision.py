@@ -47,6 +47,7 @@ from nard_ai.cube.equity import (
     mwc_to_equity,
 )
 from nard_ai.cube.state import MAX_CUBE, CubeState, _is_real, check_cube
+from nard_ai.search.lookahead import values_positions
 
 __all__ = [
     "CubeDecision",
@@ -79,9 +80,9 @@ def check_efficiency(efficiency) -> float:
 
 
 def _check_agent(agent) -> None:
-    if not callable(getattr(agent, "evaluate", None)):
+    if not values_positions(agent):
         raise ValueError(
-            "agent needs evaluate(boards) -> (probs (N, 5), equity (N,)), as a nard_ai.search.lookahead.Agent "
+            "agent needs value(boards) -> (probs (N, 5), equity (N,)), as a nard_ai.search.lookahead.Agent "
             f"(build one with nard_ai.agents.agent_from_spec); got {agent!r}"
         )
     # As nard_ai.reports.error_rate refuses a referee and nard_ai.search.lookahead refuses lookahead: an

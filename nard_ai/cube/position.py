@@ -19,6 +19,7 @@ from nard_ai.cube.decision import (
 )
 from nard_ai.cube.equity import DEFAULT_EFFICIENCY, CubeEfficiency, cube_efficiency
 from nard_ai.cube.state import CubeState, check_cube
+from nard_ai.search.lookahead import agent_value
 
 __all__ = ["cube_decision"]
 
@@ -87,14 +88,13 @@ def cube_decision(
         from nard_ai.cube.lookahead import lookahead_cube_decision
 
         return lookahead_cube_decision(board, cube, agent, ply, efficiency)
-    result = agent.evaluate(board[None])
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise ValueError(
-            f"agent.evaluate(boards) must return (probs (N, 5), equity (N,)), got {type(result).__name__}"
-        )
-    probs = np.asarray(result[0], dtype=np.float64)
+    try:
+        result = agent_value(agent, board[None])
+    except TypeError as exc:
+        raise ValueError(str(exc)) from None
+    probs = np.asarray(result.probs, dtype=np.float64)
     if probs.size != 5:
         raise ValueError(
-            f"agent.evaluate gave probabilities of shape {probs.shape} for one board, expected (1, 5)"
+            f"the agent's value(boards) gave probabilities of shape {probs.shape} for one board, expected (1, 5)"
         )
     return cube_decision_from_probs(probs.reshape(5), cube, x, ply=ply)

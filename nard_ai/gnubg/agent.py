@@ -43,7 +43,7 @@ What this module uses of gnubg, and why
   that it is on the main thread and raises ``RuntimeError`` otherwise.
 
 Perspective: boards are the side on roll's view (:mod:`nard_ai.core.board`);
-probabilities and equities are for the side on roll (``evaluate``) or for
+probabilities and equities are for the side on roll (``value``) or for
 the mover (plays), in gnubg's five-number order; equity is cubeless money
 equity in points per game at cube 1.
 """
@@ -56,6 +56,7 @@ import re
 import subprocess
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,9 +69,11 @@ from nard_ai.cube import CENTRED, DEFAULT_EFFICIENCY, ON_ROLL, CubeEfficiency, C
 from nard_ai.formats.match_id import MatchState, gnubg_id
 from nard_ai.formats.tanboard import to_tanboard
 from nard_ai.search.lookahead import (
+    EVALUATE_DEPRECATED,
     STANDARD_RULES,
     RankedPlays,
     Selection,
+    Valuation,
     choose_plays,
     rank_plays,
     select_plays,
@@ -236,10 +239,20 @@ class GnubgAgent:
         """Every legal play of one position with gnubg's probabilities and equity for the mover, best first."""
         return rank_plays(self._evaluator, board, dice, self.rules)
 
-    def evaluate(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(N, 26)`` boards -> ``(N, 5)`` float32 probabilities and ``(N,)`` float32 cubeless equity for the side on roll."""
+    def value(self, boards: np.ndarray) -> Valuation:
+        """``(N, 26)`` boards -> a :class:`~nard_ai.search.lookahead.Valuation`: ``(N, 5)`` float32
+        probabilities and ``(N,)`` float32 cubeless equity for the side on roll."""
         probs = self._evaluator.evaluate(boards)
-        return probs, cubeless_equity(probs)
+        return Valuation(probs, cubeless_equity(probs))
+
+    def evaluate(self, boards: np.ndarray) -> Valuation:
+        """Deprecated alias of :meth:`value`, removed in 0.3 (as :meth:`nard_ai.search.lookahead.Agent.evaluate`).
+
+        Warns:
+            DeprecationWarning: always.
+        """
+        warnings.warn(EVALUATE_DEPRECATED, DeprecationWarning, stacklevel=2)
+        return self.value(boards)
 
     def __repr__(self) -> str:
         return f"GnubgAgent(ply={self.ply})"

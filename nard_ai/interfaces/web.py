@@ -90,7 +90,7 @@ from nard_ai.formats.position_id import position_id
 from nard_ai.formats.xgid import to_xgid
 from nard_ai.interfaces.external import checker_moves
 from nard_ai.interfaces.web_jobs import JobBusy, RolloutJobs
-from nard_ai.search.lookahead import MAX_PLY
+from nard_ai.search.lookahead import MAX_PLY, agent_value
 
 __all__ = [
     "web_router", "install_web_board", "WebBoard", "WebDep", "router", "game_dice", "BODY_MODELS", "MAX_ROLLOUT_GAMES", "MAX_ROLLOUT_PLY", "MAX_ROLLOUT_SECONDS",
@@ -701,7 +701,7 @@ def _analyse(web: WebBoard, data: bytes, ply: int | None, errors_only: bool) -> 
         for d in analysis.decisions:
             board, _ = parse_position(d.position)
             boards.append(board)
-        probs, equity = agent.evaluate(np.stack(boards)) if boards else (np.zeros((0, 5)), np.zeros(0))
+        probs, equity = agent_value(agent, np.stack(boards)) if boards else (np.zeros((0, 5)), np.zeros(0))
     swing = []
     for i, d in enumerate(analysis.decisions):
         # the position is the decider's view: seat 0's equity is minus it when seat 1 decided

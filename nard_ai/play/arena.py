@@ -27,6 +27,7 @@ import numpy as np
 
 from nard_ai.core.board import starting_board
 from nard_ai.play.lockstep import MAX_PLIES, KeyedDice, Lockstep, choose_by_side, dice_chunk
+from nard_ai.play.results import DuplicatePoints, in_shard_order, pair_ci95  # pair_ci95 re-exported
 from nard_ai.search.lookahead import Agent
 
 __all__ = [
@@ -43,8 +44,8 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class MatchResult:
-    """Outcome of a duplicate-dice match, from agent A's side.
+class MatchResult(DuplicatePoints):
+    """Outcome of a duplicate-dice match, from agent A's side (``games``, ``ppg``, ``ci95``: :class:`DuplicatePoints`).
 
     Attributes:
         points: ``(games,)`` int64 points A won in each game (``+-1/2/3``);
@@ -56,20 +57,6 @@ class MatchResult:
     points: np.ndarray
     seconds: float
     plies: int
-
-    @property
-    def games(self) -> int:
-        return len(self.points)
-
-    @property
-    def ppg(self) -> float:
-        """A's mean points per game."""
-        return float(self.points.mean())
-
-    @property
-    def ci95(self) -> float:
-        """Half-width of the 95% confidence interval of :attr:`ppg`, over duplicate pairs."""
-        return pair_ci95(self.points.reshape(-1, 2).mean(axis=1))
 
     def rates(self) -> dict[str, float]:
         """Fractions of games: A wins, A's gammons/backgammons (incl. backgammons in gammons), and the same for B."""
@@ -103,20 +90,6 @@ class MatchResult:
             f"  {name_b}: wins {r['lose']:.1%}  gammons {r['lose_gammon']:.1%}  backgammons {r['lose_backgammon']:.1%}\n"
             f"  {self.games_per_s:.3g} games/s, {self.plies / max(self.games, 1):.1f} plies/game"
         )
-
-
-def pair_ci95(pair_means: np.ndarray) -> float:
-    """Half-width of the 95% confidence interval of a mean over duplicate pairs (normal approximation).
-
-    Args:
-        pair_means: ``(P,)`` float, one value per duplicate pair (the mean of its two games).
-
-    Returns:
-        ``1.96 * sd / sqrt(P)``, or NaN with fewer than 2 pairs.
-    """
-    if len(pair_means) < 2:
-        return float("nan")
-    return float(1.96 * pair_means.std(ddof=1) / np.sqrt(len(pair_means)))
 
 
 @dataclass(frozen=True)
@@ -157,10 +130,7 @@ def merge_match_shards(shards: list[MatchShardResult], seconds: float) -> MatchR
     Raises:
         ValueError: no shards, or a shard index missing or repeated.
     """
-    indices = sorted(r.index for r in shards)
-    if not shards or indices != list(range(len(shards))):
-        raise ValueError(f"shards must be numbered 0..{len(shards) - 1} once each, got {indices}")
-    ordered = sorted(shards, key=lambda r: r.index)
+    ordered = in_shard_order(shards)
     return MatchResult(
         points=np.concatenate([r.points for r in ordered]),
         seconds=seconds,

@@ -116,6 +116,7 @@ from nard_ai.cube import (
     mwc_at_score,
 )
 from nard_ai.play.lockstep import MAX_PLIES
+from nard_ai.play.results import in_shard_order
 from nard_ai.play.rollout_games import (
     CHUNK_GAMES,
     VR_CHUNK,
@@ -124,6 +125,7 @@ from nard_ai.play.rollout_games import (
     _RolloutGames,
     rollout_dice,
 )
+from nard_ai.search.lookahead import values_positions
 
 __all__ = [
     "RolloutResult",
@@ -323,11 +325,9 @@ def rollout(
 
         agent = default_agent(int(ply))
     else:
-        if not (
-            callable(getattr(agent, "choose_plays", None)) and callable(getattr(agent, "evaluate", None))
-        ):
+        if not (callable(getattr(agent, "choose_plays", None)) and values_positions(agent)):
             raise ValueError(
-                f"agent must have choose_plays(boards, dice) and evaluate(boards) (a nard_ai agent), got {agent!r}"
+                f"agent must have choose_plays(boards, dice) and value(boards) (a nard_ai agent), got {agent!r}"
             )
         agent_ply = getattr(agent, "ply", None)
         if ply and agent_ply is not None and agent_ply != ply:
@@ -473,10 +473,7 @@ def merge_rollout_shards(
         ValueError: no shards, or a shard index missing or repeated (nothing lost, nothing
             counted twice).
     """
-    indices = sorted(r.index for r in shards)
-    if not shards or indices != list(range(len(shards))):
-        raise ValueError(f"shards must be numbered 0..{len(shards) - 1} once each, got {indices}")
-    ordered = sorted(shards, key=lambda r: r.index)
+    ordered = in_shard_order(shards)
     stats = ordered[0].statistics
     for r in ordered[1:]:
         stats = stats.merge(r.statistics)

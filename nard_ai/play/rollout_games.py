@@ -36,6 +36,7 @@ from nard_ai.cube import (
 from nard_ai.cube.decision import DOUBLE_PASS, DOUBLE_TAKE
 from nard_ai.play.cube_policy import OWNER_BY_CODE, model_actions, owner_codes, owner_seat, taken_cube
 from nard_ai.play.lockstep import Lockstep
+from nard_ai.search.lookahead import agent_value
 
 CHUNK_GAMES = 1 << 17
 """Games per block of per-game results (module docstring, "Memory"): 131,072 games, about 7 MB of
@@ -391,7 +392,7 @@ class _RolloutGames:
             return idx
         from nard_ai.core.outcomes import invert_probs
 
-        probs = np.asarray(self.agent.evaluate(self.boards[stop])[0], dtype=np.float64)
+        probs = np.asarray(agent_value(self.agent, self.boards[stop]).probs, dtype=np.float64)
         mover = self.ply[stop] & 1
         root = probs.copy()
         flip = mover == 1
@@ -506,7 +507,7 @@ class _RolloutGames:
 
         after = self.agent.choose_plays(boards, dice)
         probs = invert_probs(
-            np.asarray(self.agent.evaluate(swap_sides_unchecked(after))[0], dtype=np.float64)
+            np.asarray(agent_value(self.agent, swap_sides_unchecked(after)).probs, dtype=np.float64)
         )
         done = ~(after > 0).any(axis=1)
         if done.any():
@@ -612,7 +613,7 @@ class _Cubes:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         ask = np.concatenate([m for _, m in groups])
         probs = np.zeros((len(slots), 5))
-        probs[ask] = as_probs(agent.evaluate(boards[ask])[0])
+        probs[ask] = as_probs(agent_value(agent, boards[ask]).probs)
         x = np.zeros(len(slots))
         x[ask] = efficiencies(boards[ask], self.efficiency)
         passed, points = [], []

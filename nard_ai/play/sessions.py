@@ -100,7 +100,6 @@ from nard_ai.cube import (
     finished_points,
 )
 from nard_ai.cube.met import MAX_AWAY
-from nard_ai.play.arena import pair_ci95
 from nard_ai.play.cube_policy import (
     MODEL_POLICY,
     OWNER_BY_CODE,
@@ -115,6 +114,8 @@ from nard_ai.play.cube_policy import (
     taken_cube,
 )
 from nard_ai.play.lockstep import MAX_PLIES, KeyedDice, Lockstep, choose_by_side
+from nard_ai.play.results import DuplicatePoints, pair_ci95
+from nard_ai.search.lookahead import agent_value, values_positions
 
 __all__ = [
     "CubePolicy",
@@ -167,7 +168,9 @@ class GameLog:
         points: ``(G,)`` int64, points A won (negative: B won), cube included.
         cube_value: ``(G,)`` int64, the cube at the end (before the double
             that was passed, for a game ended by a pass).
-        cube_owner: ``(G,)`` int8, -1 centred, 0 A, 1 B, at the end.
+        cube_owner: ``(G,)`` int8, the cube's owner at the end in the log's frame of agents:
+            ``CENTERED`` (-1), 0 A, 1 B (the drivers' owning seat mapped through ``a_seat``,
+            as every other column here is A's and B's, not the seats').
         passed: ``(G,)`` bool, the game ended with a double passed.
         doubles: ``(G, 2)`` int64, doubles offered in the game by A and by B.
         plies: ``(G,)`` int64, plays made (a pass ends a game before its ply).
@@ -194,8 +197,8 @@ def _stats_line(name: str, s: CubeStats) -> str:
 
 
 @dataclass(frozen=True)
-class MoneySessionResult:
-    """A duplicate-dice money session with the cube, from agent A's side.
+class MoneySessionResult(DuplicatePoints):
+    """A duplicate-dice money session with the cube, from agent A's side (``games``, ``ppg``, ``ci95``: :class:`DuplicatePoints`).
 
     Attributes:
         points: ``(games,)`` int64 points A won in each game (result × cube,
@@ -215,20 +218,6 @@ class MoneySessionResult:
     plies: int
     jacoby: bool = False
     beavers: bool = False
-
-    @property
-    def games(self) -> int:
-        return len(self.points)
-
-    @property
-    def ppg(self) -> float:
-        """A's mean points per game (cube included)."""
-        return float(self.points.mean())
-
-    @property
-    def ci95(self) -> float:
-        """Half-width of the 95% confidence interval of :attr:`ppg`, over duplicate pairs."""
-        return pair_ci95(self.points.reshape(-1, 2).mean(axis=1))
 
     @property
     def average_cube(self) -> float:
@@ -464,10 +453,10 @@ class _Arena:
                 if answer and policy.take_at <= 0.0:
                     yes[sel] = True  # always takes
                     continue
-                win = np.asarray(agent.evaluate(boards[sel])[0], dtype=np.float64)[:, 0]
+                win = np.asarray(agent_value(agent, boards[sel]).probs, dtype=np.float64)[:, 0]
                 yes[sel] = policy.threshold_decisions(win, answer)
                 continue
-            probs = np.asarray(agent.evaluate(boards[sel])[0], dtype=np.float64).reshape(-1, 5)
+            probs = np.asarray(agent_value(agent, boards[sel]).probs, dtype=np.float64).reshape(-1, 5)
             x = cube_efficiency(boards[sel], policy.efficiency)
             keys, inverse = np.unique(states[sel], axis=0, return_inverse=True)
             for k, row in enumerate(keys):
@@ -615,10 +604,8 @@ class _Arena:
 
 def _check_common(agent_a, agent_b, count: int, what: str, batch: int, policies) -> tuple:
     for name, agent in (("agent_a", agent_a), ("agent_b", agent_b)):
-        if not (
-            callable(getattr(agent, "evaluate", None)) and callable(getattr(agent, "choose_plays", None))
-        ):
-            raise ValueError(f"{name} must have evaluate(boards) and choose_plays(boards, dice)")
+        if not (values_positions(agent) and callable(getattr(agent, "choose_plays", None))):
+            raise ValueError(f"{name} must have value(boards) and choose_plays(boards, dice)")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
         raise ValueError(f"{what} must be an integer >= 1, got {count!r}")
     if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:

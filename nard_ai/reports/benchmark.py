@@ -92,7 +92,7 @@ from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.formats.position_id import board_from_position_id, position_id
 from nard_ai.model.atomic import atomic_write_bytes
 from nard_ai.reports.error_rate import ErrorRateResult, _check_referee, play_values, sample_cases
-from nard_ai.search.lookahead import STANDARD_RULES
+from nard_ai.search.lookahead import STANDARD_RULES, agent_value
 from nard_ai.training.store import atomic_write_json, code_version, file_sha256, read_labels
 
 __all__ = [
@@ -494,7 +494,7 @@ def score_equities(agent, boards: np.ndarray, labels: np.ndarray) -> list[ClassF
         raise ValueError(f"{len(boards)} boards but {len(labels)} labels")
     probs = np.empty((len(boards), 5), dtype=np.float64)
     for s in range(0, len(boards), 1024):
-        probs[s : s + 1024] = np.asarray(agent.evaluate(boards[s : s + 1024])[0], dtype=np.float64)
+        probs[s : s + 1024] = np.asarray(agent_value(agent, boards[s : s + 1024]).probs, dtype=np.float64)
     err = cubeless_equity(probs) - cubeless_equity(labels)
     classes = classify_positions(boards)
 
@@ -578,7 +578,7 @@ def make_cube_benchmark(
             raise ValueError(f"{analysed} candidates did not fill the quotas: {short}")
         boards, _ = sample_cases(4 * chunk, sampler, seed + r, keep=0.1, unforced=False)
         r += 1
-        _, eq = sampler.evaluate(boards)
+        eq = agent_value(sampler, boards).equity
         keep = (eq >= CUBE_WINDOW[0]) & (eq <= CUBE_WINDOW[1])
         fresh = []
         for b in boards[keep]:

@@ -8,7 +8,7 @@ For each case the agent plays the roll; the referee values **every** legal
 play (our generator, :func:`nard_ai.core.movegen.legal_plays_batch`) as the
 afterstate's cubeless equity for the mover at the referee's ply::
 
-    value(play) = cubeless_equity(invert(referee.evaluate(swap_sides(afterstate))))
+    value(play) = cubeless_equity(invert(referee.value(swap_sides(afterstate)).probs))
 
 (the exact result when the play bears off the mover's last checker,
 RULES.md §6), and the equity the move lost is::
@@ -66,7 +66,7 @@ from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity, invert_probs, result_probs
 from nard_ai.formats.position_id import position_id
 from nard_ai.reports.position import parse_position, read_text_file
-from nard_ai.search.lookahead import STANDARD_RULES, Agent, afterstate_probs
+from nard_ai.search.lookahead import STANDARD_RULES, Agent, afterstate_probs, agent_value
 
 __all__ = [
     "ErrorRateResult",
@@ -267,7 +267,7 @@ def play_values(referee, afterstates: np.ndarray) -> np.ndarray:
     :func:`nard_ai.search.lookahead.afterstate_probs` at its ply, every play at full
     depth (no move filters); at 0-ply these are the very numbers its own move
     choice uses. Any other agent (a :class:`nard_ai.gnubg.agent.GnubgAgent`)
-    as ``invert(referee.evaluate(swap_sides(afterstate)))``. Finished games
+    as ``invert(referee.value(swap_sides(afterstate)).probs)``. Finished games
     get their exact result (RULES.md §6).
 
     Args:
@@ -282,7 +282,7 @@ def play_values(referee, afterstates: np.ndarray) -> np.ndarray:
         probs = afterstate_probs(referee.evaluator, afterstates, referee.ply, referee.rules)
     else:
         probs = invert_probs(
-            np.asarray(referee.evaluate(swap_sides_unchecked(afterstates))[0], dtype=np.float32)
+            np.asarray(agent_value(referee, swap_sides_unchecked(afterstates)).probs, dtype=np.float32)
         )
         done = ~(afterstates > 0).any(axis=1)
         if done.any():

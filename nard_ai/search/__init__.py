@@ -29,13 +29,16 @@ from nard_ai.search.lookahead import (
     Agent,
     RankedPlays,
     Selection,
+    Valuation,
     afterstate_probs,
+    agent_value,
     choose_plays,
     position_probs,
     rank_plays,
     rank_plays_batch,
     select_plays,
     select_plays_unchecked,
+    values_positions,
 )
 
 __all__ = [
@@ -57,7 +60,10 @@ __all__ = [
     "MoveFilters",
     "RankedPlays",
     "Selection",
+    "Valuation",
     "afterstate_probs",
+    "agent_value",
+    "values_positions",
     "choose_plays",
     "default_agent",
     "filter_plays",

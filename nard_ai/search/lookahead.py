@@ -91,7 +91,9 @@ Equities are cubeless, in points per game at cube value 1.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -144,7 +146,10 @@ __all__ = [
     "DEFAULT_FILTERS",
     "Selection",
     "RankedPlays",
+    "Valuation",
     "Agent",
+    "agent_value",
+    "values_positions",
     "afterstate_probs",
     "position_probs",
     "filter_plays",
@@ -739,6 +744,72 @@ def rank_plays_batch(
     return out
 
 
+class Valuation(NamedTuple):
+    """Positions valued by an agent (:meth:`Agent.value`), for each one's side on roll before it rolls.
+
+    Attributes:
+        probs: ``(N, 5)`` float32, gnubg's cumulative probabilities (win, win
+            gammon, win backgammon, lose gammon, lose backgammon).
+        equity: ``(N,)`` float32, cubeless equity in points per game at cube 1.
+    """
+
+    probs: np.ndarray
+    equity: np.ndarray
+
+
+EVALUATE_DEPRECATED = (
+    "an agent's evaluate(boards) is deprecated and will be removed in nard_ai 0.3: use "
+    "agent.value(boards), the same (probs, equity) as a Valuation (an evaluator's evaluate(boards) "
+    "is the one evaluate: (N, 5) probabilities)"
+)
+"""The warning of the agents' old ``evaluate``: one name, two contracts (an evaluator's gives ``(N, 5)``
+probabilities, an agent's gave ``(probs, equity)``), so the agents' is renamed ``value``. It is removed
+in 0.3, not changed in place: a caller's ``probs, equity = agent.evaluate(two_boards)`` would then
+unpack two rows of probabilities without an error."""
+
+
+def values_positions(agent) -> bool:
+    """Whether ``agent`` can value positions: it has ``value(boards)`` (or 0.2's ``evaluate``, :func:`agent_value`)."""
+    return callable(getattr(agent, "value", None)) or callable(getattr(agent, "evaluate", None))
+
+
+def agent_value(agent, boards: np.ndarray) -> Valuation:
+    """``agent.value(boards)`` for any agent object, checked; the drivers and reports value positions through it.
+
+    An object with only the old ``evaluate(boards) -> (probs, equity)`` (an agent written for
+    nard_ai 0.2 or earlier) is still served, with a ``DeprecationWarning``.
+
+    Args:
+        agent: an :class:`Agent`, a :class:`nard_ai.gnubg.agent.GnubgAgent`, or any object with
+            ``value(boards) -> (probs, equity)``.
+        boards: ``(N, 26)`` int8 boards, side on roll's view.
+
+    Returns:
+        A :class:`Valuation` of ``N`` rows.
+
+    Raises:
+        TypeError: when ``agent`` has neither method, or is an evaluator (its ``evaluate`` gives
+            probabilities only: wrap it in :class:`Agent`), or its answer is not ``(probs, equity)``.
+    """
+    value = getattr(agent, "value", None)
+    if callable(value):
+        result = value(boards)
+        what = "value"
+    elif callable(getattr(agent, "evaluate", None)):
+        warnings.warn(EVALUATE_DEPRECATED, DeprecationWarning, stacklevel=2)
+        result = agent.evaluate(boards)
+        what = "evaluate"
+    else:
+        raise TypeError(f"{type(agent).__name__} is not an agent: it has no value(boards) method")
+    if isinstance(result, np.ndarray) or not isinstance(result, tuple) or len(result) != 2:
+        raise TypeError(
+            f"{type(agent).__name__}.{what}(boards) must return (probs (N, 5), equity (N,)), got "
+            f"{type(result).__name__}"
+            + (" (an evaluator? wrap it in Agent(evaluator))" if what == "evaluate" else "")
+        )
+    return result if isinstance(result, Valuation) else Valuation(*result)
+
+
 class Agent:
     """An evaluator plus a search depth and move filters: the thing that plays.
 
@@ -783,7 +854,7 @@ class Agent:
         """Every legal play of one position with probabilities and equity, best first."""
         return rank_plays(self.evaluator, board, dice, self.rules, ply=self.ply, filters=self.filters)
 
-    def evaluate(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def value(self, boards: np.ndarray) -> Valuation:
         """Positions at the agent's ply, for their side on roll before it rolls.
 
         Args:
@@ -792,8 +863,9 @@ class Agent:
                 the exact result).
 
         Returns:
-            ``(N, 5)`` float32 gnubg-order probabilities (:func:`position_probs`)
-            and ``(N,)`` float32 cubeless equity, points per game.
+            A :class:`Valuation`: ``(N, 5)`` float32 gnubg-order probabilities
+            (:func:`position_probs`) and ``(N,)`` float32 cubeless equity,
+            points per game; it unpacks as ``probs, equity``.
 
         Raises:
             ValueError: on a shape other than ``(N, 26)`` or ``(26,)``; at
@@ -804,7 +876,7 @@ class Agent:
         """
         if self.ply:
             probs = position_probs(self.evaluator, boards, self.ply, self.rules)
-            return probs, cubeless_equity(probs)
+            return Valuation(probs, cubeless_equity(probs))
         boards = np.asarray(boards)
         if boards.ndim not in (1, 2) or boards.shape[-1] != BOARD_SIZE:
             raise ValueError(f"boards must have shape (N, 26) or (26,), got {boards.shape}")
@@ -816,4 +888,13 @@ class Agent:
         if over.any():
             probs = probs.copy()
             probs[over] = result_probs(game_result(boards[over]))
-        return probs, cubeless_equity(probs)
+        return Valuation(probs, cubeless_equity(probs))
+
+    def evaluate(self, boards: np.ndarray) -> Valuation:
+        """Deprecated alias of :meth:`value`, removed in 0.3 (:data:`EVALUATE_DEPRECATED`).
+
+        Warns:
+            DeprecationWarning: always.
+        """
+        warnings.warn(EVALUATE_DEPRECATED, DeprecationWarning, stacklevel=2)
+        return self.value(boards)

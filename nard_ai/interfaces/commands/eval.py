@@ -65,9 +65,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             print(f"nard eval: note: {ply}-ply and deeper not shown: {exc}", file=sys.stderr)
             break
         if ply == 0:
-            agent.evaluate(board[None])  # untimed: the first call loads the compiled kernels
+            agent.value(board[None])  # untimed: the first call loads the compiled kernels
         t0 = time.perf_counter()
-        probs, equity = agent.evaluate(board[None])
+        probs, equity = agent.value(board[None])
         rows.append((ply, np.asarray(probs[0], dtype=np.float64), float(equity[0]), time.perf_counter() - t0))
     if args.json:
         print_json(

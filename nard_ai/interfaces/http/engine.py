@@ -32,7 +32,7 @@ from nard_ai.interfaces.http.decoding import _bad
 from nard_ai.interfaces.http.schemas import CubeAdvice
 from nard_ai.play.cube_policy import cube_equities
 from nard_ai.reports.analysis import score_plays
-from nard_ai.search.lookahead import Agent, rank_plays_batch
+from nard_ai.search.lookahead import Agent, agent_value, rank_plays_batch, values_positions
 
 # --------------------------------------------------------------------------- the engine behind the handlers
 
@@ -64,7 +64,7 @@ class Engine:
         database, the network's first-layer tables) loads at start-up, not in the first requests' time."""
         board = starting_board()
         _move_answers(agent, [(board, (3, 1), cube_state_from_match(None))])
-        if hasattr(agent, "evaluate"):
+        if values_positions(agent):
             bearoff = np.zeros(BOARD_SIZE, dtype=np.int8)
             bearoff[[1, 2, 3]], bearoff[[22, 23, 24]] = 5, -5  # both sides home: a bear-off database position
             _eval_answers(agent, [(board, None), (bearoff, None)])
@@ -252,7 +252,7 @@ def _eval_answers(agent: Any, payloads: Sequence[tuple]) -> list[bytes | HTTPExc
     The cube advice of the whole batch is decided together (:func:`_advice_batch`).
     """
     boards = np.stack([board for board, _ in payloads])
-    probs, equity = agent.evaluate(boards)
+    probs, equity = agent_value(agent, boards)
     board_ids = position_ids(boards)
     advice = _advice_batch(
         boards, np.asarray(probs, dtype=np.float64), [state for _, state in payloads], agent.ply
