@@ -56,7 +56,6 @@ import re
 import subprocess
 import sys
 import threading
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,11 +68,11 @@ from nard_ai.cube import CENTRED, DEFAULT_EFFICIENCY, ON_ROLL, CubeEfficiency, C
 from nard_ai.formats.match_id import MatchState, gnubg_id
 from nard_ai.formats.tanboard import to_tanboard
 from nard_ai.search.lookahead import (
-    EVALUATE_DEPRECATED,
     STANDARD_RULES,
     RankedPlays,
     Selection,
     Valuation,
+    ValuingAgent,
     choose_plays,
     rank_plays,
     select_plays,
@@ -182,7 +181,7 @@ class GnubgEvaluator:
         return out
 
 
-class GnubgAgent:
+class GnubgAgent(ValuingAgent):
     """gnubg at a fixed ply as an agent, with the methods of :class:`nard_ai.search.lookahead.Agent`.
 
     Plays are enumerated by our generator and valued by gnubg at ``ply`` (see
@@ -244,15 +243,6 @@ class GnubgAgent:
         probabilities and ``(N,)`` float32 cubeless equity for the side on roll."""
         probs = self._evaluator.evaluate(boards)
         return Valuation(probs, cubeless_equity(probs))
-
-    def evaluate(self, boards: np.ndarray) -> Valuation:
-        """Deprecated alias of :meth:`value`, removed in 0.3 (as :meth:`nard_ai.search.lookahead.Agent.evaluate`).
-
-        Warns:
-            DeprecationWarning: always.
-        """
-        warnings.warn(EVALUATE_DEPRECATED, DeprecationWarning, stacklevel=2)
-        return self.value(boards)
 
     def __repr__(self) -> str:
         return f"GnubgAgent(ply={self.ply})"
