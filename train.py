@@ -141,6 +141,10 @@ class Args:
     supervised: str = ""
     """instead of self-play, fit the network (--resume: the one in --checkpoint; else a new one) to this
     labels folder (nard_ai.training.supervised; uses --lr (default 2e-4 here), --batch-size, --seed)"""
+    init_from: str = ""
+    """--supervised, new network: start from this checkpoint's weights, widened to --encoder (whose inputs must
+    begin with the checkpoint's encoder's, as expert's do with rich's: the new inputs start at zero weight); the
+    hidden layers, activation and race net are the checkpoint's"""
     epochs: int = 20
     """--supervised: at most this many epochs"""
     patience: int = 3
@@ -184,6 +188,8 @@ class Args:
             raise ValueError(
                 "argument --ray: needs --workers >= 2 (one Ray actor plays each of the pool's shards)"
             )
+        if self.init_from and (not self.supervised or self.resume):
+            raise ValueError("argument --init-from: only with --supervised on a new network (not --resume)")
         if self.supervised and self.ray:
             raise ValueError(
                 "argument --ray: --supervised fits on this machine; label positions on Ray with "
@@ -309,7 +315,8 @@ def supervised(args: Args, given: set[str] | None) -> None:
     writer = SummaryWriter(f"runs/{args.exp_name}-supervised__{args.seed}__{int(time.time())}")
     try:
         history = run_supervised(args.supervised, args.checkpoint_path, config, network=network, writer=writer,
-                                 should_stop=lambda: _STOP["requested"])  # fmt: skip
+                                 should_stop=lambda: _STOP["requested"],
+                                 init_from=args.init_from or None)  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     finally:

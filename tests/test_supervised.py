@@ -93,3 +93,61 @@ def test_a_run_writes_a_checkpoint_that_loads_and_plays(labels, tmp_path):
     run_supervised(labels, path, SupervisedConfig(lr=1e-3, batch_size=64, epochs=1, val_fraction=0.25))
     runs = load_checkpoint(path).extra["supervised"]
     assert len(runs) in (1, 2) and runs[0]["source"] is None
+
+
+def test_a_widened_network_computes_what_its_source_computes(labels):
+    """``widened`` copies the source's weights for the shared inputs and zeros the new ones, so the
+    wider network's outputs equal the source's on every board (here td198 -> rich, whose first 198
+    inputs are td198's; and the shipped rich network -> expert, whose first 221 are rich's)."""
+    from nard_ai.model.encoding import ENCODERS
+    from nard_ai.training.supervised import widened
+
+    boards = load_labelled(labels).boards
+    torch.manual_seed(3)
+    small = Network(NetworkConfig(encoder="td198", hidden=(16,), race_net=False))
+    wide = widened(small, "rich", boards[:64])
+    assert wide.encoder.key == "rich@1" and wide.config.hidden == (16,) and wide.race_mlp is None
+    np.testing.assert_allclose(
+        NetworkEvaluator(wide).evaluate(boards), NetworkEvaluator(small).evaluate(boards), atol=1e-6
+    )
+    if "expert" in ENCODERS:
+        shipped = load_checkpoint(default_checkpoint_path()).network
+        wide = widened(shipped, "expert", boards[:64])
+        assert wide.race_mlp is not None and wide.encoder.key.startswith("expert@")
+        np.testing.assert_allclose(
+            NetworkEvaluator(wide).evaluate(boards), NetworkEvaluator(shipped).evaluate(boards), atol=1e-5
+        )
+
+
+def test_widening_refuses_an_encoder_that_does_not_extend_the_source(labels):
+    from nard_ai.training.supervised import widened
+
+    boards = load_labelled(labels).boards[:64]
+    rich = Network(NetworkConfig(encoder="rich", hidden=(8,)))
+    with pytest.raises(ValueError, match="is not wider"):
+        widened(rich, "td198", boards)
+
+
+def test_run_supervised_can_start_from_a_widened_checkpoint(labels, tmp_path):
+    """``init_from``: training starts at the source's loss (the widened copy is the same function) and the
+    run records its source."""
+    from nard_ai.model.network import save_checkpoint
+
+    torch.manual_seed(4)
+    src = Network(NetworkConfig(encoder="td198", hidden=(16,), race_net=False))
+    save_checkpoint(tmp_path / "src.pt", src, games_trained=0)
+    target = Network(NetworkConfig(encoder="rich", hidden=(4,)))  # names the encoder only
+    history = run_supervised(
+        labels, tmp_path / "wide.pt", SupervisedConfig(epochs=1, patience=1, seed=1), network=target,
+        init_from=tmp_path / "src.pt",
+    )  # fmt: skip
+    data = load_labelled(labels)
+    held = validation_mask(data.ids, SupervisedConfig().val_fraction, SupervisedConfig().split_seed)
+    val = data.subset(held)
+    src_loss, _ = evaluate_loss(
+        src, torch.from_numpy(src.encoder.encode(val.boards)), torch.from_numpy(val.targets)
+    )
+    assert history.initial_val_loss == pytest.approx(src_loss, abs=1e-5)
+    ckpt = load_checkpoint(tmp_path / "wide.pt")
+    assert ckpt.network.encoder.key == "rich@1" and ckpt.network.config.hidden == (16,)
+    assert ckpt.extra["supervised"][-1]["source"]["widened_to"] == "rich@1"

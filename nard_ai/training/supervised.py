@@ -49,6 +49,7 @@ from nard_ai.model.learn import td_loss
 from nard_ai.model.network import (
     OUTCOME_POINTS,
     Network,
+    NetworkConfig,
     gnubg_to_exclusive,
     load_checkpoint,
     save_checkpoint,
@@ -64,6 +65,7 @@ __all__ = [
     "evaluate_loss",
     "train_supervised",
     "run_supervised",
+    "widened",
 ]
 
 log = logging.getLogger(__name__)
@@ -318,11 +320,19 @@ def run_supervised(
     network: Network | None = None,
     writer=None,
     should_stop: Callable[[], bool] = lambda: False,
+    init_from: str | Path | None = None,
 ) -> History:
     """Train on ``label_dir`` and write ``checkpoint`` at each new best epoch.
 
     ``network=None`` continues the network in ``checkpoint`` (its TD settings, games and RNG state are
-    kept); else ``network`` (e.g. a fresh one) is trained and written there.
+    kept); else ``network`` (e.g. a fresh one) is trained and written there. With ``init_from`` (a
+    checkpoint path) and ``network``, training starts from that checkpoint's network widened to
+    ``network``'s encoder (:func:`widened`; ``network`` only names the encoder), recorded as the run's
+    source.
+
+    Raises:
+        ValueError: ``init_from`` without ``network``, or an encoder that does not extend the
+            checkpoint's (:func:`widened`); a bad labels folder or checkpoint.
     """
     config.validate()
     checkpoint = Path(checkpoint)
@@ -339,6 +349,16 @@ def run_supervised(
     else:
         games, args, rng, extra, source = 0, {}, None, {}, None
     data = load_labelled(label_dir)
+    if init_from is not None:
+        if network is None:
+            raise ValueError("init_from needs a network naming the encoder to widen to")
+        start = load_checkpoint(init_from).network
+        network = widened(start, network.encoder.name, data.boards[:4096])
+        source = {
+            "path": str(init_from),
+            "sha256": file_sha256(Path(init_from)),
+            "widened_to": network.encoder.key,
+        }
     held_out = validation_mask(data.ids, config.val_fraction, config.split_seed)
     train, val = data.subset(~held_out), data.subset(held_out)
     log.info("%s: %d positions, %d for training, %d held out", label_dir, len(data), len(train), len(val))
@@ -371,3 +391,50 @@ def run_supervised(
     else:
         log.info("no epoch beat the starting network: %s left as it was", checkpoint)
     return history
+
+
+def widened(source: Network, encoder: str, probe: np.ndarray) -> Network:
+    """A network over ``encoder`` that computes exactly what ``source`` computes, to start supervised training from.
+
+    ``encoder``'s inputs must begin with all of ``source``'s encoder's inputs, unit for unit (``expert``
+    extends ``rich``: :mod:`nard_ai.model.encoding`). The new network has ``source``'s shape (hidden
+    layers, activation, race net); each MLP's first layer gets ``source``'s weights for the shared
+    inputs and zero weights for the new ones, so its outputs equal ``source``'s on every board and
+    training starts where ``source`` is (the "net2net" widening of an input layer).
+
+    Args:
+        source: the trained network.
+        encoder: the new encoder's registered name (its registered version).
+        probe: ``(N, 26)`` int8 boards on which the shared inputs are checked to be equal.
+
+    Raises:
+        ValueError: the new encoder is not wider, or its first units differ from ``source``'s
+            encoder's on a probe board.
+    """
+    cfg = source.config
+    target = Network(
+        NetworkConfig(
+            encoder=encoder, hidden=tuple(cfg.hidden), activation=cfg.activation, race_net=cfg.race_net
+        )
+    )
+    old, new = source.encoder, target.encoder
+    if new.size <= old.size:
+        raise ValueError(f"encoder {new.key} ({new.size} inputs) is not wider than {old.key} ({old.size})")
+    probe = np.ascontiguousarray(probe, dtype=np.int8)
+    if not np.array_equal(new.encode(probe)[:, : old.size], old.encode(probe)):
+        raise ValueError(
+            f"encoder {new.key}'s first {old.size} inputs are not {old.key}'s: it does not extend it"
+        )
+    with torch.no_grad():
+        pairs = [(source.mlp, target.mlp)]
+        if source.race_mlp is not None:
+            pairs.append((source.race_mlp, target.race_mlp))
+        for src, dst in pairs:
+            for a, b in zip(src, dst, strict=True):
+                if isinstance(a, torch.nn.Linear):
+                    b.weight.zero_()
+                    b.weight[:, : a.weight.shape[1]] = a.weight
+                    b.bias.copy_(a.bias)
+    target.weights_changed()
+    target.eval()
+    return target
