@@ -1,6 +1,6 @@
 """The first network layer over TD-Gammon's point units as an embedding lookup (compiled).
 
-A network over the ``td198`` or ``rich`` encoder (:mod:`nard_ai.model.encoding`)
+A network over the ``td198``, ``rich`` or ``expert`` encoder (:mod:`nard_ai.model.encoding`)
 starts with ``h = W x + b``. TD-Gammon's 192 point units come in groups of
 four per (point, side) whose values depend only on the checker count ``n``
 on that point (``n >= 1``, ``n >= 2``, ``n >= 3``, ``(n - 3) / 2``). So the
@@ -12,17 +12,19 @@ one per occupied point (an "embedding bag")::
     W x = sum over occupied (slot, n) of table[slot, n] + W_dense x_dense
 
 where ``x_dense`` are the remaining inputs: the bar and borne-off units
-(192..195) and, for ``rich``, units 198..220; the constant unit 196 (always
-1) joins the bias and unit 197 (always 0) drops out. A typical position has
-about 14 occupied points, so the lookup replaces 192 multiply-adds per
-hidden unit by about 14 adds, and the dense part is a 27-column matrix
-product. The arithmetic is the same first layer; only the order of the
+(192..195) and, for ``rich``, units 198..220 (for ``expert``, 198..270); the
+constant unit 196 (always 1) joins the bias and unit 197 (always 0) drops
+out. A typical position has about 14 occupied points, so the lookup replaces
+192 multiply-adds per hidden unit by about 14 adds, and the dense part is a
+27-column matrix product (77 for ``expert``). The arithmetic is the same first layer; only the order of the
 float32 sums differs (agreement with the plain layer to about 1e-6).
 
 :func:`first_layer` computes, for a batch of boards, the lookup sum plus the
 bias ``(N, H)`` and the dense inputs ``(N, D)`` in one pass (the ``rich``
-features come from the encoder's own functions); the caller adds
-``x_dense @ W_dense.T`` (:class:`nard_ai.model.network.Network` does it with torch).
+features come from the encoder's own functions), and for ``expert`` a second
+pass writes gnubg's inputs with :func:`nard_ai.model.expert.expert_inputs_into`
+(the function the encoder uses); the caller adds ``x_dense @ W_dense.T``
+(:class:`nard_ai.model.network.Network` does it with torch).
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ import numpy as np
 from numba import njit
 
 from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, NUM_POINTS
-from nard_ai.model.encoding import ESCAPES_BY_POINT, RICH_SIDE_FEATURES, _side_features
+from nard_ai.model.encoding import ESCAPES_BY_POINT, EXPERT_SIZE, RICH_SIDE_FEATURES, _side_features
+from nard_ai.model.expert import expert_inputs_into
 
 __all__ = ["SLOTS", "MAX_COUNT", "CONSTANT_UNIT", "dense_columns", "unit_values", "first_layer"]
 
@@ -46,19 +49,22 @@ MAX_COUNT = NUM_CHECKERS
 _TD_DENSE = (192, 193, 194, 195)  # bar / 2 and borne off / 15, each side
 CONSTANT_UNIT = 196  # TD-Gammon's "side on roll" unit: always 1 in nard_ai (encoding module docstring)
 _RICH_FIRST, _RICH_END = 198, 221
+_RICH_WIDTH = len(_TD_DENSE) + _RICH_END - _RICH_FIRST  # dense columns of a rich network
 
 
 def dense_columns(encoder_name: str) -> list[int]:
     """Input units that :func:`first_layer` hands back as dense inputs, in its column order.
 
     Raises:
-        ValueError: for an encoder other than ``td198`` and ``rich``.
+        ValueError: for an encoder other than ``td198``, ``rich`` and ``expert``.
     """
     if encoder_name == "td198":
         return list(_TD_DENSE)
     if encoder_name == "rich":
         return list(_TD_DENSE) + list(range(_RICH_FIRST, _RICH_END))
-    raise ValueError(f"no embedding form for encoder {encoder_name!r} (td198 and rich only)")
+    if encoder_name == "expert":
+        return list(_TD_DENSE) + list(range(_RICH_FIRST, EXPERT_SIZE))
+    raise ValueError(f"no embedding form for encoder {encoder_name!r} (td198 and rich, and expert, only)")
 
 
 def unit_values() -> np.ndarray:
@@ -127,7 +133,13 @@ def _parallel(boards, rich, table, bias, pre, dense, chunks):
 
 
 def first_layer(
-    boards: np.ndarray, rich: bool, table: np.ndarray, bias: np.ndarray, threads: int = 1
+    boards: np.ndarray,
+    rich: bool,
+    table: np.ndarray,
+    bias: np.ndarray,
+    threads: int = 1,
+    *,
+    expert: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The point units' part of a first layer, plus the bias, and the dense inputs, for a batch.
 
@@ -139,6 +151,8 @@ def first_layer(
         table: ``(48, 16, H)`` float32, ``table[slot, n]`` as in the module docstring.
         bias: ``(H,)`` float32, the layer's bias plus the constant unit's column.
         threads: parallel chunks (1 = serial).
+        expert: the network reads the ``expert`` encoder (``rich`` plus gnubg's
+            inputs; ``rich`` is then implied).
 
     Returns:
         ``(pre (N, H) float32, dense (N, D) float32)``: ``pre + dense @
@@ -148,7 +162,8 @@ def first_layer(
     """
     n = boards.shape[0]
     hidden = bias.shape[0]
-    width = 4 + (2 * RICH_SIDE_FEATURES + 1 if rich else 0)
+    rich = rich or expert
+    width = len(dense_columns("expert" if expert else "rich" if rich else "td198"))
     pre = np.empty((n, hidden), dtype=np.float32)
     dense = np.empty((n, width), dtype=np.float32)
     chunks = max(1, min(threads, n))
@@ -156,4 +171,6 @@ def first_layer(
         _parallel(boards, rich, table, bias, pre, dense, chunks)
     else:
         _serial(boards, rich, table, bias, pre, dense)
+    if expert:
+        expert_inputs_into(boards, dense, _RICH_WIDTH, chunks)
     return pre, dense

@@ -9,12 +9,14 @@ an edit in place.
 
 Registered encoders
 -------------------
-=========  =======  ====  =====================================================
-name       version  size  description
-=========  =======  ====  =====================================================
-``td198``  1        198   TD-Gammon's raw inputs (Tesauro 1992, 1995), below
-``rich``   1        221   ``td198`` plus hand-made features per side, below
-=========  =======  ====  =====================================================
+==========  =======  ====  =====================================================
+name        version  size  description
+==========  =======  ====  =====================================================
+``td198``   1        198   TD-Gammon's raw inputs (Tesauro 1992, 1995), below
+``rich``    1        221   ``td198`` plus hand-made features per side, below
+``expert``  1        271   ``rich`` plus gnubg's 25 contact/crashed-net inputs
+                           per side (:mod:`nard_ai.model.expert`), below
+==========  =======  ====  =====================================================
 
 ``td198`` v1 (TD-Gammon's 198 raw inputs, in the side-on-roll convention)
 --------------------------------------------------------------------------
@@ -83,6 +85,22 @@ The escape count follows gnubg's ``ComputeTable0`` (eval.c): for each of the
 point ``a + b`` ahead is open and at least one of the points ``a``, ``b`` ahead
 is open. Races get their own network (:class:`nard_ai.model.network.NetworkConfig`
 ``race_net``), chosen by unit 220.
+
+``expert`` v1 (``rich`` plus gnubg's "expert" inputs)
+-----------------------------------------------------
+Units ``0 .. 220`` are exactly ``rich`` (so the race unit is 220 and a
+``race_net`` routes as for ``rich``). Then gnubg's 25 hand-made inputs of its
+contact and crashed nets (gnubg ``eval.c``, ``CalculateHalfInputs``) for the
+side on roll (units ``221 .. 245``) and the same 25 for the opponent (units
+``246 .. 270``), in gnubg's order and scaling: unit ``221 + k`` (``246 + k``)
+is the ``k``-th of :data:`nard_ai.model.expert.EXPERT_NAMES` (``I_OFF1``,
+``I_OFF2``, ``I_OFF3``, ``I_BREAK_CONTACT``, ``I_BACK_CHEQUER``, ...,
+``I_BACKRESCAPES``). Their definitions, sources and the few places where the
+encoder differs from gnubg's nets are the table of :mod:`nard_ai.model.expert`'s
+docstring. gnubg's player on roll (its row 1) is nard_ai's side on roll, and
+gnubg writes that player's half first, as here; the opponent's half is the
+side on roll's half of ``swap_sides(board)``, so ``encode(swap_sides(b))``
+exchanges units ``221..245`` and ``246..270`` (besides ``rich``'s exchanges).
 """
 
 from __future__ import annotations
@@ -99,6 +117,12 @@ from numba.extending import intrinsic
 from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, NUM_POINTS, OPP_BAR
 from nard_ai.core.classes import race_flags  # re-exported: the rich encoder's race unit
 from nard_ai.core.movegen import parallel_threads, unowned
+from nard_ai.model.expert import (
+    ESCAPES,
+    ESCAPES_BY_POINT,
+    HALF_INPUTS,
+    expert_inputs_into,
+)
 
 __all__ = [
     "Encoder",
@@ -106,10 +130,16 @@ __all__ = [
     "get_encoder",
     "encode_td198",
     "encode_rich",
+    "encode_expert",
     "race_flags",
     "contact_first_order",
     "TD198",
     "RICH",
+    "EXPERT",
+    "EXPERT_FIRST",
+    "EXPERT_SIZE",
+    "ESCAPES",
+    "ESCAPES_BY_POINT",
 ]
 
 
@@ -205,31 +235,8 @@ def encode_td198(boards: np.ndarray) -> np.ndarray:
     return out
 
 
-def _escape_table() -> np.ndarray:
-    # gnubg eval.c ComputeTable0: bit i of the mask = the point i + 1 pips ahead is blocked
-    table = np.zeros(1 << 12, dtype=np.int64)
-    for mask in range(1 << 12):
-        count = 0
-        for n0 in range(6):
-            for n1 in range(n0 + 1):
-                if not mask & (1 << (n0 + n1 + 1)) and not (mask & (1 << n0) and mask & (1 << n1)):
-                    count += 1 if n0 == n1 else 2
-        table[mask] = count
-    return table
-
-
-ESCAPES = _escape_table()
-"""gnubg's escape counts (``ComputeTable0``): ``ESCAPES[mask]`` for ``mask`` bit ``i`` = the point
-``i + 1`` pips ahead is blocked."""
-
-
-def _reverse12(w: int) -> int:
-    return int(f"{w:012b}"[::-1], 2)
-
-
-ESCAPES_BY_POINT = ESCAPES[[_reverse12(w) for w in range(1 << 12)]]
-""":data:`ESCAPES` indexed the other way round: bit ``j`` of the index = the point ``12 - j`` pips
-ahead is blocked, so a board's mask of blocked points shifted right gives the index directly."""
+# gnubg's escape tables ESCAPES (ComputeTable0) and ESCAPES_BY_POINT live in nard_ai.model.expert, which
+# also uses them, and are imported above: they are still importable from here.
 
 PARALLEL_MIN_BOARDS = 2048
 """Batches of fewer boards run the per-board kernels (encoding, :mod:`nard_ai.model.embedding`) on one
@@ -416,6 +423,32 @@ def encode_rich(boards: np.ndarray) -> np.ndarray:
     return out
 
 
+EXPERT_FIRST = 221
+"""First unit of the ``expert`` encoder's gnubg inputs: the side on roll's 25, then the opponent's 25."""
+EXPERT_SIZE = EXPERT_FIRST + 2 * HALF_INPUTS
+"""Inputs of the ``expert`` encoder (271)."""
+
+
+def encode_expert(boards: np.ndarray) -> np.ndarray:
+    """``rich`` plus gnubg's expert inputs of both sides (``expert`` v1, module docstring).
+
+    Args:
+        boards: ``(N, 26)`` C-contiguous int8 boards, each from its side on roll's view.
+
+    Returns:
+        ``(N, 271)`` float32.
+    """
+    out = np.empty((boards.shape[0], EXPERT_SIZE), dtype=np.float32)
+    threads = parallel_threads()
+    if len(boards) >= PARALLEL_MIN_BOARDS and threads > 1:
+        _rich_kernel_parallel(boards, ESCAPES_BY_POINT, out, threads)
+    else:
+        threads = 1
+        _rich_kernel(boards, ESCAPES_BY_POINT, out)
+    expert_inputs_into(boards, out, EXPERT_FIRST, threads)
+    return out
+
+
 @njit(cache=True, nogil=True)
 def _group_kernel(race, order):
     k = 0
@@ -450,7 +483,11 @@ TD198 = Encoder(name="td198", version=1, size=198, fn=encode_td198)
 
 RICH = Encoder(name="rich", version=1, size=221, fn=encode_rich, race_unit=220, race_fn=race_flags)
 
-ENCODERS: dict[str, Encoder] = {TD198.name: TD198, RICH.name: RICH}
+EXPERT = Encoder(
+    name="expert", version=1, size=EXPERT_SIZE, fn=encode_expert, race_unit=220, race_fn=race_flags
+)
+
+ENCODERS: dict[str, Encoder] = {TD198.name: TD198, RICH.name: RICH, EXPERT.name: EXPERT}
 
 
 def get_encoder(name: str, version: int | None = None) -> Encoder:

@@ -321,7 +321,8 @@ class Network(nn.Module):
             return _predict_t(mlp, torch.from_numpy(self.encoder.encode(boards)))
         table, bias, dense_w = self._embedding(name)
         threads = parallel_threads() if len(boards) >= PARALLEL_MIN_BOARDS else 1
-        pre, dense = first_layer(boards, self.encoder.name == "rich", table, bias, threads)
+        encoder = self.encoder.name
+        pre, dense = first_layer(boards, encoder == "rich", table, bias, threads, expert=encoder == "expert")
         h = torch.from_numpy(pre).addmm_(torch.from_numpy(dense), dense_w)
         layers = list(mlp)
         return _outputs_t(layers[2:], _IN_PLACE[type(layers[1])](h))
@@ -329,7 +330,7 @@ class Network(nn.Module):
     @property
     def _embeddable(self) -> bool:
         # the first layer can be computed by nard_ai.model.embedding (td198-family encoders at version 1)
-        return self.encoder.name in ("td198", "rich") and self.encoder.version == 1
+        return self.encoder.name in ("td198", "rich", "expert") and self.encoder.version == 1
 
     def probs6(self, boards: np.ndarray) -> np.ndarray:
         """Exclusive outcome probabilities ``(N, 6)`` float32 for the side on roll of each ``(N, 26)`` board."""
