@@ -32,7 +32,7 @@ from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.interfaces import cli
 from nard_ai.interfaces.commands.export import EXAMPLES
 from nard_ai.model import onnx_export
-from nard_ai.model.encoding import RICH, TD198, race_flags
+from nard_ai.model.encoding import EXPERT, RICH, TD198, race_flags
 from nard_ai.model.network import (
     GNUBG_OUTPUTS,
     OUTCOMES,
@@ -222,6 +222,25 @@ def test_a_single_net_checkpoint_exports_its_one_net(tmp_path, positions):
     assert (tmp_path / "again.onnx").read_bytes() == path.read_bytes()
 
 
+def test_an_expert_checkpoint_exports_and_its_layout_names_gnubgs_inputs(tmp_path, positions):
+    """An ``expert`` network (rich plus gnubg's 50 inputs) exports like any other: the same outcomes
+    as torch on its encoded inputs, the race net routed on unit 220, and a layout row per gnubg unit."""
+    from nard_ai.model.network import Network, NetworkConfig, save_checkpoint
+
+    torch.manual_seed(5)
+    net = Network(NetworkConfig(encoder="expert", hidden=(8,), race_net=True))
+    save_checkpoint(tmp_path / "expert.pt", net)
+    result = onnx_export.export_onnx(tmp_path / "expert.onnx", tmp_path / "expert.pt")
+    assert (result.input_size, result.encoder) == (271, "expert@1")
+    inputs = EXPERT.encode(positions[::5])
+    with torch.no_grad():
+        want = net.predict(torch.from_numpy(inputs)).numpy()
+    assert np.max(np.abs(ort_outputs(tmp_path / "expert.onnx", inputs)["outcomes"] - want)) <= TOLERANCE
+    rows = {r.first: r for r in input_layout(EXPERT)}
+    assert "I_OFF1" in rows[221].meaning and rows[221].meaning.startswith("side on roll")
+    assert "I_BACKRESCAPES" in rows[270].meaning and rows[270].meaning.startswith("opponent")
+
+
 # ----------------------------------------------------------------- errors: one line, status 2
 
 
@@ -311,7 +330,7 @@ def test_the_onnx_option_is_required(capsys):
 # ----------------------------------------------------------------- the input layout
 
 
-@pytest.mark.parametrize("encoder", [TD198, RICH], ids=lambda e: e.key)
+@pytest.mark.parametrize("encoder", [TD198, RICH, EXPERT], ids=lambda e: e.key)
 def test_the_layout_covers_every_input_unit_once_in_order(encoder):
     rows = input_layout(encoder)
     assert rows[0].first == 0 and rows[-1].last == encoder.size - 1

@@ -75,6 +75,7 @@ from torch import nn
 from nard_ai.core.board import BAR, LAYOUT_VERSION, NUM_CHECKERS, NUM_POINTS, OPP_BAR, starting_board
 from nard_ai.model.embedding import CONSTANT_UNIT
 from nard_ai.model.encoding import RICH_SIDE_FEATURES, Encoder
+from nard_ai.model.expert import EXPERT_NAMES
 from nard_ai.model.network import (
     GNUBG_OUTPUTS,
     OUTCOMES,
@@ -184,7 +185,7 @@ def input_layout(encoder: Encoder) -> tuple[InputRange, ...]:
     its direction of play).
 
     Args:
-        encoder: ``td198`` or ``rich`` at version 1.
+        encoder: ``td198``, ``rich`` or ``expert`` at version 1.
 
     Returns:
         Ranges covering ``0 .. encoder.size - 1`` in order, without gaps.
@@ -192,8 +193,8 @@ def input_layout(encoder: Encoder) -> tuple[InputRange, ...]:
     Raises:
         ValueError: for another encoder (no documented layout here).
     """
-    if encoder.name not in ("td198", "rich") or encoder.version != 1:
-        raise ValueError(f"no input layout for encoder {encoder.key}: td198@1 and rich@1 only")
+    if encoder.name not in ("td198", "rich", "expert") or encoder.version != 1:
+        raise ValueError(f"no input layout for encoder {encoder.key}: td198@1, rich@1 and expert@1 only")
     half = 4 * NUM_POINTS
     bar = 2 * half
     rows = [
@@ -216,7 +217,7 @@ def input_layout(encoder: Encoder) -> tuple[InputRange, ...]:
         InputRange(CONSTANT_UNIT, CONSTANT_UNIT, 'always 1 (TD-Gammon\'s "side on roll" unit)'),
         InputRange(CONSTANT_UNIT + 1, CONSTANT_UNIT + 1, 'always 0 (TD-Gammon\'s "opponent on roll" unit)'),
     ]
-    if encoder.name == "rich":
+    if encoder.name in ("rich", "expert"):
         first = CONSTANT_UNIT + 2
         for side, base in (("side on roll", first), ("opponent", first + RICH_SIDE_FEATURES)):
             for k, feature in enumerate(RICH_FEATURES):
@@ -227,6 +228,19 @@ def input_layout(encoder: Encoder) -> tuple[InputRange, ...]:
                 f"encoder {encoder.key}: race unit {encoder.race_unit}, the layout says {race}"
             )
         rows.append(InputRange(race, race, "race: 1 when no checker can meet an opposing one again, else 0"))
+    if encoder.name == "expert":
+        first = race + 1
+        for side, base in (("side on roll", first), ("opponent", first + len(EXPERT_NAMES))):
+            for k, name in enumerate(EXPERT_NAMES):
+                rows.append(
+                    InputRange(
+                        base + k, base + k, f"{side}: gnubg's `{name}` (`nard_ai/model/expert.py`'s table)"
+                    )
+                )
+        if (
+            first + 2 * len(EXPERT_NAMES) != encoder.size
+        ):  # pragma: no cover - a guard against the encoder changing
+            raise RuntimeError(f"encoder {encoder.key}: {encoder.size} inputs, the layout says {first + 50}")
     return tuple(rows)
 
 
