@@ -107,8 +107,10 @@ class Args:
     race_net: bool = True
     """a separate network for race positions (needs an encoder with a race unit, e.g. rich); ignored on --resume"""
     hidden: int = 128
-    """hidden units (one hidden layer), 1 .. 4096, with --pool x --hidden <= 4,194,304 and --batch-size x --hidden
+    """hidden units of each hidden layer (--layers), 1 .. 4096, with --pool x --hidden <= 4,194,304 and --batch-size x --hidden
     <= 16,777,216; ignored on --resume (the checkpoint's network is used)"""
+    layers: int = 1
+    """hidden layers, each of --hidden units, 1 .. 4; ignored on --resume"""
     activation: str = "sigmoid"
     """hidden activation: sigmoid, tanh or relu; ignored on --resume"""
     lr: float = 1e-3
@@ -188,6 +190,8 @@ class Args:
             raise ValueError(
                 "argument --ray: needs --workers >= 2 (one Ray actor plays each of the pool's shards)"
             )
+        if not 1 <= self.layers <= 4:
+            raise ValueError(f"argument --layers: must be 1 .. 4, got {self.layers}")
         if self.init_from and (not self.supervised or self.resume):
             raise ValueError("argument --init-from: only with --supervised on a new network (not --resume)")
         if self.supervised and self.ray:
@@ -259,16 +263,18 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
-ARCHITECTURE_FIELDS = frozenset({"encoder", "hidden", "activation", "race_net"})
+ARCHITECTURE_FIELDS = frozenset({"encoder", "hidden", "layers", "activation", "race_net"})
 """The network's shape: on --resume it comes from the checkpoint."""
 
 
 def _with_architecture(args: Args, config: NetworkConfig) -> Args:
     """``args`` describing the checkpoint's network (so the saved hyperparameters say what was trained)."""
-    hidden = config.hidden[0] if len(config.hidden) == 1 else args.hidden
+    uniform = len(set(config.hidden)) == 1
     return dataclasses.replace(
-        args, encoder=config.encoder, hidden=hidden, activation=config.activation, race_net=config.race_net
-    )
+        args, encoder=config.encoder, hidden=config.hidden[0] if uniform else args.hidden,
+        layers=len(config.hidden) if uniform else args.layers, activation=config.activation,
+        race_net=config.race_net,
+    )  # fmt: skip
 
 
 def _resumed_args(args: Args, saved: dict, given: set[str]) -> Args:
@@ -303,7 +309,7 @@ def supervised(args: Args, given: set[str] | None) -> None:
         else Network(
             NetworkConfig(
                 encoder=args.encoder,
-                hidden=(args.hidden,),
+                hidden=(args.hidden,) * args.layers,
                 activation=args.activation,
                 race_net=args.race_net,
             )
@@ -417,7 +423,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
             Network(
                 NetworkConfig(
                     encoder=args.encoder,
-                    hidden=(args.hidden,),
+                    hidden=(args.hidden,) * args.layers,
                     activation=args.activation,
                     race_net=args.race_net,
                 )

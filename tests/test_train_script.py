@@ -155,6 +155,8 @@ def test_sigkill_loses_at_most_one_round_and_the_run_resumes(tmp_path):
     [
         (["--workers", "9", "--pool", "8"], "argument --workers: at most --pool"),
         (["--eval-games", "1"], "argument --eval-games: at least 4"),
+        (["--layers", "5"], "argument --layers: must be 1 .. 4, got 5"),
+        (["--init-from", "x.pt"], "argument --init-from: only with --supervised"),
     ],
 )
 def test_train_argument_checks(tmp_path, argv, message):
@@ -332,3 +334,11 @@ def test_a_run_removes_the_stale_temporaries_of_its_checkpoint_at_start(monkeypa
         f"removed {stale.name}, left by an interrupted checkpoint write" in caplog.text
     )  # --checkpoint a.pt
     assert load_checkpoint(tmp_path / "a.pt").games_trained == 4
+
+
+def test_layers_gives_a_network_of_that_many_hidden_layers(tmp_path):
+    """``--layers 2 --hidden 8``: two hidden layers of 8 units, recorded in the checkpoint's network."""
+    ckpt = tmp_path / "two.pt"
+    r = _run(["--games", "8", "--checkpoint", str(ckpt), "--layers", "2", *TINY, "--no-progress"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert load_checkpoint(ckpt).network.config.hidden == (8, 8)
