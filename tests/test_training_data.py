@@ -189,6 +189,18 @@ def test_generation_deduplicates_and_fills_the_class_quotas(evaluator):
     assert not ps.info["shortfall"]
 
 
+def test_generation_plays_its_games_on_the_lockstep_engine(evaluator, monkeypatch):
+    """Position generation's self-play runs on play.lockstep's engine (issue 13: one engine for every
+    game loop of agents): its ply limit applies, in the local and the sharded path alike."""
+    import nard_ai.play.lockstep as lockstep
+
+    monkeypatch.setattr(lockstep, "MAX_PLIES", 3)
+    with pytest.raises(RuntimeError, match="a self-play game passed 3 plies"):
+        generate_positions(evaluator, 50, 3, pool=8)
+    with pytest.raises(RuntimeError, match="a self-play game passed 3 plies"):
+        generate_positions(evaluator, 50, 3, pool=8, shard_games=16)
+
+
 def test_generation_is_reproducible_for_a_seed(evaluator, tmp_path):
     a = generate_positions(evaluator, 120, 7, pool=32, epsilon=0.1, temperature=0.05)
     b = generate_positions(evaluator, 120, 7, pool=32, epsilon=0.1, temperature=0.05)

@@ -22,7 +22,8 @@ self-play its own generator per shard.
 The drivers on this engine: :mod:`nard_ai.play.arena` (cubeless matches),
 :mod:`nard_ai.play.sessions` (money sessions and matches with the cube),
 :mod:`nard_ai.play.rollout_games` (rollouts) and :mod:`nard_ai.play.selfplay` (TD self-play,
-which chooses a ply's plays, trains, then applies them).
+which chooses a ply's plays, trains, then applies them); above this layer, the exploring self-play of
+:mod:`nard_ai.training.positions` (position databases) runs on it too.
 
 Two game loops are not drivers and keep their own loop, each for a reason:
 

@@ -76,7 +76,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nard_ai.core.board import BOARD_SIZE, starting_board, swap_sides_unchecked
+from nard_ai.core.board import BOARD_SIZE, starting_board
 from nard_ai.core.classes import (  # re-exported: the classes of a position set
     BEAROFF,
     CLASS_NAMES,
@@ -91,6 +91,7 @@ from nard_ai.core.game import opening_roll, roll_dice
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.formats.position_id import board_from_position_id, position_id
+from nard_ai.play.lockstep import Lockstep
 from nard_ai.search import STANDARD_RULES, afterstate_probs, position_probs
 from nard_ai.training.store import (
     FORMAT_VERSION,
@@ -249,10 +250,8 @@ def disagreement(evaluator, boards: np.ndarray, ply: int = 2, rules=STANDARD_RUL
     return np.abs(ek - e0)
 
 
-def _next_ply(evaluator, boards, dice, rng, epsilon, temperature, rules, may_start: int):
-    """One ply of every game: choose the plays (module docstring, "Generation"), finish or swap sides,
-    start up to ``may_start`` new games in the freed slots, roll. Returns ``(boards, dice, games
-    finished, games started)``."""
+def _choose(evaluator, boards, dice, rng, epsilon, temperature, rules) -> np.ndarray:
+    """Every board's play (module docstring, "Generation"): ``(n, 26)`` int8 afterstates, mover's view."""
     afterstates, owner = legal_plays_batch(boards, dice, rules, sort=False)
     equity = cubeless_equity(afterstate_probs(evaluator, afterstates).astype(np.float64))
     score = equity
@@ -263,18 +262,37 @@ def _next_ply(evaluator, boards, dice, rng, epsilon, temperature, rules, may_sta
         rows = explore[owner]
         score = np.where(rows, 0.0, score)
         score[rows] = rng.random(int(rows.sum()))
-    after = afterstates[_segment_argmax(score, owner)]
-    finished = ~(after > 0).any(axis=1)
-    cont = swap_sides_unchecked(after[~finished])
-    new = min(int(finished.sum()), may_start)
-    parts = [cont]
-    if new:
-        parts.append(np.tile(starting_board(), (new, 1)))
-    next_boards = np.concatenate(parts)
-    next_dice = roll_dice(len(next_boards), rng)
-    if new:
-        _, next_dice[len(cont) :] = opening_roll(new, rng)
-    return next_boards, next_dice, int(finished.sum()), new
+    return afterstates[_segment_argmax(score, owner)]
+
+
+def _self_play(evaluator, visit, rng, games, pool, epsilon, temperature, rules) -> tuple[int, int, int]:
+    """``games`` games of exploring self-play, ``pool`` at a time on the lockstep engine
+    (:class:`nard_ai.play.lockstep.Lockstep`: its turn end, its ply limit); a finished game's slot
+    takes the next game. Before every ply, ``visit(boards)`` gets the pre-roll positions of the
+    running games (side on roll's view) and may stop the run by returning True. The dice and the
+    exploration draw from ``rng`` only. Returns ``(games started, games finished, plies)``."""
+    slots = min(pool, games)
+    lock = Lockstep(slots, what="self-play game")
+    lock.start(np.arange(slots), starting_board())
+    dice = np.empty((slots, 2), dtype=np.int8)
+    _, dice[:] = opening_roll(slots, rng)
+    started, finished = slots, 0
+    while True:
+        idx = np.flatnonzero(lock.running)
+        if len(idx) == 0 or visit(lock.boards[idx]):
+            break
+        ended, _ = lock.play(
+            idx, _choose(evaluator, lock.boards[idx], dice[idx], rng, epsilon, temperature, rules)
+        )
+        going = idx[~ended]
+        dice[going] = roll_dice(len(going), rng)
+        finished += int(ended.sum())
+        new = idx[ended][: max(0, games - started)]
+        if len(new):
+            lock.start(new, starting_board())
+            _, dice[new] = opening_roll(len(new), rng)
+            started += len(new)
+    return started, finished, lock.plies
 
 
 def _game_shard(evaluator, task: tuple) -> tuple[np.ndarray, np.ndarray, int]:
@@ -284,18 +302,14 @@ def _game_shard(evaluator, task: tuple) -> tuple[np.ndarray, np.ndarray, int]:
     int8, classes (n,) int8, plies)``: each distinct position once, in the order first seen."""
     seed, index, games, pool, epsilon, temperature, rules = task
     rng = np.random.default_rng([seed, index])
-    boards = np.tile(starting_board(), (min(pool, games), 1))
-    _, dice = opening_roll(len(boards), rng)
-    started, plies = len(boards), 0
     seen: dict[bytes, int] = {}
-    while len(boards):
+
+    def record(boards: np.ndarray) -> bool:
         for key, c in zip(position_keys(boards), classify_positions(boards).tolist(), strict=True):
             seen.setdefault(key, c)
-        plies += len(boards)
-        boards, dice, _, new = _next_ply(
-            evaluator, boards, dice, rng, epsilon, temperature, rules, games - started
-        )
-        started += new
+        return False
+
+    _, _, plies = _self_play(evaluator, record, rng, games, pool, epsilon, temperature, rules)
     keys = np.frombuffer(b"".join(seen), dtype=np.int8).reshape(-1, BOARD_SIZE)
     return keys, np.fromiter(seen.values(), dtype=np.int8, count=len(seen)), plies
 
@@ -463,21 +477,11 @@ def generate_positions(
 def _lockstep_candidates(evaluator, take, rng, max_games, pool, epsilon, temperature, rules):
     """One lockstep run of ``pool`` games in this process, ``take``-ing every ply's pre-roll positions
     until it says every class has what it needs. Returns ``(games started, finished, plies)``."""
-    boards = np.tile(starting_board(), (min(pool, max_games), 1))
-    _, dice = opening_roll(len(boards), rng)
-    started = len(boards)
-    games = plies = 0
-    while len(boards):
-        # record the pre-roll positions
-        if take(position_keys(boards), classify_positions(boards).tolist()):
-            break
-        plies += len(boards)
-        boards, dice, done, new = _next_ply(
-            evaluator, boards, dice, rng, epsilon, temperature, rules, max_games - started
-        )
-        games += done
-        started += new
-    return started, games, plies
+
+    def visit(boards: np.ndarray) -> bool:
+        return take(position_keys(boards), classify_positions(boards).tolist())
+
+    return _self_play(evaluator, visit, rng, max_games, pool, epsilon, temperature, rules)
 
 
 def _selected(
