@@ -543,3 +543,12 @@ def test_no_module_over_900_lines_unless_its_docstring_says_why(path):
     assert any(line.strip().startswith("Long because") for line in doc.splitlines()), (
         f"nard_ai/{path.relative_to(PACKAGE)} has {lines} lines and no 'Long because' line in its docstring"
     )
+
+
+def test_names_that_moved_up_a_layer_say_where_they_went():
+    """Names a lower layer could no longer hold (README, Architecture: "Not aliased") fail with an
+    ImportError naming their new home, not a bare one."""
+    with pytest.raises(ImportError, match=r"moved .* to nard_ai\.cube\.state"):
+        from nard_ai.formats.position import cube_state_from_match  # noqa: F401
+    with pytest.raises(ImportError, match=r"moved .* to nard_ai\.agents"):
+        from nard_ai.play.arena import load_agent  # noqa: F401

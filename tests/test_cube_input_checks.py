@@ -137,7 +137,7 @@ def test_cube_decision_refuses_an_evaluate_that_does_not_return_probs_and_equity
         def evaluate(self, boards):
             return np.tile(P, (len(boards), 1))  # an Evaluator's shape, not an agent's
 
-    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match=r"must return \(probs"):
+    with pytest.raises(ValueError, match=r"must return \(probs"):
         cube_decision(BOARD, agent=ProbsOnly())
 
 

@@ -591,7 +591,14 @@ def test_agent_value_serves_old_style_agents_and_refuses_evaluators():
     assert isinstance(got, Valuation)
     np.testing.assert_array_equal(got.probs, want.probs)
     np.testing.assert_array_equal(got.equity, want.equity)
-    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match=r"wrap it in Agent\(evaluator\)"):
-        agent_value(HandSetEvaluator(), boards)
+    with pytest.raises(TypeError, match=r"wrap it in Agent\(evaluator\)"):
+        agent_value(HandSetEvaluator(), boards)  # refused without the deprecation warning (it is no agent)
+
+    class OldList:
+        def evaluate(self, b):
+            return list(inner.value(b))
+
+    with pytest.warns(DeprecationWarning, match="deprecated"):
+        np.testing.assert_array_equal(agent_value(OldList(), boards).equity, want.equity)
     with pytest.raises(TypeError, match="not an agent"):
         agent_value(object(), boards)

@@ -43,3 +43,14 @@ def parse_position(text: str) -> tuple[np.ndarray, MatchState | None]:
     if ":" in body:
         return parse_gnubg_id(body)
     return board_from_position_id(body), None
+
+
+def __getattr__(name: str):
+    """``cube_state_from_match`` moved to :mod:`nard_ai.cube.state` (formats may not import the cube layer):
+    say so instead of a bare ImportError."""
+    if name == "cube_state_from_match":
+        raise ImportError(
+            "cube_state_from_match moved from nard_ai.formats.position to nard_ai.cube.state: "
+            "use 'from nard_ai.cube.state import cube_state_from_match'"
+        )
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

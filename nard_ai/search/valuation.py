@@ -70,12 +70,15 @@ def agent_value(agent, boards: np.ndarray) -> Valuation:
         result = value(boards)
         what = "value"
     elif callable(getattr(agent, "evaluate", None)):
-        warnings.warn(EVALUATE_DEPRECATED, DeprecationWarning, stacklevel=2)
         result = agent.evaluate(boards)
         what = "evaluate"
+        if (
+            isinstance(result, (tuple, list)) and len(result) == 2
+        ):  # an agent of 0.2: served, with the warning
+            warnings.warn(EVALUATE_DEPRECATED, DeprecationWarning, stacklevel=2)
     else:
         raise TypeError(f"{type(agent).__name__} is not an agent: it has no value(boards) method")
-    if isinstance(result, np.ndarray) or not isinstance(result, tuple) or len(result) != 2:
+    if isinstance(result, np.ndarray) or not isinstance(result, (tuple, list)) or len(result) != 2:
         raise TypeError(
             f"{type(agent).__name__}.{what}(boards) must return (probs (N, 5), equity (N,)), got "
             f"{type(result).__name__}"
