@@ -11,9 +11,11 @@ so does this module:
   position after its best 0-ply play (the search's play), where the opponent
   is on roll with the same cube (seen from its side) and acts on the cube
   optimally;
-* a side on roll that may double acts optimally: it doubles when
-  ``min(double/take, double/pass) > no double`` (the opponent then takes or
-  passes, whichever is worse for the doubler), and plays on otherwise;
+* a side on roll that may double acts by the one cube rule of every decision
+  (:func:`nard_ai.cube.decision.cube_actions`, gnubg's ``FindBestCubeDecision``):
+  it doubles when ``min(double/take, double/pass) >= no double`` (the opponent
+  then takes, or beavers where beavers are on, or passes, whichever is worse
+  for the doubler), and plays on otherwise or when too good;
 * at 0 ply the values are the model's: money equity (points, times the cube
   value) or match-winning chance for each cube state, from the 0-ply
   probabilities and the position's cube efficiency
@@ -26,9 +28,8 @@ Every level of the tree (the ``21`` positions after the root's rolls, the
 evaluator call (:func:`nard_ai.search.lookahead.select_plays`), and every cube state
 is valued on the same tree; at 2 ply that is the work of a 2-ply position
 evaluation. The root's no double and double/take values come from this
-tree; double/pass is exact. Beavers (money) are applied at the root as in
-:func:`nard_ai.cube.decision.cube_decision_from_probs`; inside the tree a double is
-never one the taker would beaver (the model never offers one).
+tree; double/pass is exact. Beavers (money) are applied by that one rule at
+the root and inside the tree alike.
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ import numpy as np
 
 from nard_ai.core.board import game_result, swap_sides_unchecked
 from nard_ai.core.outcomes import invert_probs, result_probs
-from nard_ai.cube.decision import CubeDecision, cube_action, cube_decision_from_probs
+from nard_ai.cube.decision import (
+    DOUBLE_PASS,
+    DOUBLE_TAKE,
+    CubeDecision,
+    cube_action,
+    cube_actions,
+    cube_decision_from_probs,
+)
 from nard_ai.cube.equity import (
     DEFAULT_EFFICIENCY,
     CubeEfficiency,
@@ -66,6 +74,9 @@ class _Node:
     probs: np.ndarray | None  # leaf: (L, 5) 0-ply probabilities of the live positions
     x: np.ndarray | None  # leaf: (L,) their cube efficiencies
     child: _Node | None  # inner node: the positions after each live position's 21 rolls, rows 21 i + r
+    gammon: np.ndarray | None = (
+        None  # (M,) bool, the side on roll can win a gammon (cube_actions' test), on demand
+    )
 
 
 def _build(evaluator, rules, boards: np.ndarray, ply: int, params: CubeEfficiency | float) -> _Node:
@@ -123,12 +134,25 @@ def _no_double(node: _Node, cube: CubeState) -> np.ndarray:
 
 
 def _optimal(node: _Node, cube: CubeState) -> np.ndarray:
-    """``(M,)`` value for the side on roll acting optimally on the cube before it rolls."""
+    """``(M,)`` value for the side on roll acting on the cube before it rolls by the one cube rule,
+    :func:`nard_ai.cube.decision.cube_actions` (double, take, pass, beaver, too good), as at the root.
+
+    Its gammon test is the root's: a win gammon chance above zero in the node's cubeless
+    probabilities on the same tree.
+    """
     nd = _no_double(node, cube)
     if not cube.can_double:
         return nd
-    answer = np.minimum(_no_double(node, cube.doubled()), _pass_value(cube))
-    return np.where(~node.over & (answer > nd), answer, nd)
+    dt = _no_double(node, cube.doubled())
+    dp = np.full(len(nd), _pass_value(cube))
+    if node.gammon is None:
+        node.gammon = np.zeros(len(node.over), dtype=bool)
+        node.gammon[~node.over] = _cubeless(node)[~node.over, 1] > 0.0
+    codes, beaver = cube_actions(nd, dt, dp, cube, node.gammon)
+    value = np.where(
+        codes == DOUBLE_TAKE, np.where(beaver, 2.0 * dt, dt), np.where(codes == DOUBLE_PASS, dp, nd)
+    )
+    return np.where(node.over, nd, value)
 
 
 def _cubeless(node: _Node) -> np.ndarray:
