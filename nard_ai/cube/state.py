@@ -35,6 +35,9 @@ __all__ = [
     "check_cube",
     "cube_state_from_match",
     "finished_points",
+    "OWNER_BY_CODE",
+    "owner_codes",
+    "owner_seat",
 ]
 
 CENTRED = "centred"
@@ -372,10 +375,7 @@ def cube_state_from_match(state: MatchState | None, **overrides: Any) -> CubeSta
     fields: dict[str, Any] = {}
     if state is not None:
         me = state.player_on_roll
-        if state.cube_owner == CENTERED:
-            owner = CENTRED
-        else:
-            owner = ON_ROLL if state.cube_owner == me else OPPONENT
+        owner = OWNER_BY_CODE[int(owner_codes(state.cube_owner, me))]
         money = state.match_length == 0
         fields = {
             "value": state.cube_value,
@@ -388,3 +388,37 @@ def cube_state_from_match(state: MatchState | None, **overrides: Any) -> CubeSta
         }
     fields.update({k: v for k, v in overrides.items() if v is not None})
     return CubeState(**fields)
+
+
+# --------------------------------------------------------------------------- the cube owner, two views
+#
+# A game keeps its cube's owner by seat: CENTERED (-1) or the owning seat 0/1 (core.game, the drivers,
+# the env, the terminal game, MatchState's player numbers). A decision names it from the side on roll
+# (CubeState.owner: centred, on_roll, opponent; gnubg's cubeinfo view). These are the one conversion.
+
+#: ``CubeState.owner`` by owner code: 0 centred, 1 the side on roll, 2 its opponent.
+OWNER_BY_CODE = (CENTRED, ON_ROLL, OPPONENT)
+
+
+def owner_codes(owner, mover) -> np.ndarray:
+    """The owner codes (:data:`OWNER_BY_CODE`) of cubes kept by seat, from each mover's view.
+
+    The drivers keep a cube's owner as :mod:`nard_ai.core.game` does: ``CENTERED`` (-1) or the
+    owning seat (0 or 1); a :class:`~nard_ai.cube.CubeState` names it from the side on roll.
+
+    Args:
+        owner: ``(N,)`` (or scalar) int, -1 or a seat.
+        mover: ``(N,)`` (or scalar) int, the seat on roll.
+
+    Returns:
+        ``(N,)`` int64 codes 0, 1 or 2.
+    """
+    owner = np.asarray(owner)
+    return np.where(owner == CENTERED, 0, np.where(owner == np.asarray(mover), 1, 2)).astype(np.int64)
+
+
+def owner_seat(cube: CubeState, mover: int) -> int:
+    """A :class:`~nard_ai.cube.CubeState`'s owner as a seat (``CENTERED`` = -1, 0 or 1), the side on roll in seat ``mover``."""
+    if cube.owner == CENTRED:
+        return CENTERED
+    return mover if cube.owner == ON_ROLL else 1 - mover

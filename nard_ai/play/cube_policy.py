@@ -16,19 +16,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nard_ai.core.game import CENTERED
 from nard_ai.cube import (
-    CENTRED,
     DEFAULT_EFFICIENCY,
     MAX_CUBE,
-    ON_ROLL,
-    OPPONENT,
     CubeEfficiency,
     CubeState,
     cubeful_equity,
 )
 from nard_ai.cube.decision import DOUBLE_PASS, DOUBLE_TAKE, beavers, cube_actions
 from nard_ai.cube.met import match_equity_after
+from nard_ai.cube.state import OWNER_BY_CODE, owner_codes, owner_seat  # re-exported: their old home
 from nard_ai.eval.evaluator import PubevalEvaluator, RandomEvaluator
 
 __all__ = [
@@ -131,25 +128,7 @@ def default_cube_policy(agent) -> CubePolicy:
 
 # --------------------------------------------------------------------------- the cube owner
 
-#: ``CubeState.owner`` by owner code: 0 centred, 1 the side on roll, 2 its opponent.
-OWNER_BY_CODE = (CENTRED, ON_ROLL, OPPONENT)
-
-
-def owner_codes(owner, mover) -> np.ndarray:
-    """The owner codes (:data:`OWNER_BY_CODE`) of cubes kept by seat, from each mover's view.
-
-    The drivers keep a cube's owner as :mod:`nard_ai.core.game` does: ``CENTERED`` (-1) or the
-    owning seat (0 or 1); a :class:`~nard_ai.cube.CubeState` names it from the side on roll.
-
-    Args:
-        owner: ``(N,)`` (or scalar) int, -1 or a seat.
-        mover: ``(N,)`` (or scalar) int, the seat on roll.
-
-    Returns:
-        ``(N,)`` int64 codes 0, 1 or 2.
-    """
-    owner = np.asarray(owner)
-    return np.where(owner == CENTERED, 0, np.where(owner == np.asarray(mover), 1, 2)).astype(np.int64)
+# owner codes and seats: nard_ai.cube.state (OWNER_BY_CODE, owner_codes, owner_seat), re-exported here
 
 
 def may_double(codes, value, away=None, crawford=None) -> np.ndarray:
@@ -192,13 +171,6 @@ def taken_cube(value, beaver, taker) -> tuple[np.ndarray, np.ndarray]:
     value = np.asarray(value, dtype=np.int64)
     new_value = value * np.where(np.asarray(beaver, dtype=bool), 4, 2)
     return new_value, np.broadcast_to(np.asarray(taker, dtype=np.int64), value.shape).copy()
-
-
-def owner_seat(cube: CubeState, mover: int) -> int:
-    """A :class:`~nard_ai.cube.CubeState`'s owner as a seat (``CENTERED`` = -1, 0 or 1), the side on roll in seat ``mover``."""
-    if cube.owner == CENTRED:
-        return CENTERED
-    return mover if cube.owner == ON_ROLL else 1 - mover
 
 
 # --------------------------------------------------------------------------- batched model decisions
