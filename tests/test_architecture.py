@@ -458,7 +458,7 @@ def imported_roots(path: Path) -> set[str]:
 @pytest.mark.parametrize("package", TORCH_FREE)
 def test_rules_core_and_formats_import_no_torch_gymnasium_or_server(package):
     # STYLE.md rule 1: "The rules core is pure functions over arrays ... no torch, no gymnasium imports in it."
-    for path in sorted((PACKAGE / package).glob("*.py")):
+    for path in sorted((PACKAGE / package).rglob("*.py")):
         heavy = imported_roots(path) & HEAVY
         assert not heavy, f"{path.relative_to(PACKAGE.parent)} imports {sorted(heavy)}"
 

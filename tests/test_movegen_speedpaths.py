@@ -391,6 +391,6 @@ def test_nested_loop_searches_record_what_the_general_search_records():
     rolls = np.array([(i, j) for i in range(1, 7) for j in range(1, 7)], dtype=np.int8)
     all_boards = np.repeat(boards, len(rolls), axis=0)
     all_dice = np.tile(rolls, (len(boards), 1))
-    with movegen._workspace_in_use() as ws:
+    with movegen.workspace_in_use() as ws:
         same = _compare_searches(all_boards, all_dice, movegen.ZOBRIST, ws.views(0))
     assert same.all(), f"{int((same == 0).sum())} positions differ, first: {all_boards[np.argmin(same)]}"

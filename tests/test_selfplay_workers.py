@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from nard_ai.bench import SELFPLAY_POOL, SELFPLAY_WORKERS, random_play_positions
-from nard_ai.core import movegen
 from nard_ai.core.movegen import legal_plays_batch, parallel_threads, serial_kernels
+from nard_ai.core.threads import in_serial_block
 from nard_ai.model.learn import Learner
 from nard_ai.model.network import Network, NetworkConfig
 from nard_ai.play import selfplay
@@ -190,7 +190,7 @@ def test_serial_kernels_let_threads_generate_plays_side_by_side():
         with serial_kernels():
             assert parallel_threads() == 1
         assert parallel_threads() == 1
-    assert not getattr(movegen._LOCAL, "serial", False)
+    assert not in_serial_block()
 
 
 def test_bench_selfplay_uses_train_defaults(monkeypatch):

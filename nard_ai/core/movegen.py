@@ -61,8 +61,9 @@ afterstates lexicographically, index 0 first, as signed bytes.
 
 Speed
 -----
-The kernels reuse per-thread buffers (:class:`Workspace`, output rows
-included) and run on views of them that numba does not reference count
+The kernels reuse per-thread buffers (:class:`nard_ai.core.workspace.Workspace`,
+output rows included; how many threads they start is :mod:`nard_ai.core.threads`'s
+policy, and the batch entry points' input checks are :mod:`nard_ai.core.batch_checks`) and run on views of them that numba does not reference count
 (:func:`unowned`): numba's atomic reference counting of arrays passed
 around inside the search used to take half of the time. A kernel that is
 not inlined re-wraps its array arguments the same way (it cannot know they
@@ -79,40 +80,38 @@ legal sources are computed once, not on every resume.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-import threading
-from collections.abc import Iterator
 
-# GNU OpenMP threads spin while they wait by default; on a shared 2-core
-# machine that makes every parallel call wait for a descheduled spinner
-# (measured here: 20x slower with one core busy). Sleeping waiters cost
-# on an idle machine (self-play: about 650-760 games/s sleeping, 1,020 with
-# GOMP_SPINCOUNT=200000), so a dedicated machine may choose to spin: set
-# OMP_WAIT_POLICY=ACTIVE or GOMP_SPINCOUNT before importing nard_ai.
-if "GOMP_SPINCOUNT" not in os.environ:  # an explicit spin count is the user's choice (PASSIVE would zero it)
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import numba  # noqa: E402
+import numba
 import numpy as np
 from numba import njit, types
 from numba.cpython.unsafe.numbers import leading_zeros
 from numba.extending import intrinsic
 
+from nard_ai.core.batch_checks import (  # re-exported: checked_batch (its compiled checks for the tests)
+    _boards_in_play,  # noqa: F401
+    _dice_in_range,  # noqa: F401
+    checked_batch,
+)
 from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, starting_board, validate_board, validate_dice
 from nard_ai.core.dice import splitmix64
 from nard_ai.core.rules import NO_HIT_AND_CONTINUE_000, NO_HIT_AND_CONTINUE_002, Rules
+from nard_ai.core.threads import parallel_threads, serial_kernels  # noqa: F401 - re-exported: their old home
+from nard_ai.core.workspace import (  # re-exported: their old home
+    ENTRY_CAPACITY,
+    TABLE_BITS,
+    TABLE_SIZE,
+    Workspace,
+    process_workspace,
+    workspace_in_use,
+)
 
-# The most distinct afterstates kept while enumerating one position (all
-# classes together). The largest number of legal plays known for backgammon
-# is a few thousand (doubles with many checkers spread out), far below this.
-ENTRY_CAPACITY = 1 << 14
-_TABLE_BITS = 15
-_ROW = 32  # bytes per stored board: the 26 counts, then zeros (four 64-bit words)
+_TABLE_BITS = TABLE_BITS  # the kernels' names of the workspace's constants
+_TABLE_SIZE = TABLE_SIZE
 _LITTLE_ENDIAN = sys.byteorder == "little"
 _GAMES_PER_GROUP = 4  # random_games hands games to threads in groups of this many
-_TABLE_SIZE = 1 << _TABLE_BITS
+_workspace = process_workspace  # the tests' name
+PARALLEL_MIN_BATCH = 256  # smaller batches run on one thread (thread start-up costs more)
 
 
 def _zobrist_table() -> np.ndarray:
@@ -127,84 +126,6 @@ def _zobrist_table() -> np.ndarray:
 
 
 ZOBRIST = _zobrist_table()
-
-
-class Workspace:
-    """Scratch buffers of the generator, one set per thread, reused across calls.
-
-    Every array has a leading axis of length ``threads``; :meth:`views` gives
-    the tuple of one thread's buffers that the kernels take. Boards being
-    searched and recorded are stored in 32-byte rows (the 26 counts, then
-    zeros) so that they can also be read as four 64-bit words.
-    """
-
-    def __init__(self, threads: int = 1) -> None:
-        t = threads
-        self.threads = t
-        self.entries = np.zeros((t, ENTRY_CAPACITY, _ROW), dtype=np.int8)  # distinct leaves
-        self.masks = np.empty((t, ENTRY_CAPACITY, 2), dtype=np.uint8)  # [class mask, respecting-class mask]
-        self.table = np.zeros((t, _TABLE_SIZE), dtype=np.int64)  # (stamp << 32) | entry index
-        # Small per-thread buffers are padded to separate cache lines (no false sharing).
-        self.stamp = np.zeros((t, 16), dtype=np.int64)
-        self.keep = np.empty((t, ENTRY_CAPACITY), dtype=np.int64)  # indices of the legal plays
-        self.stack = np.zeros((t, 16, 5), dtype=np.int64)  # the DFS stack, one column per depth
-        self.tags = np.zeros((t, 128), dtype=np.int8)  # Iranian rule: tagged hitters per point
-        self.board = np.zeros((t, 128), dtype=np.int8)  # the board searched, bytes 26..31 stay 0
-        self.sort_keys = np.empty(
-            (t, ENTRY_CAPACITY, 4), dtype=np.uint64
-        )  # of the legal plays, in keep order
-        self.hash_stack = np.zeros((t, 16), dtype=np.uint64)  # the hash before each depth's move
-        # Output rows of each chunk of a batch, kept between calls and grown when a batch needs more.
-        self.out = np.empty((t, 4096, BOARD_SIZE), dtype=np.int8)
-        self._arrays = self._make_arrays()
-        self._views = [self._make_views(i) for i in range(t)]
-
-    def ensure_out(self, rows: int) -> np.ndarray:
-        """The per-chunk output buffers, grown to at least ``rows`` rows each (``(threads, R, 26)`` int8)."""
-        if self.out.shape[1] < rows:
-            self.out = np.empty((self.threads, max(rows, 2 * self.out.shape[1]), BOARD_SIZE), dtype=np.int8)
-        return self.out
-
-    def arrays(self) -> tuple:
-        """All buffers, thread axis first (for the parallel kernels)."""
-        return self._arrays
-
-    def views(self, thread: int = 0) -> tuple:
-        """One thread's buffers (for the serial kernels); the same views as ``_thread_views``."""
-        return self._views[thread]
-
-    def _make_arrays(self) -> tuple:
-        return (
-            self.entries,
-            self.entries.view(np.uint64),
-            self.masks,
-            self.table,
-            self.stamp,
-            self.keep,
-            self.stack,
-            self.tags,
-            self.board,
-            self.board.view(np.uint64),
-            self.sort_keys,
-            self.hash_stack,
-        )
-
-    def _make_views(self, t: int) -> tuple:
-        return (
-            self.entries[t],
-            self.entries.view(np.uint64)[t],
-            self.masks[t],
-            self.table[t],
-            self.stamp[t][:1],
-            self.keep[t],
-            self.stack[t][:11],
-            self.tags[t][:BOARD_SIZE],
-            self.board[t][:BOARD_SIZE],
-            self.board.view(np.uint64)[t][:4],
-            self.sort_keys[t],
-            self.hash_stack[t][:5],
-            self.stack[t][11],
-        )
 
 
 @intrinsic
@@ -962,82 +883,8 @@ def _count_batch(boards, dice, rule, zob, ws):
     return counts
 
 
-_WORKSPACE: Workspace | None = None
-_WORKSPACE_PID = 0
-PARALLEL_MIN_BATCH = 256  # smaller batches run on one thread (thread start-up costs more)
-
-
-def _workspace() -> Workspace:
-    """The process's workspace, one buffer set for every thread numba may start."""
-    global _WORKSPACE, _WORKSPACE_PID
-    if _WORKSPACE is None or _WORKSPACE_PID != os.getpid():
-        _WORKSPACE = Workspace(numba.config.NUMBA_NUM_THREADS)
-        _WORKSPACE_PID = os.getpid()
-    return _WORKSPACE
-
-
-def parallel_threads() -> int:
-    """Threads for the parallel kernels: numba's current setting, 1 in a forked child or in a
-    :func:`serial_kernels` block.
-
-    GNU OpenMP (numba's default threading layer on Linux) is not fork-safe,
-    so a process forked from one that may have started the thread pool runs
-    the kernels on one thread.
-    """
-    if _PARENT_PID != os.getpid() or getattr(_LOCAL, "serial", False):
-        return 1
-    return numba.get_num_threads()
-
-
-_PARENT_PID = os.getpid()
-
-
-_LOCK = threading.Lock()
-"""Serialises the kernels that use the process's :class:`Workspace`: numba's threads index its
-buffers by their thread id, which starts at 0 in every call, so two Python threads calling at
-once would write into the same buffers (found by review: wrong plays, and random games that
-never ended)."""
-
-
-_LOCAL = threading.local()
-"""Per Python thread: ``serial`` (inside :func:`serial_kernels`) and that thread's own ``workspace``."""
-
-
-@contextlib.contextmanager
-def serial_kernels() -> Iterator[None]:
-    """Within the block, this Python thread runs nard_ai's kernels on one thread each, side by side
-    with other Python threads.
-
-    For callers that run several searches at once in Python threads (self-play's workers,
-    :mod:`nard_ai.play.selfplay`): inside the block :func:`parallel_threads` is 1 for this thread
-    (no numba thread pool is started from it), and the move generator uses a :class:`Workspace`
-    of this thread's own instead of the process's, so it does not wait for :data:`_LOCK`. The
-    kernels of the search release the GIL, so such threads do run at the same time. Blocks nest.
-    """
-    previous = getattr(_LOCAL, "serial", False)
-    _LOCAL.serial = True
-    try:
-        yield
-    finally:
-        _LOCAL.serial = previous
-
-
-@contextlib.contextmanager
-def _workspace_in_use() -> Iterator[Workspace]:
-    """The workspace this thread's call may use: its own in a :func:`serial_kernels` block, else the
-    process's, held under :data:`_LOCK` for the duration."""
-    if getattr(_LOCAL, "serial", False):
-        ws = getattr(_LOCAL, "workspace", None)
-        if ws is None:
-            ws = _LOCAL.workspace = Workspace(1)
-        yield ws
-        return
-    with _LOCK:
-        yield _workspace()
-
-
 def run_batch(boards: np.ndarray, dice: np.ndarray, rule: int, sort: bool) -> tuple[np.ndarray, np.ndarray]:
-    with _workspace_in_use() as ws:
+    with workspace_in_use() as ws:
         return _run_batch_in(ws, boards, dice, rule, sort)
 
 
@@ -1116,95 +963,8 @@ def legal_plays(board: np.ndarray, dice, rules: Rules = Rules()) -> np.ndarray:
 def count_plays_batch(boards: np.ndarray, dice: np.ndarray, rules: Rules = Rules()) -> np.ndarray:
     """Number of legal plays of each position (``(N,)`` int64); same checks as :func:`legal_plays_batch`."""
     boards, dice, rules = checked_batch(boards, dice, rules)
-    with _workspace_in_use() as ws:
+    with workspace_in_use() as ws:
         return _count_batch(boards, dice, rules.code, ZOBRIST, ws.views(0))
-
-
-def checked_batch(boards, dice, rules) -> tuple[np.ndarray, np.ndarray, Rules]:
-    """Validate the inputs of the batch entry points; returns ``(boards (N, 26), dice (N, 2), rules)``."""
-    rules = Rules.check(rules)
-    # the common case is checked in one compiled pass; anything it rejects goes through the full
-    # checks, in the original order (boards, dice, lengths, finished games), for their messages
-    fast = (
-        isinstance(boards, np.ndarray)
-        and boards.dtype == np.int8
-        and boards.ndim == 2
-        and boards.shape[1] == BOARD_SIZE
-        and boards.flags.c_contiguous
-        and _boards_in_play(boards)
-    )
-    if not fast:
-        boards = validate_board(boards)
-        if boards.ndim == 1:
-            boards = boards[None]
-    fast_dice = (
-        isinstance(dice, np.ndarray)
-        and dice.dtype == np.int8
-        and dice.ndim == 2
-        and dice.shape[1] == 2
-        and dice.flags.c_contiguous
-        and _dice_in_range(dice)
-    )
-    if not fast_dice:
-        dice = validate_dice(dice)
-    if len(dice) != len(boards):
-        raise ValueError(f"got {len(boards)} boards but {len(dice)} rolls")
-    if not fast:
-        _check_not_over(boards)
-    return boards, dice, rules
-
-
-@njit(cache=True)
-def _dice_in_range(dice):
-    """True if every die of the ``(N, 2)`` int8 array is 1..6 (what :func:`~nard_ai.core.board.validate_dice` checks)."""
-    for r in range(dice.shape[0]):
-        if dice[r, 0] < 1 or dice[r, 0] > 6 or dice[r, 1] < 1 or dice[r, 1] > 6:
-            return False
-    return True
-
-
-@njit(cache=True)
-def _boards_in_play(boards):
-    """True if every board passes :func:`~nard_ai.core.board.validate_board` and no game is over.
-
-    That is: counts within -15..15, the mover's bar (index 25) >= 0, the
-    opponent's bar (index 0) <= 0, 1..15 checkers left for each side, and
-    not both sides on the bar against closed home boards
-    (:func:`~nard_ai.core.board.both_shut_out`).
-    """
-    for r in range(boards.shape[0]):
-        if boards[r, BAR] < 0 or boards[r, 0] > 0:
-            return False
-        if boards[r, BAR] > 0 and boards[r, 0] < 0:
-            dead = True
-            for p in range(1, 7):
-                if boards[r, p] < 2 or boards[r, 25 - p] > -2:
-                    dead = False
-            if dead:
-                return False
-        mine = 0
-        theirs = 0
-        for i in range(BOARD_SIZE):
-            v = np.int64(boards[r, i])
-            if v > NUM_CHECKERS or v < -NUM_CHECKERS:
-                return False
-            if v > 0:
-                mine += v
-            else:
-                theirs -= v
-        if mine < 1 or mine > NUM_CHECKERS or theirs < 1 or theirs > NUM_CHECKERS:
-            return False
-    return True
-
-
-def _check_not_over(boards: np.ndarray) -> None:
-    mine = np.clip(boards, 0, None).sum(axis=1)
-    theirs = np.clip(-boards.astype(np.int16), 0, None).sum(axis=1)
-    over = (mine == 0) | (theirs == 0)
-    if over.any():
-        raise ValueError(
-            f"position {int(np.argmax(over))} is a finished game (a side has borne off all 15 checkers)"
-        )
 
 
 @njit(cache=True, inline="always")
@@ -1418,7 +1178,7 @@ def random_games(
     seeds = rng.integers(0, 2**63, size=n_games, dtype=np.int64).astype(np.uint64)
     threads = parallel_threads()
     games = _game_arrays(seeds, starting_board())  # held here: the kernels use views without an owner
-    with _workspace_in_use() as ws:
+    with workspace_in_use() as ws:
         threads = min(threads, ws.threads)
         if threads > 1 and n_games >= 2 * threads:
             previous = numba.set_parallel_chunksize(1)  # hand out groups of games one at a time
