@@ -408,7 +408,7 @@ def cold_start_seconds(repeats: int) -> tuple[float, bool]:
     return statistics.median(float(r[0]) for r in runs), runs[-1][1] == "True"
 
 
-PARTS = ("all", "rules", "search", "rollout", "selfplay")
+PARTS = ("all", "rules", "search", "rollout", "selfplay", "networks")
 """The benchmark parts ``--part`` accepts."""
 
 
@@ -420,6 +420,7 @@ def run_benchmarks(
     *,
     part: str = "all",
     search_positions: int = 50,
+    networks: tuple[str, ...] = (),
 ) -> dict:
     """Run the benchmarks of ``part`` (one of :data:`PARTS`).
 
@@ -450,6 +451,8 @@ def run_benchmarks(
         except (ImportError, FileNotFoundError) as exc:  # no torch, or no shipped checkpoint
             result["selfplay"] = None
             result["selfplay_skipped"] = str(exc)
+    if part == "networks":  # not in "all": it compares checkpoints, given or shipped
+        result["networks"] = run_network_benchmark(networks, min(repeats, 3), seed, search_positions)
     return result
 
 
@@ -571,7 +574,83 @@ def format_table(result: dict) -> str:
         base = sp["networks"][sp["baseline"]]
         for name, rate in sp["networks"].items():
             lines.append(f"{name:>40} {rate:>9,.0f}   {rate / base:.2f}x the baseline")
+    if result.get("networks"):
+        nets = result["networks"]
+        lines.append(
+            f"what a network costs (one thread; medians; ratios to {nets['baseline']}): 0-ply evaluation at "
+            "batch 30 (boards/s), 1-ply move choice (ms/move), self-play (games/s, one worker)"
+        )
+        base = nets["figures"][nets["baseline"]]
+        for name, f in nets["figures"].items():
+            lines.append(
+                f"{name:>40} {f['eval_boards_per_s']:>10,.0f} ({f['eval_boards_per_s'] / base['eval_boards_per_s']:.2f}x)"
+                f" {f['ply1_ms']:>7.2f} ms ({f['ply1_ms'] / base['ply1_ms']:.2f}x)"
+                f" {f['selfplay_games_per_s']:>7,.0f} ({f['selfplay_games_per_s'] / base['selfplay_games_per_s']:.2f}x)"
+            )
     return "\n".join(lines)
+
+
+def run_network_benchmark(paths=(), repeats: int = 3, seed: int = 0, positions: int = 50) -> dict:
+    """The cost of networks in search and self-play, against the shipped network in the same process.
+
+    For the shipped network and each checkpoint in ``paths`` (default: the other shipped ones),
+    taking turns ``repeats`` times, on one torch and numba thread: 0-ply evaluation of batches of
+    30 boards (about one position's plays), 1-ply move choice on :func:`search_positions`
+    (ms per move), and a self-play round of 500 games with one worker. Each figure is a median.
+
+    Returns:
+        ``{"baseline": name, "figures": {name: {"eval_boards_per_s", "ply1_ms",
+        "selfplay_games_per_s", "hidden", "encoder"}}}``.
+    """
+    import copy
+
+    import torch
+
+    from nard_ai.agents import load_agent
+    from nard_ai.eval.evaluator import NetworkEvaluator
+    from nard_ai.model.learn import Learner
+    from nard_ai.model.network import default_checkpoint_path, load_checkpoint
+    from nard_ai.play.selfplay import play_round
+
+    shipped = default_checkpoint_path()
+    paths = [shipped, *(paths or [p for p in sorted(shipped.parent.glob("nard-*.pt")) if p != shipped])]
+    boards, dice = search_positions(positions, np.random.default_rng([seed, 1]))
+    rows = random_play_positions(3000, np.random.default_rng([seed, 2]))[0][:3000]
+    nets = {str(p): load_checkpoint(p).network for p in paths}
+    runs: dict[str, dict[str, list[float]]] = {n: {"eval": [], "ply1": [], "selfplay": []} for n in nets}
+    threads = (torch.get_num_threads(), numba.get_num_threads())
+    torch.set_num_threads(1)
+    numba.set_num_threads(1)
+    try:
+        for k in range(repeats + 1):
+            for name, net in nets.items():
+                ev = NetworkEvaluator(net)
+                agent = load_agent(name, ply=1)
+                t = time.perf_counter()
+                for s in range(0, len(rows) - 29, 30):
+                    ev.evaluate(rows[s : s + 30])
+                rate = (len(rows) // 30 * 30) / (time.perf_counter() - t)
+                ply1 = statistics.median(search_ms_per_move(agent, boards, dice, 1))
+                stats = play_round(Learner(copy.deepcopy(net), lr=1e-5), 500, np.random.default_rng([seed, k]),
+                                   pool=256, workers=1, lam=0.7, batch_size=512)  # fmt: skip
+                if k:  # round 0 compiles and loads
+                    runs[name]["eval"].append(rate)
+                    runs[name]["ply1"].append(ply1)
+                    runs[name]["selfplay"].append(stats.games / stats.seconds)
+    finally:
+        torch.set_num_threads(threads[0])
+        numba.set_num_threads(threads[1])
+    figures = {
+        name: {
+            "eval_boards_per_s": statistics.median(r["eval"]),
+            "ply1_ms": statistics.median(r["ply1"]),
+            "selfplay_games_per_s": statistics.median(r["selfplay"]),
+            "hidden": list(nets[name].config.hidden),
+            "encoder": nets[name].encoder.key,
+        }
+        for name, r in runs.items()
+    }
+    return {"baseline": str(shipped), "figures": figures}
 
 
 # --------------------------------------------------------------------------- self-play
@@ -784,6 +863,14 @@ def main(argv: list[str] | None = None) -> int:
         default=50,
         help="contact positions of the search benchmark (default 50)",
     )
+    parser.add_argument(
+        "--network",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="--part networks: a checkpoint to compare with the shipped network (repeatable; default: the "
+        "other shipped networks)",
+    )
     args = parser.parse_args(argv)
     for name in ("positions", "games", "repeats", "search_positions"):
         if getattr(args, name) < 1:
@@ -795,6 +882,7 @@ def main(argv: list[str] | None = None) -> int:
         args.seed,
         part=args.part,
         search_positions=args.search_positions,
+        networks=tuple(args.network),
     )
     print(json.dumps(result, indent=2) if args.json else format_table(result))
     return 0

@@ -77,3 +77,21 @@ def test_rules_table_names_both_random_game_columns():
     assert "lockstep API" in table
     row = next(line for line in table.splitlines() if line.split()[:1] == ["256"])
     assert "12,345" in row and "1,111" in row
+
+
+def test_the_networks_part_compares_a_checkpoint_with_the_shipped_network(capsys):
+    """``--part networks --network PATH``: the shipped network is the baseline (ratio 1.00x) and the
+    given checkpoint (the shipped td198 network: 198 inputs, 80 hidden) gets its three figures
+    (evaluation, 1-ply move, self-play) and its shape."""
+    from nard_ai.model.network import default_checkpoint_path
+
+    small = default_checkpoint_path().with_name("nard-td198.pt")
+    assert bench.main(["--part", "networks", "--network", str(small), "--repeats", "1",
+                       "--search-positions", "2", "--json"]) == 0  # fmt: skip
+    nets = json.loads(capsys.readouterr().out)["networks"]
+    assert nets["baseline"] == str(default_checkpoint_path())
+    assert set(nets["figures"]) == {str(default_checkpoint_path()), str(small)}
+    f = nets["figures"][str(small)]
+    assert f["hidden"] == [80] and f["encoder"] == "td198@1"
+    assert all(f[k] > 0 for k in ("eval_boards_per_s", "ply1_ms", "selfplay_games_per_s"))
+    assert "1.00x" in bench.format_table({"networks": nets})
