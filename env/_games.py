@@ -48,7 +48,7 @@ from nard_ai.core.checker_moves import (
 from nard_ai.core.game import CENTERED, GameState, new_games, roll_dice, step
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.rules import Rules
-from nard_ai.cube import MAX_CUBE, finished_points
+from nard_ai.cube import MAX_CUBE
 from nard_ai.play.cube_policy import may_double, owner_codes, taken_cube
 
 from .spaces import (
@@ -765,14 +765,8 @@ class Games:
         for j, i in enumerate(idx):
             if (afterstates[j, 1:] > 0).any():  # the mover has checkers left: the game goes on
                 next_dice[j] = roll_dice(1, self.rngs[i])[0]
-        sub = step(_take(self.state, idx), afterstates, next_dice=next_dice)
-        if self.jacoby:
-            # The Jacoby rule: a gammon or backgammon counts as a single game while the cube is centred
-            # (nard_ai.cube.state.finished_points, the one scoring rule). step scored result x cube value
-            # from player 0's view; score the result again at the same cube with the rule.
-            centred = sub.done & (sub.cube_owner == CENTERED)
-            value = sub.cube_value[centred]
-            sub.points[centred] = finished_points(sub.points[centred] // value, value, True, True)
+        # step scores a finished game by the one rule, Jacoby included (core.game.finished_points)
+        sub = step(_take(self.state, idx), afterstates, next_dice=next_dice, jacoby=self.jacoby)
         _put(self.state, idx, sub)
         self.current[idx] = sub.boards
         self.masks[idx] = 0

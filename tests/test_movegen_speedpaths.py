@@ -19,6 +19,8 @@ against plain definitions:
 
 from __future__ import annotations
 
+import time
+
 import numba
 import numpy as np
 import pytest
@@ -394,3 +396,47 @@ def test_nested_loop_searches_record_what_the_general_search_records():
     with movegen.workspace_in_use() as ws:
         same = _compare_searches(all_boards, all_dice, movegen.ZOBRIST, ws.views(0))
     assert same.all(), f"{int((same == 0).sum())} positions differ, first: {all_boards[np.argmin(same)]}"
+
+
+def test_a_child_forked_while_another_thread_generates_plays_can_generate_its_own():
+    """The process's workspace lock held by another thread at a fork would never be released in the
+    child: the child gets a fresh lock (review finding: the child hung)."""
+    import os
+    import threading
+
+    from nard_ai.core import workspace
+
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork here")
+    legal_plays(starting_board(), (3, 1))
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with workspace.workspace_in_use():
+            held.set()
+            release.wait(30)
+
+    t = threading.Thread(target=hold)
+    t.start()
+    held.wait(30)
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: generate plays, then leave at once
+            try:
+                ok = len(legal_plays(starting_board(), (3, 1))) == 16
+            finally:
+                os._exit(0 if ok else 1)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child hung on the move generator's lock")
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        release.set()
+        t.join()

@@ -184,17 +184,42 @@ def end_turns(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return finished, result, boards
 
 
+def finished_points(result, value, centred, jacoby: bool):
+    """Points of finished games at their cube: the one scoring rule of every driver, the env and the lookahead.
+
+    ``result x value``, except under the Jacoby rule (money play only) while
+    the cube is centred, where a gammon or backgammon counts as a single game
+    (``sign(result) x value``; RULES.md, "Jacoby rule"; gnubg's ``fJacoby``).
+
+    Args:
+        result: ``(N,)`` (or scalar) integer results of the games, +-1, +-2, +-3, in any one view.
+        value: the cube values, broadcastable to ``result``.
+        centred: bool, broadcastable: the cube is centred (not turned yet).
+        jacoby: the Jacoby rule is in play (money play; pass False for match play).
+
+    Returns:
+        ``result``'s shape, int64, in the same view.
+    """
+    result = np.asarray(result, dtype=np.int64)
+    if jacoby:
+        result = np.where(np.asarray(centred, dtype=bool), np.sign(result), result)
+    return result * np.asarray(value, dtype=np.int64)
+
+
 def step(
     state: GameState,
     afterstates: np.ndarray,
     rng: np.random.Generator | None = None,
     next_dice: np.ndarray | None = None,
+    jacoby: bool = False,
 ) -> GameState:
     """Apply one chosen play per running game and pass the turn.
 
     For each running game: the afterstate (mover's view) becomes the board;
     if the mover has borne off all 15 checkers the game ends with
-    ``game_result × cube_value`` points (RULES.md §6, §8); otherwise the
+    :func:`finished_points` of its result at its cube (``game_result × cube_value``,
+    RULES.md §6, §8; with ``jacoby``, a money game's gammon at a centred cube counts
+    one); otherwise the
     board is turned to the opponent (:func:`swap_sides`), who rolls new dice.
     Finished games are left unchanged (their row of ``afterstates`` is
     ignored).
@@ -211,6 +236,7 @@ def step(
             those that continue).
         next_dice: ``(N, 2)`` dice to use instead of ``rng`` (for callers
             that keep one generator per game, such as the vector env).
+        jacoby: the Jacoby rule is in play (it applies to money games, ``match_length`` 0).
 
     Returns:
         A new :class:`GameState` (the input is not modified).
@@ -254,7 +280,16 @@ def step(
         finished[running], result[running], boards[running] = end_turns(boards[running])
     points = state.points.copy()
     sign = np.where(state.turn == 0, 1, -1)
-    points[finished] = result[finished] * state.cube_value[finished] * sign[finished]
+    money = state.match_length == 0 if len(state.match_length) == len(state) else np.ones(len(state), bool)
+    points[finished] = (
+        finished_points(
+            result[finished],
+            state.cube_value[finished],
+            (state.cube_owner[finished] == CENTERED) & money[finished],
+            jacoby,
+        )
+        * sign[finished]
+    )
     cont = running & ~finished
     turn = state.turn.copy()
     turn[cont] = 1 - turn[cont]

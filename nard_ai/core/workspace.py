@@ -126,7 +126,17 @@ _LOCK = threading.Lock()
 """Serialises the kernels that use the process's :class:`Workspace`: numba's threads index its
 buffers by their thread id, which starts at 0 in every call, so two Python threads calling at
 once would write into the same buffers (found by review: wrong plays, and random games that
-never ended)."""
+never ended). A forked child gets a new one (``os.register_at_fork`` below): a lock held by
+another thread at the fork would never be released there."""
+
+
+def _reset_after_fork() -> None:
+    global _LOCK, _WORKSPACE
+    _LOCK = threading.Lock()
+    _WORKSPACE = None
+
+
+os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def process_workspace() -> Workspace:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from nard_ai.core.game import finished_points  # re-exported: the one scoring rule lives in the core
 from nard_ai.cube.met import MAX_AWAY
 from nard_ai.formats.match_id import CENTERED, MatchState
 
@@ -317,28 +318,6 @@ class CubeState:
             jacoby=self.jacoby,
             beavers=self.beavers,
         )
-
-
-def finished_points(result, value, centred, jacoby: bool):
-    """Points of finished games at their cube: the one scoring rule of every driver and of the lookahead.
-
-    ``result x value``, except under the Jacoby rule (money play only) while
-    the cube is centred, where a gammon or backgammon counts as a single game
-    (``sign(result) x value``; RULES.md, "Jacoby rule"; gnubg's ``fJacoby``).
-
-    Args:
-        result: ``(N,)`` (or scalar) integer results of the games, +-1, +-2, +-3, in any one view.
-        value: the cube values, broadcastable to ``result``.
-        centred: bool, broadcastable: the cube is centred (not turned yet).
-        jacoby: the Jacoby rule is in play (money play; pass False for match play).
-
-    Returns:
-        ``result``'s shape, int64, in the same view.
-    """
-    result = np.asarray(result, dtype=np.int64)
-    if jacoby:
-        result = np.where(np.asarray(centred, dtype=bool), np.sign(result), result)
-    return result * np.asarray(value, dtype=np.int64)
 
 
 def check_cube(cube) -> None:

@@ -23,16 +23,17 @@ The drivers on this engine: :mod:`nard_ai.play.arena` (cubeless matches),
 :mod:`nard_ai.play.sessions` (money sessions and matches with the cube),
 :mod:`nard_ai.play.rollout_games` (rollouts) and :mod:`nard_ai.play.selfplay` (TD self-play,
 which chooses a ply's plays, trains, then applies them); above this layer, the exploring self-play of
-:mod:`nard_ai.training.positions` (position databases) runs on it too.
+:mod:`nard_ai.training.positions` (position databases) and the case sampling of
+:mod:`nard_ai.reports.error_rate` run on it too.
 
-Two game loops are not drivers and keep their own loop, each for a reason:
+Game loops that are not drivers keep their own, each for a reason:
 
 * The Gymnasium environments' games (``env/_games.py``) are stepped by the caller, one
   action at a time, not by agents in lockstep. They hold a :class:`nard_ai.core.game.GameState`
   (cube value and owner, score, Crawford flag, all observed by the agent) and end each turn with
   :func:`nard_ai.core.game.step`, which applies the same turn-end rule as :meth:`Lockstep.play`
   (:func:`nard_ai.core.game.end_turns`) and scores with the same cube rule
-  (:func:`nard_ai.cube.state.finished_points`, Jacoby included). Their dice are Gymnasium's
+  (:func:`nard_ai.core.game.finished_points`, which ``step`` applies, Jacoby included). Their dice are Gymnasium's
   contract: one generator per game, seeded by ``reset(seed=...)``, in a fixed per-game order, so
   a vector env and single envs seeded alike play the same games; a reset is the caller's slot
   refill; and an episode's length is bounded the Gymnasium way (``gymnasium.wrappers.TimeLimit``),
@@ -41,6 +42,11 @@ Two game loops are not drivers and keep their own loop, each for a reason:
   benchmark's): a Python-level engine would be what that benchmark is there to leave out. They
   start from :func:`nard_ai.core.board.starting_board` (passed in) and score a game's end by
   RULES.md §6 in numba (the golden random games, ``tests/golden``, pin their results).
+* The rules benchmark's "lockstep API" figure (``nard_ai.bench``) drives ``core.game``'s public
+  ``new_games``/``step`` with uniform random plays: measuring that public API is its purpose.
+* The terminal game (``interfaces.terminal``) and the web board (``interfaces.web``) play one game
+  with a person, a move at a time as the person answers; they keep one ``GameState``-like record
+  and score with :func:`nard_ai.core.game.finished_points`.
 """
 
 from __future__ import annotations

@@ -60,11 +60,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nard_ai.core.board import game_result, swap_sides_unchecked
-from nard_ai.core.game import new_games, step
+from nard_ai.core.board import game_result, starting_board, swap_sides_unchecked
+from nard_ai.core.game import opening_roll, roll_dice
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity, invert_probs, result_probs
 from nard_ai.formats.position_id import position_id
+from nard_ai.play.lockstep import Lockstep
 from nard_ai.reports.position import parse_position, read_text_file
 from nard_ai.search.lookahead import STANDARD_RULES, Agent, afterstate_probs, agent_value
 
@@ -197,10 +198,11 @@ def sample_cases(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cases from self-play: positions and the rolls met in ``agent``-vs-itself games.
 
-    Games start from the starting position with the opening roll
-    (:func:`nard_ai.core.game.new_games`) and run in lockstep; at each turn each
-    game's (board, dice) is kept with probability ``keep``, so one game gives
-    cases from all its phases.
+    Games start from the starting position with the opening roll and run on the lockstep
+    engine (:class:`nard_ai.play.lockstep.Lockstep`: its turn end and ply limit), a finished
+    game's slot taking a new game; at each turn each game's (board, dice) is kept with
+    probability ``keep``, so one game gives cases from all its phases. The dice and the
+    sampling draw from ``np.random.default_rng(seed)`` only.
 
     Args:
         n: cases wanted, >= 1.
@@ -226,13 +228,13 @@ def sample_cases(
     rng = np.random.default_rng(seed)
     boards, dice = [], []
     got = 0
-    games = new_games(batch, rng)
+    lock = Lockstep(batch, what="sampled game")
+    lock.start(np.arange(batch), starting_board())
+    rolls = np.empty((batch, 2), dtype=np.int8)
+    _, rolls[:] = opening_roll(batch, rng)
     while got < n:
-        running = np.flatnonzero(~games.done)
-        if len(running) == 0:
-            games = new_games(batch, rng)
-            continue
-        b, d = games.boards[running], games.dice[running]
+        running = np.flatnonzero(lock.running)
+        b, d = lock.boards[running], rolls[running]
         take = rng.random(len(running)) < keep
         if unforced and take.any():
             _, owner = legal_plays_batch(b[take], d[take], rules, sort=False)
@@ -241,9 +243,13 @@ def sample_cases(
         boards.append(b[take])
         dice.append(d[take])
         got += int(take.sum())
-        after = games.boards.copy()
-        after[running] = agent.choose_plays(b, d)
-        games = step(games, after, rng)
+        ended, _ = lock.play(running, agent.choose_plays(b, d))
+        going = running[~ended]
+        rolls[going] = roll_dice(len(going), rng)
+        new = running[ended]
+        if len(new):
+            lock.start(new, starting_board())
+            _, rolls[new] = opening_roll(len(new), rng)
     return np.concatenate(boards)[:n], np.concatenate(dice)[:n]
 
 
