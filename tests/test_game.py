@@ -81,6 +81,26 @@ def test_finished_game_scores_result_times_cube_from_player_zeros_view(opp, cube
         assert end.winner()[0] == turn
 
 
+@pytest.mark.parametrize(
+    ("owner", "match_length", "expected"),
+    [
+        (-1, 0, 4),  # money, cube centred at 4: the gammon counts one game, x 4 (RULES.md, "Jacoby rule")
+        (0, 0, 8),  # money, the cube turned: the rule no longer applies, 2 x 4
+        (-1, 9, 8),  # match play: no Jacoby rule, 2 x 4
+    ],
+)
+def test_step_with_the_jacoby_rule_scores_a_centred_money_gammon_as_one_game(owner, match_length, expected):
+    """``step(..., jacoby=True)`` scores by core.game.finished_points, the one rule of the drivers."""
+    rng = np.random.default_rng(6)
+    board = pos(me={1: 1}, opp={6: 15})  # the mover bears off its last checker: a gammon
+    state = new_games(1, rng, match_length=match_length)
+    state.boards[0], state.dice[0], state.turn[0] = board, (6, 5), 0
+    state.cube_value[0], state.cube_owner[0] = 4, owner
+    end = step(state, na.legal_plays(board, (6, 5)), rng, jacoby=True)
+    assert end.done[0] and end.points[0] == expected
+    assert step(state, na.legal_plays(board, (6, 5)), rng).points[0] == 8  # without the rule: 2 x 4
+
+
 def test_finished_games_are_left_unchanged():
     rng = np.random.default_rng(5)
     state = new_games(16, rng)
