@@ -54,6 +54,7 @@ __all__ = [
     "cube_decision_from_probs",
     "cube_action",
     "cube_actions",
+    "answers",
     "beavers",
     "CUBE_ACTIONS",
     "DOUBLE_TAKE",
@@ -235,9 +236,7 @@ def cube_actions(nd, dt, dp, cube: CubeState, can_gammon) -> tuple[np.ndarray, n
     codes = np.zeros(nd.shape, dtype=np.int8)
     if not cube.can_double:
         return codes, np.zeros(nd.shape, dtype=bool)
-    beaver = beavers(dt, cube)
-    taken = np.where(beaver, 2.0 * dt, dt)
-    take = taken < dp
+    take, beaver, taken = answers(dt, dp, cube)
     double = np.minimum(taken, dp) >= nd
     too_good = ~double & (dp < nd)
     codes[double] = np.where(take[double], DOUBLE_TAKE, DOUBLE_PASS)
@@ -246,6 +245,21 @@ def cube_actions(nd, dt, dp, cube: CubeState, can_gammon) -> tuple[np.ndarray, n
     codes[too_good & can_gammon] = np.where(take[too_good & can_gammon], TOO_GOOD_TAKE, TOO_GOOD_PASS)
     codes[too_good & ~can_gammon & ~take] = DOUBLE_PASS
     return codes, beaver
+
+
+def answers(dt, dp, cube: CubeState) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The answer to a double (:func:`cube_actions`' rule, also of a driver's taker): ``(take, beaver,
+    taken)``, ``(N,)`` each.
+
+    The taker beavers by :func:`beavers`; the double is then worth ``2 dt`` to the doubler
+    (``taken``, else ``dt``), and the taker takes when that costs it less than the pass
+    (``taken < dp``, equities for the doubler in current-cube units). ``beaver`` is returned as
+    the rule gives it, whatever the take (a beaver is only made with a take).
+    """
+    dt = np.asarray(dt, dtype=np.float64)
+    beaver = beavers(dt, cube)
+    taken = np.where(beaver, 2.0 * dt, dt)
+    return taken < np.asarray(dp, dtype=np.float64), beaver, taken
 
 
 def beavers(dt, cube: CubeState) -> np.ndarray:

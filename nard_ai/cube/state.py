@@ -37,6 +37,7 @@ __all__ = [
     "cube_state_from_match",
     "finished_points",
     "OWNER_BY_CODE",
+    "may_double",
     "owner_codes",
     "owner_seat",
 ]
@@ -289,11 +290,10 @@ class CubeState:
         would not already win it the match (a cube dead for the doubler; this
         covers the post-Crawford leader).
         """
-        if not self.has_access:
-            return False
+        code = CUBE_OWNERS.index(self.owner)  # OWNER_BY_CODE's order
         if self.is_money:
-            return self.value < MAX_CUBE
-        return not self.crawford and self.away > self.value
+            return bool(may_double(code, self.value))
+        return bool(may_double(code, self.value, self.away, self.crawford))
 
     def doubled(self) -> CubeState:
         """The state after the side on roll doubles and the opponent takes (still before the roll)."""
@@ -401,3 +401,28 @@ def owner_seat(cube: CubeState, mover: int) -> int:
     if cube.owner == CENTRED:
         return CENTERED
     return mover if cube.owner == ON_ROLL else 1 - mover
+
+
+def may_double(codes, value, away=None, crawford=None) -> np.ndarray:
+    """:attr:`CubeState.can_double`, batched: the one test of the drivers, the env and ``CubeState`` itself.
+
+    Args:
+        codes: ``(N,)`` owner codes (:data:`OWNER_BY_CODE`: 0 centred, 1 the side on roll, 2 its
+            opponent), e.g. from :func:`owner_codes`.
+        value: ``(N,)`` cube values.
+        away: match play: ``(N,)`` points the side on roll still needs; ``None`` for money play.
+        crawford: match play: ``(N,)`` bool, this is the Crawford game.
+
+    Returns:
+        ``(N,)`` bool. Money: access (not the opponent's cube) and a double keeps the cube at most
+        :data:`nard_ai.cube.MAX_CUBE`. Match: access, not the Crawford game, and winning the current
+        cube would not already win the match.
+    """
+    codes = np.asarray(codes)
+    value = np.asarray(value, dtype=np.int64)
+    access = codes != 2
+    if away is None:
+        return access & (
+            value < MAX_CUBE
+        )  # cube values are powers of two: below MAX_CUBE, doubling stays within it
+    return access & ~np.asarray(crawford, dtype=bool) & (np.asarray(away) > value)

@@ -18,14 +18,18 @@ import numpy as np
 
 from nard_ai.cube import (
     DEFAULT_EFFICIENCY,
-    MAX_CUBE,
     CubeEfficiency,
     CubeState,
     cubeful_equity,
 )
-from nard_ai.cube.decision import DOUBLE_PASS, DOUBLE_TAKE, beavers, cube_actions
+from nard_ai.cube.decision import DOUBLE_PASS, DOUBLE_TAKE, answers, cube_actions
 from nard_ai.cube.met import match_equity_after
-from nard_ai.cube.state import OWNER_BY_CODE, owner_codes, owner_seat  # re-exported: their old home
+from nard_ai.cube.state import (  # re-exported: their old home
+    OWNER_BY_CODE,
+    may_double,
+    owner_codes,
+    owner_seat,
+)
 from nard_ai.eval.evaluator import PubevalEvaluator, RandomEvaluator
 
 __all__ = [
@@ -131,29 +135,6 @@ def default_cube_policy(agent) -> CubePolicy:
 # owner codes and seats: nard_ai.cube.state (OWNER_BY_CODE, owner_codes, owner_seat), re-exported here
 
 
-def may_double(codes, value, away=None, crawford=None) -> np.ndarray:
-    """:attr:`nard_ai.cube.CubeState.can_double`, batched: the one test of the drivers and the env.
-
-    Args:
-        codes: ``(N,)`` owner codes (:data:`OWNER_BY_CODE`: 0 centred, 1 the side on roll, 2 its
-            opponent), e.g. from :func:`owner_codes`.
-        value: ``(N,)`` cube values.
-        away: match play: ``(N,)`` points the side on roll still needs; ``None`` for money play.
-        crawford: match play: ``(N,)`` bool, this is the Crawford game.
-
-    Returns:
-        ``(N,)`` bool. Money: access (not the opponent's cube) and a double keeps the cube at most
-        :data:`nard_ai.cube.MAX_CUBE`. Match: access, not the Crawford game, and winning the current
-        cube would not already win the match.
-    """
-    codes = np.asarray(codes)
-    value = np.asarray(value, dtype=np.int64)
-    access = codes != 2
-    if away is None:
-        return access & (value < MAX_CUBE)  # as CubeState.can_double: cube values are powers of two
-    return access & ~np.asarray(crawford, dtype=bool) & (np.asarray(away) > value)
-
-
 def taken_cube(value, beaver, taker) -> tuple[np.ndarray, np.ndarray]:
     """The cube after a double is taken: the one rule of the drivers (sessions and rollouts).
 
@@ -252,6 +233,5 @@ def model_takes(probs, cube: CubeState, efficiency) -> tuple[np.ndarray, np.ndar
     """
     p = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
     _, dt, dp = cube_equities(p, cube, efficiency)
-    beaver = beavers(dt, cube)
-    take = np.where(beaver, 2.0 * dt, dt) < dp
+    take, beaver, _ = answers(dt, dp, cube)
     return take, beaver & take
