@@ -460,3 +460,29 @@ def load_script(monkeypatch, filename: str):
 def load_evaluate_script(monkeypatch):
     """The repository's ``evaluate.py`` as a module (registered for the test only)."""
     return load_script(monkeypatch, "evaluate.py")
+
+
+def check_first_layer_against_plain(boards, x, name: str, threads: int) -> list[int]:
+    """The embedding first layer (:func:`nard_ai.model.embedding.first_layer`) of encoder ``name`` on
+    ``boards`` equals a plain ``torch.nn.Linear`` over their encoded rows ``x``; returns the dense columns.
+
+    The dense inputs must be the encoder's own units, and lookup plus dense product the plain layer
+    (float32 sums in another order: within 2e-5).
+    """
+    import torch
+
+    from nard_ai.model.embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
+
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(x.shape[1], 32)
+    w = layer.weight.detach()
+    groups = w[:, : 4 * SLOTS].reshape(32, SLOTS, 4)
+    table = torch.einsum("nk,hsk->snh", torch.from_numpy(unit_values()), groups).contiguous().numpy()
+    bias = (layer.bias.detach() + w[:, CONSTANT_UNIT]).numpy()
+    pre, dense = first_layer(boards, name == "rich", table, bias, threads, expert=name == "expert")
+    cols = dense_columns(name)
+    np.testing.assert_array_equal(dense, x[:, cols])  # the dense inputs are the encoder's own units
+    got = pre + dense @ w[:, cols].T.numpy()
+    want = layer(torch.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(got, want, atol=2e-5)
+    return cols

@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import check_first_layer_against_plain
 
 from nard_ai.core.board import pos, starting_board, swap_sides_unchecked
 from nard_ai.core.movegen import legal_plays_batch
-from nard_ai.model.embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
+from nard_ai.model.embedding import dense_columns, unit_values
 from nard_ai.model.encoding import encode_rich, encode_td198
 
 
@@ -42,19 +43,7 @@ def _boards() -> np.ndarray:
 @pytest.mark.parametrize("name, encode, threads", [("td198", encode_td198, 1), ("rich", encode_rich, 2)])
 def test_lookup_plus_dense_equals_the_plain_first_layer(name, encode, threads):
     boards = _boards()
-    x = encode(boards)
-    torch.manual_seed(0)
-    layer = torch.nn.Linear(x.shape[1], 32)
-    w = layer.weight.detach()
-    groups = w[:, : 4 * SLOTS].reshape(32, SLOTS, 4)
-    table = torch.einsum("nk,hsk->snh", torch.from_numpy(unit_values()), groups).contiguous().numpy()
-    bias = (layer.bias.detach() + w[:, CONSTANT_UNIT]).numpy()
-    pre, dense = first_layer(boards, name == "rich", table, bias, threads)
-    cols = dense_columns(name)
-    np.testing.assert_array_equal(dense, x[:, cols])  # the dense inputs are the encoder's own units
-    got = pre + dense @ w[:, cols].T.numpy()
-    want = layer(torch.from_numpy(x)).detach().numpy()
-    np.testing.assert_allclose(got, want, atol=2e-5)
+    check_first_layer_against_plain(boards, encode(boards), name, threads)
 
 
 def test_unit_values_are_tesauros_point_units():

@@ -19,11 +19,11 @@ import sys
 import numpy as np
 import pytest
 import torch
+from conftest import check_first_layer_against_plain
 
 from nard_ai import legal_plays, pos, starting_board, swap_sides
 from nard_ai.core.classes import race_flags
 from nard_ai.formats.tanboard import to_tanboard
-from nard_ai.model.embedding import CONSTANT_UNIT, SLOTS, dense_columns, first_layer, unit_values
 from nard_ai.model.encoding import EXPERT, encode_expert, encode_rich, get_encoder
 from nard_ai.model.expert import (
     ESCAPES,
@@ -703,20 +703,8 @@ def _special_boards() -> np.ndarray:
 @pytest.mark.parametrize("threads", [1, 2])
 def test_the_embedding_path_equals_the_plain_first_layer(threads):
     boards = np.ascontiguousarray(np.concatenate([_game_positions(11, 400), _special_boards()]))
-    x = encode_expert(boards)
-    torch.manual_seed(0)
-    layer = torch.nn.Linear(x.shape[1], 32)
-    w = layer.weight.detach()
-    groups = w[:, : 4 * SLOTS].reshape(32, SLOTS, 4)
-    table = torch.einsum("nk,hsk->snh", torch.from_numpy(unit_values()), groups).contiguous().numpy()
-    bias = (layer.bias.detach() + w[:, CONSTANT_UNIT]).numpy()
-    pre, dense = first_layer(boards, False, table, bias, threads, expert=True)
-    cols = dense_columns("expert")
+    cols = check_first_layer_against_plain(boards, encode_expert(boards), "expert", threads)
     assert cols == [192, 193, 194, 195] + list(range(198, 271))
-    np.testing.assert_array_equal(dense, x[:, cols])  # the dense inputs are the encoder's own units
-    got = pre + dense @ w[:, cols].T.numpy()
-    want = layer(torch.from_numpy(x)).detach().numpy()
-    np.testing.assert_allclose(got, want, atol=2e-5)
 
 
 def test_the_network_uses_the_embedding_path_and_agrees_with_the_encoded_one():
