@@ -74,9 +74,8 @@ class _Node:
     probs: np.ndarray | None  # leaf: (L, 5) 0-ply probabilities of the live positions
     x: np.ndarray | None  # leaf: (L,) their cube efficiencies
     child: _Node | None  # inner node: the positions after each live position's 21 rolls, rows 21 i + r
-    gammon: np.ndarray | None = (
-        None  # (M,) bool, the side on roll can win a gammon (cube_actions' test), on demand
-    )
+    # (M,) bool, the side on roll can win a gammon (cube_actions' test), computed on demand
+    gammon: np.ndarray | None = None
 
 
 def _build(evaluator, rules, boards: np.ndarray, ply: int, params: CubeEfficiency | float) -> _Node:
