@@ -106,6 +106,9 @@ class Args:
     ignored on --resume"""
     race_net: bool = True
     """a separate network for race positions (needs an encoder with a race unit, e.g. rich); ignored on --resume"""
+    crashed_net: bool = False
+    """a third network for gnubg's crashed positions (needs --race-net and encoder rich or expert); ignored on
+    --resume; with --init-from it starts as a copy of the checkpoint's contact network"""
     hidden: int = 128
     """hidden units of each hidden layer (--layers), 1 .. 4096, with --pool x --hidden <= 4,194,304 and --batch-size x --hidden
     <= 16,777,216; ignored on --resume (the checkpoint's network is used)"""
@@ -145,8 +148,9 @@ class Args:
     labels folder (nard_ai.training.supervised; uses --lr (default 2e-4 here), --batch-size, --seed)"""
     init_from: str = ""
     """--supervised, new network: start from this checkpoint's weights, widened to --encoder (whose inputs must
-    begin with the checkpoint's encoder's, as expert's do with rich's: the new inputs start at zero weight); the
-    hidden layers, activation and race net are the checkpoint's"""
+    begin with the checkpoint's encoder's, as expert's do with rich's: the new inputs start at zero weight) and
+    given a crashed net with --crashed-net (a copy of its contact net); the hidden layers, activation and race
+    net are the checkpoint's"""
     epochs: int = 20
     """--supervised: at most this many epochs"""
     patience: int = 3
@@ -215,6 +219,8 @@ class Args:
             raise ValueError(
                 f"argument --race-net: encoder {self.encoder!r} has no race unit (use --no-race-net)"
             )
+        if self.crashed_net and not (self.race_net and self.encoder in ("rich", "expert")):
+            raise ValueError("argument --crashed-net: needs --race-net and --encoder rich or expert")
         if self.activation not in ("sigmoid", "tanh", "relu"):
             raise ValueError(f"argument --activation: must be sigmoid, tanh or relu, got {self.activation!r}")
 
@@ -263,7 +269,7 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
-ARCHITECTURE_FIELDS = frozenset({"encoder", "hidden", "layers", "activation", "race_net"})
+ARCHITECTURE_FIELDS = frozenset({"encoder", "hidden", "layers", "activation", "race_net", "crashed_net"})
 """The network's shape: on --resume it comes from the checkpoint."""
 
 
@@ -273,7 +279,7 @@ def _with_architecture(args: Args, config: NetworkConfig) -> Args:
     return dataclasses.replace(
         args, encoder=config.encoder, hidden=config.hidden[0] if uniform else args.hidden,
         layers=len(config.hidden) if uniform else args.layers, activation=config.activation,
-        race_net=config.race_net,
+        race_net=config.race_net, crashed_net=config.crashed_net,
     )  # fmt: skip
 
 
@@ -312,6 +318,7 @@ def supervised(args: Args, given: set[str] | None) -> None:
                 hidden=(args.hidden,) * args.layers,
                 activation=args.activation,
                 race_net=args.race_net,
+                crashed_net=args.crashed_net,
             )
         )
     )
@@ -426,6 +433,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
                     hidden=(args.hidden,) * args.layers,
                     activation=args.activation,
                     race_net=args.race_net,
+                    crashed_net=args.crashed_net,
                 )
             ),
             lr=args.lr,

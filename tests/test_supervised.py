@@ -151,3 +151,30 @@ def test_run_supervised_can_start_from_a_widened_checkpoint(labels, tmp_path):
     ckpt = load_checkpoint(tmp_path / "wide.pt")
     assert ckpt.network.encoder.key == "rich@1" and ckpt.network.config.hidden == (16,)
     assert ckpt.extra["supervised"][-1]["source"]["widened_to"] == "rich@1"
+
+
+def test_run_supervised_can_give_a_checkpoint_a_crashed_net(labels, tmp_path):
+    """``init_from`` with a network that has a crashed net, on the checkpoint's own encoder: training
+    starts at the source's loss (the crashed net a copy of its contact net) and the checkpoint has
+    three nets."""
+    from nard_ai.model.network import save_checkpoint
+
+    torch.manual_seed(5)
+    src = Network(NetworkConfig(encoder="rich", hidden=(16,), race_net=True))
+    save_checkpoint(tmp_path / "src.pt", src, games_trained=0)
+    target = Network(NetworkConfig(encoder="rich", hidden=(4,), race_net=True, crashed_net=True))
+    history = run_supervised(
+        labels, tmp_path / "three.pt", SupervisedConfig(epochs=1, patience=1, seed=1), network=target,
+        init_from=tmp_path / "src.pt",
+    )  # fmt: skip
+    data = load_labelled(labels)
+    val = data.subset(
+        validation_mask(data.ids, SupervisedConfig().val_fraction, SupervisedConfig().split_seed)
+    )
+    src_loss, _ = evaluate_loss(
+        src, torch.from_numpy(src.encoder.encode(val.boards)), torch.from_numpy(val.targets)
+    )
+    assert history.initial_val_loss == pytest.approx(src_loss, abs=1e-5)
+    ckpt = load_checkpoint(tmp_path / "three.pt")
+    assert ckpt.network.config.crashed_net and ckpt.network.config.hidden == (16,)
+    assert ckpt.extra["supervised"][-1]["source"]["crashed_net"] is True

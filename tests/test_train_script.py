@@ -157,6 +157,10 @@ def test_sigkill_loses_at_most_one_round_and_the_run_resumes(tmp_path):
         (["--eval-games", "1"], "argument --eval-games: at least 4"),
         (["--layers", "5"], "argument --layers: must be 1 .. 4, got 5"),
         (["--init-from", "x.pt"], "argument --init-from: only with --supervised"),
+        (
+            ["--crashed-net", "--no-race-net"],
+            "argument --crashed-net: needs --race-net and --encoder rich or expert",
+        ),
     ],
 )
 def test_train_argument_checks(tmp_path, argv, message):
@@ -342,3 +346,12 @@ def test_layers_gives_a_network_of_that_many_hidden_layers(tmp_path):
     r = _run(["--games", "8", "--checkpoint", str(ckpt), "--layers", "2", *TINY, "--no-progress"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert load_checkpoint(ckpt).network.config.hidden == (8, 8)
+
+
+def test_crashed_net_trains_a_three_net_network_by_self_play(tmp_path):
+    """``--crashed-net``: TD self-play on contact, crashed and race nets, recorded in the checkpoint."""
+    ckpt = tmp_path / "three.pt"
+    r = _run(["--games", "8", "--checkpoint", str(ckpt), "--crashed-net", *TINY, "--no-progress"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    network = load_checkpoint(ckpt).network
+    assert network.config.crashed_net and network.crashed_mlp is not None

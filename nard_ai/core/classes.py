@@ -64,6 +64,7 @@ __all__ = [
     "has_contact",
     "is_bearoff",
     "is_bearoff_unchecked",
+    "side_crashed",
     "crashed_sides",
     "classify_positions",
 ]
@@ -184,7 +185,21 @@ def is_bearoff_unchecked(boards: np.ndarray) -> np.ndarray:
     return out
 
 
-def _side_crashed(tot: np.ndarray, a1: np.ndarray, a2: np.ndarray) -> np.ndarray:
+def side_crashed(tot, a1, a2):
+    """gnubg's crashed test for one side (gnubg ``eval.c`` ``ClassifyPosition``, ``N`` =
+    :data:`CRASHED_EDGE`), elementwise.
+
+    Args:
+        tot: that side's checkers left in play (on the board or the bar).
+        a1, a2: its checkers on its own 1- and 2-points.
+
+    Any arrays with elementwise comparison and ``&``, ``|``, ``~`` on their booleans (numpy
+    integers here; :func:`nard_ai.model.network.route_rows` passes torch float tensors of whole
+    numbers, for the ONNX graph).
+
+    Returns:
+        Booleans of the arguments' shape: that side is crashed.
+    """
     n = CRASHED_EDGE
     deep = a1 > 1
     return (
@@ -206,9 +221,9 @@ def crashed_sides(boards: np.ndarray) -> np.ndarray:
     b = np.asarray(boards, dtype=np.int64).reshape(-1, BOARD_SIZE)
     mine = np.clip(b, 0, None)
     theirs = np.clip(-b, 0, None)
-    me = _side_crashed(mine.sum(axis=1), mine[:, 1], mine[:, 2])
+    me = side_crashed(mine.sum(axis=1), mine[:, 1], mine[:, 2])
     # the opponent's 1- and 2-points are the mover's indices 24 and 23
-    opp = _side_crashed(theirs.sum(axis=1), theirs[:, 24], theirs[:, 23])
+    opp = side_crashed(theirs.sum(axis=1), theirs[:, 24], theirs[:, 23])
     return np.stack([me, opp], axis=1)
 
 

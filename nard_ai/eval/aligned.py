@@ -12,7 +12,7 @@ the same answer as for the request alone, to the last digit of its JSON.
 
 :class:`BatchInvariantEvaluator` sends each network its rows in batches of a
 multiple of :data:`ROW_TILE` rows: the boards are split by the MLP the
-network routes them to (contact or race, :meth:`nard_ai.model.network.Network.predict_grouped`),
+network routes them to (contact, crashed or race, :meth:`nard_ai.model.network.Network.predict_grouped`),
 and each group is padded with copies of its first board. The padding costs at
 most 15 boards per group and call. Evaluators without a network (pubeval,
 random, test fakes) are called unchanged.
@@ -60,15 +60,11 @@ class BatchInvariantEvaluator:
         if score_plays is not None:
             self.score_plays = score_plays
 
-    def _race_rows(self, boards: np.ndarray) -> np.ndarray | None:
-        """Which boards go to the race MLP, or ``None`` when the network has one MLP."""
-        network = self._network
-        if getattr(network, "race_mlp", None) is None:
-            return None
-        encoder = network.encoder
-        if encoder.race_fn is not None:
-            return np.asarray(encoder.race_fn(boards), dtype=bool)
-        return encoder.encode(boards)[:, encoder.race_unit] > 0.5  # as Network.predict routes
+    def _routes(self, boards: np.ndarray) -> np.ndarray | None:
+        """The MLP each board goes to (:meth:`nard_ai.model.network.Network.routes`), or ``None`` when
+        the network has one MLP."""
+        routes = getattr(self._network, "routes", None)
+        return None if routes is None else routes(boards)
 
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
         """``(N, 26)`` int8 boards (side on roll's view) -> ``(N, 5)`` float32, as the inner evaluator's.
@@ -81,8 +77,10 @@ class BatchInvariantEvaluator:
         n = len(boards)
         if n == 0:
             return np.asarray(self.inner.evaluate(boards), dtype=np.float32)
-        race = self._race_rows(boards)
-        groups = [np.arange(n)] if race is None else [np.flatnonzero(~race), np.flatnonzero(race)]
+        routes = self._routes(boards)
+        groups = (
+            [np.arange(n)] if routes is None else [np.flatnonzero(routes == r) for r in np.unique(routes)]
+        )
         out = np.empty((n, 5), dtype=np.float32)
         torch = sys.modules.get("torch")  # loaded: the network is a torch module
         threads = torch.get_num_threads() if torch is not None else 1

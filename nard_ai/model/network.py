@@ -65,6 +65,7 @@ import torch
 from torch import nn
 
 from nard_ai.core.board import BOARD_SIZE, LAYOUT_VERSION
+from nard_ai.core.classes import crashed_sides, side_crashed
 from nard_ai.core.movegen import parallel_threads
 from nard_ai.core.outcomes import (
     GNUBG_OUTPUTS,
@@ -88,6 +89,13 @@ __all__ = [
     "NetworkConfig",
     "Network",
     "Checkpoint",
+    "NETS",
+    "CONTACT_ROUTE",
+    "CRASHED_ROUTE",
+    "RACE_ROUTE",
+    "config_dict",
+    "route_rows",
+    "route_boards",
     "exclusive_to_gnubg",
     "gnubg_to_exclusive",
     "invert_probs",
@@ -141,6 +149,13 @@ class NetworkConfig:
             contact), chosen by the encoder's ``race_unit``; the first MLP then
             sees only contact positions (gnubg likewise keeps separate contact
             and race networks).
+        crashed_net: a third MLP of the same shape for gnubg's *crashed*
+            contact positions (:func:`nard_ai.core.classes.crashed_sides`: a
+            side with at most 6 checkers left in play, counting its deep
+            points as gnubg's ``ClassifyPosition`` does), as gnubg's crashed
+            net. Needs ``race_net`` and an encoder with TD-Gammon's point
+            units (``rich``, ``expert``): the class is read from them
+            (:func:`route_rows`). Written to a checkpoint only when True.
     """
 
     encoder: str = "td198"
@@ -148,6 +163,7 @@ class NetworkConfig:
     hidden: tuple[int, ...] = (80,)
     activation: str = "sigmoid"
     race_net: bool = False
+    crashed_net: bool = False
 
     def __post_init__(self) -> None:
         if self.activation not in _ACTIVATIONS:
@@ -155,6 +171,53 @@ class NetworkConfig:
         object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
         if not self.hidden or min(self.hidden) < 1:
             raise ValueError(f"hidden must be one or more positive sizes, got {self.hidden}")
+        if self.crashed_net and not self.race_net:
+            raise ValueError("crashed_net needs race_net (gnubg's three nets: contact, crashed, race)")
+
+
+NETS = ("mlp", "crashed_mlp", "race_mlp")
+"""The MLPs of a :class:`Network` by route number: 0 contact, 1 crashed, 2 race (:func:`route_rows`)."""
+CONTACT_ROUTE, CRASHED_ROUTE, RACE_ROUTE = range(3)
+
+_OFF_UNITS = (194, 195)  # td198: checkers borne off / 15, side on roll then opponent
+_POINT1_UNITS = (0, 96)  # td198: first unit of each side's point 1 (its own numbering)
+
+
+def route_rows(x: torch.Tensor, race_unit: int, crashed: bool) -> torch.Tensor:
+    """The MLP each encoded row goes to: ``(N,)`` int64, 0 contact, 1 crashed, 2 race (:data:`NETS`).
+
+    Race rows are those whose ``race_unit`` is set. With ``crashed``, a contact row is crashed when
+    either side is crashed by gnubg's rule (:func:`nard_ai.core.classes.crashed_sides`, source: gnubg
+    ``eval.c`` ``ClassifyPosition``, ``N = 6``), read from TD-Gammon's units of the encoding (a side's
+    checkers left = 15 - 15 * its borne-off unit; on a point, ``u1 + u2 + u3 + 2 u4``): the same
+    answer as :func:`nard_ai.core.classes.classify_positions` on the board (tested), in torch ops
+    only, so the ONNX export routes alike.
+
+    Args:
+        x: ``(N, S)`` float32 inputs of a ``td198``-family encoder (``rich``, ``expert``).
+        race_unit: the encoder's race unit.
+        crashed: route crashed rows to 1 (else they stay 0, contact).
+    """
+    route = (x[:, race_unit] > 0.5).long() * RACE_ROUTE
+    if crashed:
+        sides = []
+        for first, off in zip(_POINT1_UNITS, _OFF_UNITS, strict=True):
+            tot = 15.0 - torch.round(x[:, off] * 15.0)
+            p1, p2 = x[:, first : first + 4], x[:, first + 4 : first + 8]
+            a1 = p1[:, 0] + p1[:, 1] + p1[:, 2] + 2.0 * p1[:, 3]
+            a2 = p2[:, 0] + p2[:, 1] + p2[:, 2] + 2.0 * p2[:, 3]
+            sides.append(side_crashed(tot, a1, a2))
+        route = torch.where((route == CONTACT_ROUTE) & (sides[0] | sides[1]), CRASHED_ROUTE, route)
+    return route
+
+
+def route_boards(boards: np.ndarray, race: np.ndarray, crashed: bool) -> np.ndarray:
+    """:func:`route_rows` from boards: ``(N,)`` int8 routes for ``(N, 26)`` int8 boards (side on roll's
+    view) and their ``(N,)`` bool race flags (the encoder's ``race_fn``)."""
+    route = np.where(race, RACE_ROUTE, CONTACT_ROUTE).astype(np.int8)
+    if crashed:
+        route[~race & crashed_sides(boards).any(axis=1)] = CRASHED_ROUTE
+    return route
 
 
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
@@ -187,17 +250,19 @@ def _outputs_t(layers: list[nn.Module], h: torch.Tensor) -> torch.Tensor:
 
 
 class Network(nn.Module):
-    """An MLP (or a contact MLP and a race MLP) from encoded boards to the 6 exclusive outcomes.
+    """An MLP (or contact, race and optionally crashed MLPs) from encoded boards to the 6 exclusive outcomes.
 
     Outcomes are for the side on roll. ``forward`` returns logits ``(N, 6)``
     in :data:`OUTCOMES` order; a softmax gives the probabilities. With
     ``config.race_net`` each row goes to ``race_mlp`` when its encoder's race
-    unit is set, else to ``mlp``. Use
+    unit is set, else to ``mlp``; with ``config.crashed_net`` too, gnubg's
+    crashed contact rows go to ``crashed_mlp`` (:func:`route_rows`). Use
     :class:`nard_ai.eval.evaluator.NetworkEvaluator` to evaluate boards (it encodes
     and converts to gnubg's 5 numbers).
 
     Raises:
-        ValueError: ``race_net`` with an encoder that has no race unit.
+        ValueError: ``race_net`` with an encoder that has no race unit; ``crashed_net`` with an
+            encoder without TD-Gammon's point units.
     """
 
     def __init__(self, config: NetworkConfig = NetworkConfig()) -> None:
@@ -206,24 +271,55 @@ class Network(nn.Module):
         self.encoder: Encoder = get_encoder(config.encoder, config.encoder_version)
         self.mlp = _mlp(self.encoder.size, config)
         self.race_mlp: nn.Sequential | None = None
+        self.crashed_mlp: nn.Sequential | None = None
         if config.race_net:
             if self.encoder.race_unit is None:
                 raise ValueError(
                     f"encoder {self.encoder.key} has no race unit: it cannot route to a race net"
                 )
             self.race_mlp = _mlp(self.encoder.size, config)
+        if config.crashed_net:
+            if self.encoder.name not in ("rich", "expert"):
+                raise ValueError(
+                    f"encoder {self.encoder.key} has no TD-Gammon point units with a race unit: "
+                    "it cannot route to a crashed net"
+                )
+            self.crashed_mlp = _mlp(self.encoder.size, config)
 
-    def _race_rows(self, x: torch.Tensor) -> torch.Tensor:
-        return x[:, self.encoder.race_unit] > 0.5
+    def _routes(self, x: torch.Tensor) -> torch.Tensor | None:
+        # (N,) route numbers of encoded rows (route_rows), None with a single MLP
+        if self.race_mlp is None:
+            return None
+        return route_rows(x, self.encoder.race_unit, self.crashed_mlp is not None)
+
+    def routes(self, boards: np.ndarray) -> np.ndarray | None:
+        """The MLP each board goes to, from the boards (no encoding): ``(N,)`` int8 route numbers
+        (:data:`NETS`: 0 contact, 1 crashed, 2 race), or ``None`` when the network has one MLP. The
+        same routes as ``forward`` takes from the encoded rows (:func:`route_rows`).
+
+        Args:
+            boards: ``(N, 26)`` int8 boards, side on roll's view.
+        """
+        if self.race_mlp is None:
+            return None
+        boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
+        if self.encoder.race_fn is None:
+            return self._routes(torch.from_numpy(self.encoder.encode(boards))).numpy().astype(np.int8)
+        race = np.asarray(self.encoder.race_fn(boards), dtype=bool)
+        return route_boards(boards, race, self.crashed_mlp is not None)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``(N, encoder.size)`` float32 inputs -> ``(N, 6)`` logits."""
-        if self.race_mlp is None:
+        routes = self._routes(x)
+        if routes is None:
             return self.mlp(x)
-        race = self._race_rows(x)
         out = torch.empty((x.shape[0], len(OUTCOMES)), dtype=x.dtype)
-        out = out.index_put((~race,), self.mlp(x[~race])) if (~race).any() else out
-        return out.index_put((race,), self.race_mlp(x[race])) if race.any() else out
+        for route, name in enumerate(NETS):
+            mlp = getattr(self, name)
+            rows = routes == route
+            if mlp is not None and rows.any():
+                out = out.index_put((rows,), mlp(x[rows]))
+        return out
 
     @torch.no_grad()
     def predict(self, x: torch.Tensor) -> torch.Tensor:
@@ -233,26 +329,32 @@ class Network(nn.Module):
         taken over its first axis: torch's CPU softmax over a last axis of
         length 6 is about 20 times slower. The result is a transposed view.
         """
-        if self.race_mlp is None:
+        routes = self._routes(x)
+        if routes is None:
             return _predict_t(self.mlp, x).T
-        race = self._race_rows(x)
-        if not race.any():
+        out = None
+        for route, name in enumerate(NETS):
+            mlp = getattr(self, name)
+            rows = routes == route
+            if mlp is None or not rows.any():
+                continue
+            if bool(rows.all()):
+                return _predict_t(mlp, x).T
+            if out is None:
+                out = torch.empty((len(OUTCOMES), x.shape[0]), dtype=x.dtype)
+            out[:, rows] = _predict_t(mlp, x[rows])
+        if out is None:  # no rows
             return _predict_t(self.mlp, x).T
-        if race.all():
-            return _predict_t(self.race_mlp, x).T
-        out = torch.empty((len(OUTCOMES), x.shape[0]), dtype=x.dtype)
-        out[:, ~race] = _predict_t(self.mlp, x[~race])
-        out[:, race] = _predict_t(self.race_mlp, x[race])
         return out.T
 
     @torch.no_grad()
     def predict_grouped(self, boards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Softmax probabilities of boards, transposed and grouped by network (the fast path of search).
 
-        With a race net, the boards are put in :func:`nard_ai.model.encoding.contact_first_order`
-        (the encoder's ``race_fn`` says which are races) *before* they are
-        encoded, so each MLP runs on a contiguous slice of the inputs and no
-        encoded row is copied; without one, the order is the identity.
+        With a race net (and a crashed net), the boards are put in route order (contact, crashed,
+        race; stable: :func:`nard_ai.model.encoding.contact_first_order` when there are two nets)
+        *before* they are encoded, so each MLP runs on a contiguous slice of the inputs and no
+        encoded row is copied; with one net, the order is the identity.
 
         Args:
             boards: ``(N, 26)`` int8 boards, each from its side on roll's view.
@@ -269,15 +371,21 @@ class Network(nn.Module):
                 probs = self.predict(torch.from_numpy(self.encoder.encode(boards))).T
                 return np.ascontiguousarray(probs.numpy()), np.arange(n, dtype=np.int64)
             return self._predict_boards_t("mlp", boards).numpy(), np.arange(n, dtype=np.int64)
-        order, contact = contact_first_order(self.encoder.race_fn(boards))
+        race = np.asarray(self.encoder.race_fn(boards), dtype=bool)
+        if self.crashed_mlp is None:
+            order, contact = contact_first_order(race)
+            bounds = [0, contact, contact, n]
+        else:
+            routes = route_boards(boards, race, True)
+            order = np.argsort(routes, kind="stable").astype(np.int64)
+            bounds = [0, *np.cumsum(np.bincount(routes, minlength=len(NETS))).tolist()]
         grouped = boards[order]
-        if contact == n:
-            return self._predict_boards_t("mlp", grouped).numpy(), order
-        if contact == 0:
-            return self._predict_boards_t("race_mlp", grouped).numpy(), order
+        parts = [(name, bounds[r], bounds[r + 1]) for r, name in enumerate(NETS) if bounds[r + 1] > bounds[r]]
+        if len(parts) == 1:
+            return self._predict_boards_t(parts[0][0], grouped).numpy(), order
         probs = torch.empty((len(OUTCOMES), n), dtype=torch.float32)
-        probs[:, :contact] = self._predict_boards_t("mlp", grouped[:contact])
-        probs[:, contact:] = self._predict_boards_t("race_mlp", grouped[contact:])
+        for name, lo, hi in parts:
+            probs[:, lo:hi] = self._predict_boards_t(name, grouped[lo:hi])
         return probs.numpy(), order
 
     def _embedding(self, name: str):
@@ -310,7 +418,7 @@ class Network(nn.Module):
         """Build the cached first-layer tables now rather than on first use (for example before several
         threads evaluate with this network: they then only read them). No-op for other encoders."""
         if self._embeddable:
-            for name in ("mlp", "race_mlp"):
+            for name in NETS:
                 if getattr(self, name) is not None:
                     self._embedding(name)
 
@@ -423,6 +531,15 @@ def _digest(obj: Any) -> str | None:
     return h.hexdigest()
 
 
+def config_dict(config: NetworkConfig) -> dict:
+    """A :class:`NetworkConfig` as checkpoints and the ONNX metadata store it (plain values; ``hidden`` a
+    list; ``crashed_net`` only when set, so a network without one is described as before it existed)."""
+    out = {**asdict(config), "hidden": list(config.hidden)}
+    if not out["crashed_net"]:
+        del out["crashed_net"]
+    return out
+
+
 def save_checkpoint(
     path: str | os.PathLike,
     network: Network,
@@ -461,7 +578,7 @@ def save_checkpoint(
         "format_version": CHECKPOINT_VERSION,
         "layout_version": LAYOUT_VERSION,
         "encoder": {"name": enc.name, "version": enc.version, "size": enc.size},
-        "network": {**asdict(network.config), "hidden": list(network.config.hidden)},
+        "network": config_dict(network.config),
         "state_dict": state_dict,
         "games_trained": int(games_trained),
         "args": dict(args or {}),

@@ -9,7 +9,8 @@ The graph's interface
 ---------------------
 One file holds every phase net of the checkpoint: for a network with a race net
 (:class:`nard_ai.model.network.NetworkConfig` ``race_net``, as the shipped ``nard-rich.pt``) the
-contact net and the race net; otherwise its one net (``"all"``).
+contact net and the race net, and the crashed net where it has one (``crashed_net``); otherwise its
+one net (``"all"``).
 
 =================  ===============  ============================================================
 name               shape, dtype     meaning
@@ -31,8 +32,10 @@ name               shape, dtype     meaning
 
 Each row goes to one phase net exactly as :meth:`nard_ai.model.network.Network.forward` routes it:
 to the race net where ``inputs[:, race_unit] > 0.5`` (unit 220 of ``rich``: no contact), else to
-the contact net. The graph computes both nets on every row and selects per row (ONNX ``Where``),
-so a batch may mix phases. To value an afterstate, swap it to the opponent's view first (the
+the crashed net (if there is one) where either side is crashed by gnubg's rule, read from the
+TD-Gammon units of the inputs (:func:`nard_ai.model.network.route_rows`), else to the contact net.
+The graph computes every net on every row and selects per row (ONNX ``Where``), so a batch may mix
+phases and a frontend encodes nothing beyond the inputs. To value an afterstate, swap it to the opponent's view first (the
 opponent is then on roll) and invert the result, as :mod:`nard_ai.search` does.
 
 Metadata
@@ -40,7 +43,7 @@ Metadata
 ``metadata_props`` of the model (:data:`METADATA_KEYS`) say what the file holds: ``format``
 (:data:`FORMAT`), ``format_version``, ``encoder`` and ``encoder_version`` (the checkpoint's encoder,
 which a frontend must reproduce), ``encoder_size``, ``race_unit`` (``"none"`` without a race net),
-``phase_nets`` (comma-separated: ``contact,race`` or ``all``), ``board_layout_version``,
+``phase_nets`` (comma-separated: ``contact,race``, ``contact,crashed,race`` or ``all``), ``board_layout_version``,
 ``outcomes`` and ``probabilities`` (the output columns, comma-separated), ``network`` (the
 :class:`NetworkConfig` as JSON), ``games_trained``, ``checkpoint`` (its file name) and
 ``checkpoint_sha256`` (SHA-256 of the checkpoint file's bytes, hex).
@@ -65,7 +68,7 @@ import os
 import tempfile
 import warnings
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -77,13 +80,16 @@ from nard_ai.model.embedding import CONSTANT_UNIT
 from nard_ai.model.encoding import RICH_SIDE_FEATURES, Encoder
 from nard_ai.model.expert import EXPERT_NAMES
 from nard_ai.model.network import (
+    CRASHED_ROUTE,
     GNUBG_OUTPUTS,
     OUTCOMES,
     Network,
+    config_dict,
     cubeless_equity,
     default_checkpoint_path,
     exclusive_to_gnubg,
     load_checkpoint,
+    route_rows,
 )
 
 __all__ = [
@@ -254,8 +260,10 @@ def input_layout_markdown(encoder: Encoder) -> str:
 
 def phase_nets(network: Network) -> tuple[str, ...]:
     """The names of a network's phase nets as the export writes them: ``("contact", "race")`` with
-    a race net, else ``("all",)``."""
-    return ("contact", "race") if network.race_mlp is not None else ("all",)
+    a race net, ``("contact", "crashed", "race")`` with a crashed net too, else ``("all",)``."""
+    if network.race_mlp is None:
+        return ("all",)
+    return ("contact", "crashed", "race") if network.crashed_mlp is not None else ("contact", "race")
 
 
 class _Graph(nn.Module):
@@ -266,10 +274,14 @@ class _Graph(nn.Module):
         super().__init__()
         self.contact = network.mlp
         self.race = network.race_mlp
+        self.crashed = network.crashed_mlp
         self.race_unit = network.encoder.race_unit
 
     def forward(self, inputs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         outcomes = torch.softmax(self.contact(inputs), dim=-1)
+        if self.crashed is not None:
+            crashed = route_rows(inputs, self.race_unit, True)[:, None] == CRASHED_ROUTE
+            outcomes = torch.where(crashed, torch.softmax(self.crashed(inputs), dim=-1), outcomes)
         if self.race is not None:
             race = inputs[:, self.race_unit : self.race_unit + 1] > 0.5
             outcomes = torch.where(race, torch.softmax(self.race(inputs), dim=-1), outcomes)
@@ -333,7 +345,8 @@ def _quiet_exporter() -> Iterator[None]:
 
 
 def _check_boards() -> np.ndarray:
-    """Boards for the export's own check: the start, a contact and a race position (side on roll's view)."""
+    """Boards for the export's own check: the start, a contact, a race and a crashed position (side on roll's
+    view; the crashed one: the side on roll has 5 checkers left, two of them on the opponent's 1-point)."""
     start = starting_board()
     contact = start.copy()
     contact[[24, 13, 8, 6]] = (1, 4, 3, 5)
@@ -343,7 +356,9 @@ def _check_boards() -> np.ndarray:
     race[[6, 5, 4, 3, 2, 1]] = (3, 3, 3, 2, 2, 2)
     race[[24, 23, 22, 19]] = (-4, -4, -4, -3)
     race[OPP_BAR] = 0
-    return np.stack([start, contact, race]).astype(np.int8)
+    crashed = np.minimum(start, 0)
+    crashed[[24, 1]] = (2, 3)
+    return np.stack([start, contact, race, crashed]).astype(np.int8)
 
 
 def _sha256(path: Path) -> str:
@@ -410,7 +425,7 @@ def export_onnx(path: str | os.PathLike, checkpoint: str | os.PathLike | None = 
         "board_layout_version": str(LAYOUT_VERSION),
         "outcomes": ",".join(OUTCOMES),
         "probabilities": ",".join(GNUBG_OUTPUTS),
-        "network": json.dumps({**asdict(network.config), "hidden": list(network.config.hidden)}),
+        "network": json.dumps(config_dict(network.config)),
         "games_trained": str(loaded.games_trained),
         "checkpoint": source.name,
         "checkpoint_sha256": digest,

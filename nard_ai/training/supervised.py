@@ -327,7 +327,8 @@ def run_supervised(
     ``network=None`` continues the network in ``checkpoint`` (its TD settings, games and RNG state are
     kept); else ``network`` (e.g. a fresh one) is trained and written there. With ``init_from`` (a
     checkpoint path) and ``network``, training starts from that checkpoint's network widened to
-    ``network``'s encoder (:func:`widened`; ``network`` only names the encoder), recorded as the run's
+    ``network``'s encoder (and given a crashed net when ``network`` has one: :func:`widened`; ``network``
+    only names the encoder and the crashed net), recorded as the run's
     source.
 
     Raises:
@@ -353,11 +354,14 @@ def run_supervised(
         if network is None:
             raise ValueError("init_from needs a network naming the encoder to widen to")
         start = load_checkpoint(init_from).network
-        network = widened(start, network.encoder.name, data.boards[:4096])
+        network = widened(
+            start, network.encoder.name, data.boards[:4096], crashed_net=network.config.crashed_net
+        )
         source = {
             "path": str(init_from),
             "sha256": file_sha256(Path(init_from)),
             "widened_to": network.encoder.key,
+            "crashed_net": network.config.crashed_net,
         }
     held_out = validation_mask(data.ids, config.val_fraction, config.split_seed)
     train, val = data.subset(~held_out), data.subset(held_out)
@@ -393,32 +397,43 @@ def run_supervised(
     return history
 
 
-def widened(source: Network, encoder: str, probe: np.ndarray) -> Network:
+def widened(source: Network, encoder: str, probe: np.ndarray, *, crashed_net: bool = False) -> Network:
     """A network over ``encoder`` that computes exactly what ``source`` computes, to start supervised training from.
 
     ``encoder``'s inputs must begin with all of ``source``'s encoder's inputs, unit for unit (``expert``
-    extends ``rich``: :mod:`nard_ai.model.encoding`). The new network has ``source``'s shape (hidden
-    layers, activation, race net); each MLP's first layer gets ``source``'s weights for the shared
-    inputs and zero weights for the new ones, so its outputs equal ``source``'s on every board and
-    training starts where ``source`` is (the "net2net" widening of an input layer).
+    extends ``rich``: :mod:`nard_ai.model.encoding`), or be the same encoder when only a crashed net
+    is added. The new network has ``source``'s shape (hidden layers, activation, race net); each MLP's
+    first layer gets ``source``'s weights for the shared inputs and zero weights for the new ones, so
+    its outputs equal ``source``'s on every board and training starts where ``source`` is (the
+    "net2net" widening of an input layer). With ``crashed_net`` (or a source that has one) the new
+    network has a crashed net (:class:`nard_ai.model.network.NetworkConfig`); when ``source`` has
+    none, it starts as a copy of ``source``'s contact net, which valued those positions until now.
 
     Args:
         source: the trained network.
         encoder: the new encoder's registered name (its registered version).
         probe: ``(N, 26)`` int8 boards on which the shared inputs are checked to be equal.
+        crashed_net: give the new network a crashed net.
 
     Raises:
-        ValueError: the new encoder is not wider, or its first units differ from ``source``'s
-            encoder's on a probe board.
+        ValueError: the new encoder is not wider (and no crashed net is added), or its first units
+            differ from ``source``'s encoder's on a probe board; a crashed net without a race net.
     """
     cfg = source.config
+    crashed = crashed_net or cfg.crashed_net
     target = Network(
         NetworkConfig(
-            encoder=encoder, hidden=tuple(cfg.hidden), activation=cfg.activation, race_net=cfg.race_net
+            encoder=encoder, hidden=tuple(cfg.hidden), activation=cfg.activation, race_net=cfg.race_net,
+            crashed_net=crashed,
         )
-    )
+    )  # fmt: skip
     old, new = source.encoder, target.encoder
-    if new.size <= old.size:
+    adds_crashed = crashed and not cfg.crashed_net
+    if new.key == old.key and not adds_crashed:
+        raise ValueError(
+            f"encoder {new.key} is the checkpoint's and it adds no crashed net: nothing to widen"
+        )
+    if new.key != old.key and new.size <= old.size:
         raise ValueError(f"encoder {new.key} ({new.size} inputs) is not wider than {old.key} ({old.size})")
     probe = np.ascontiguousarray(probe, dtype=np.int8)
     if not np.array_equal(new.encode(probe)[:, : old.size], old.encode(probe)):
@@ -429,6 +444,10 @@ def widened(source: Network, encoder: str, probe: np.ndarray) -> Network:
         pairs = [(source.mlp, target.mlp)]
         if source.race_mlp is not None:
             pairs.append((source.race_mlp, target.race_mlp))
+        if target.crashed_mlp is not None:
+            pairs.append(
+                (source.crashed_mlp if source.crashed_mlp is not None else source.mlp, target.crashed_mlp)
+            )
         for src, dst in pairs:
             for a, b in zip(src, dst, strict=True):
                 if isinstance(a, torch.nn.Linear):
