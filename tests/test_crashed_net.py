@@ -87,6 +87,15 @@ def test_routes_from_the_encoded_rows_are_gnubgs_classes(boards, encoder):
     assert np.array_equal(two, np.where(want == CRASHED_ROUTE, CONTACT_ROUTE, want))
 
 
+def test_the_compiled_crashed_test_is_the_array_one(boards):
+    """``crashed_any`` (search's routing kernel) = ``crashed_sides(...).any(axis=1)``, whatever the contact."""
+    from nard_ai.core.classes import crashed_any, crashed_sides
+
+    want = crashed_sides(boards).any(axis=1)
+    assert 500 < want.sum() < len(boards) - 500
+    assert np.array_equal(crashed_any(boards), want)
+
+
 def test_every_path_of_a_three_net_network_agrees(boards):
     """forward (training), predict, probs6 (search's embedding fast path) and the batch-invariant
     evaluator (the server's) give the same outcomes, and a crashed row is the crashed MLP's."""

@@ -66,6 +66,7 @@ __all__ = [
     "is_bearoff_unchecked",
     "side_crashed",
     "crashed_sides",
+    "crashed_any",
     "classify_positions",
 ]
 
@@ -207,6 +208,40 @@ def side_crashed(tot, a1, a2):
         | (deep & ((tot <= n + a1) | ((a2 > 1) & (1 + tot - (a1 + a2) <= n))))
         | (~deep & (tot <= n + a2 - 1))
     )
+
+
+@njit(cache=True, nogil=True)
+def _crashed_any_kernel(boards, out):
+    # side_crashed of both sides, per board, in one pass (crashed_any)
+    for i in range(boards.shape[0]):
+        b = boards[i]
+        mine, theirs = 0, 0
+        for j in range(BOARD_SIZE):
+            if b[j] > 0:
+                mine += b[j]
+            else:
+                theirs -= b[j]
+        crashed = False
+        for tot, a1, a2 in ((mine, max(b[1], 0), max(b[2], 0)), (theirs, max(-b[24], 0), max(-b[23], 0))):
+            if a1 > 1:
+                hit = tot <= CRASHED_EDGE + a1 or (a2 > 1 and 1 + tot - (a1 + a2) <= CRASHED_EDGE)
+            else:
+                hit = tot <= CRASHED_EDGE + a2 - 1
+            crashed = crashed or tot <= CRASHED_EDGE or hit
+        out[i] = crashed
+
+
+def crashed_any(boards: np.ndarray) -> np.ndarray:
+    """``crashed_sides(boards).any(axis=1)`` compiled (search's routing to a crashed net): ``(N,)`` bool.
+
+    Args:
+        boards: ``(N, 26)`` int8 valid boards, side on roll's view; not validated (the hot path's
+            boards are valid by construction).
+    """
+    boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
+    out = np.empty(len(boards), dtype=np.bool_)
+    _crashed_any_kernel(boards, out)
+    return out
 
 
 def crashed_sides(boards: np.ndarray) -> np.ndarray:

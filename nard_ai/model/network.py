@@ -65,7 +65,7 @@ import torch
 from torch import nn
 
 from nard_ai.core.board import BOARD_SIZE, LAYOUT_VERSION
-from nard_ai.core.classes import crashed_sides, side_crashed
+from nard_ai.core.classes import crashed_any, side_crashed
 from nard_ai.core.movegen import parallel_threads
 from nard_ai.core.outcomes import (
     GNUBG_OUTPUTS,
@@ -216,7 +216,7 @@ def route_boards(boards: np.ndarray, race: np.ndarray, crashed: bool) -> np.ndar
     view) and their ``(N,)`` bool race flags (the encoder's ``race_fn``)."""
     route = np.where(race, RACE_ROUTE, CONTACT_ROUTE).astype(np.int8)
     if crashed:
-        route[~race & crashed_sides(boards).any(axis=1)] = CRASHED_ROUTE
+        route[~race & crashed_any(boards)] = CRASHED_ROUTE
     return route
 
 
