@@ -185,3 +185,25 @@ def test_the_onnx_export_routes_crashed_rows_to_the_crashed_net(tmp_path, boards
     inputs = net.encoder.encode(boards)
     (outcomes,) = session.run(["outcomes"], {onnx_export.INPUT_NAME: inputs})
     np.testing.assert_allclose(outcomes, net.probs6(boards), atol=1e-5)
+
+
+def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_plays():
+    """``checkpoints/nard-expert.pt`` (README, "Generation 6"): expert inputs, contact, crashed and race
+    nets, and at 0-ply the opening plays every opening book and gnubg's rollouts rank first: 3-1 8/5
+    6/5, 4-2 8/4 6/4, 6-1 13/7 8/7 (gnubg rollout tables, e.g. bkgm.com's opening moves)."""
+    from pathlib import Path
+
+    from nard_ai.agents import agent_from_spec
+    from nard_ai.core.board import starting_board
+    from nard_ai.formats.notation import play_notation
+
+    path = Path(__file__).resolve().parent.parent / "checkpoints" / "nard-expert.pt"
+    network = load_checkpoint(path).network
+    assert network.config == NetworkConfig(
+        encoder="expert", hidden=(256,), race_net=True, crashed_net=True, activation="sigmoid"
+    )
+    agent = agent_from_spec(str(path))
+    start = starting_board()
+    for dice, best in (((3, 1), "8/5 6/5"), ((4, 2), "8/4 6/4"), ((6, 1), "13/7 8/7")):
+        ranked = agent.rank_plays(start, dice)
+        assert play_notation(start, ranked.afterstates[0], dice) == best
