@@ -308,6 +308,12 @@ def supervised(args: Args, given: set[str] | None) -> None:
 
     if not args.resume and args.checkpoint_path.exists() and not args.force:
         _fail(f"{args.checkpoint_path} exists: pass --resume to continue it or --force to start over")
+    shape = sorted({"hidden", "layers", "activation", "race_net"} & (given or set()))
+    if args.init_from and shape:
+        logging.warning(
+            "ignoring %s with --init-from: the checkpoint's hidden layers, activation and race net are used",
+            ", ".join(f"--{k.replace('_', '-')}" for k in shape),
+        )
     torch.manual_seed(args.seed)
     network = (
         None

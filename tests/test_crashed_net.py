@@ -23,6 +23,7 @@ from nard_ai.model.network import (
     Network,
     NetworkConfig,
     load_checkpoint,
+    route_boards,
     route_rows,
     save_checkpoint,
 )
@@ -82,6 +83,9 @@ def test_routes_from_the_encoded_rows_are_gnubgs_classes(boards, encoder):
     x = torch.from_numpy(net.encoder.encode(boards))
     assert np.array_equal(route_rows(x, net.encoder.race_unit, True).numpy(), want)
     assert np.array_equal(net.routes(boards), want)
+    # route_boards takes race flags of any dtype as a mask (0/1 integers are not indices)
+    race = (want == RACE_ROUTE).astype(np.int8)
+    assert np.array_equal(route_boards(boards, race, True), want)
     # without a crashed net the crashed boards stay with the contact net
     two = route_rows(x, net.encoder.race_unit, False).numpy()
     assert np.array_equal(two, np.where(want == CRASHED_ROUTE, CONTACT_ROUTE, want))
@@ -112,6 +116,9 @@ def test_every_path_of_a_three_net_network_agrees(boards):
         contact = torch.softmax(net.mlp(x[crashed]), -1).numpy()
     np.testing.assert_allclose(want[crashed], own, atol=1e-6)
     assert np.abs(own - contact).max() > 1e-3  # the nets differ, so the routing is seen
+    # batches with no crashed board take the two-net grouping: the same outcomes
+    calm = routes != CRASHED_ROUTE
+    np.testing.assert_allclose(net.probs6(boards[calm]), want[calm], atol=1e-6)
     plain = NetworkEvaluator(net).evaluate(boards)
     np.testing.assert_allclose(
         BatchInvariantEvaluator(NetworkEvaluator(net)).evaluate(boards), plain, atol=1e-6
@@ -148,8 +155,13 @@ def test_widening_adds_a_crashed_net_that_starts_as_the_contact_net(boards):
         three = widened(rich, encoder, boards[:64], crashed_net=True)
         assert three.crashed_mlp is not None and three.encoder.name == encoder
         np.testing.assert_allclose(three.probs6(boards), rich.probs6(boards), atol=1e-6)
-    with pytest.raises(ValueError, match="nothing to widen"):
+    with pytest.raises(ValueError, match="no crashed net is added: nothing to widen"):
         widened(rich, "rich", boards[:64])
+    with pytest.raises(ValueError, match="already has a crashed net: nothing to widen"):
+        widened(three, "expert", boards[:64], crashed_net=True)
+    single = Network(NetworkConfig(encoder="td198", hidden=(8,)))
+    with pytest.raises(ValueError, match="the checkpoint has no race net"):
+        widened(single, "rich", boards[:64], crashed_net=True)
 
 
 def test_supervised_training_moves_only_the_crashed_net_on_crashed_labels(tmp_path, boards):
@@ -160,6 +172,7 @@ def test_supervised_training_moves_only_the_crashed_net_on_crashed_labels(tmp_pa
     net = _network(seed=6).train()
     before = {k: v.clone() for k, v in net.state_dict().items()}
     crashed = boards[net.routes(boards) == CRASHED_ROUTE]
+    assert len(crashed) >= 300
     targets = np.tile(np.array([[0.5, 0.1, 0.0, 0.3, 0.1, 0.0]], dtype=np.float32), (len(crashed), 1))
     ids = [str(i) for i in range(len(crashed))]
     data = LabelledSet(ids=ids, boards=crashed, targets=targets)

@@ -9,9 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
-from conftest import load_script
+from conftest import load_script, random_play_positions
 
 from nard_ai.model.network import load_checkpoint
 
@@ -355,3 +356,30 @@ def test_crashed_net_trains_a_three_net_network_by_self_play(tmp_path):
     assert r.returncode == 0, r.stderr
     network = load_checkpoint(ckpt).network
     assert network.config.crashed_net and network.crashed_mlp is not None
+
+
+def test_init_from_with_a_crashed_net_says_which_shape_flags_it_ignores(tmp_path):
+    """``--supervised --init-from CKPT --crashed-net --hidden 32``: the network keeps the checkpoint's
+    hidden layers (a warning names --hidden) and gains a crashed net."""
+    import json
+
+    from nard_ai.formats.position_id import position_id
+    from nard_ai.model.network import Network, NetworkConfig, save_checkpoint
+    from nard_ai.training.store import atomic_write_bytes, file_sha256, format_labels_csv
+
+    rng = np.random.default_rng(3)
+    boards = random_play_positions(rng, 200)
+    probs = np.tile(np.array([[0.6, 0.2, 0.01, 0.1, 0.005]]), (len(boards), 1))
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    csv = folder / "labels-00000.csv"
+    atomic_write_bytes(csv, format_labels_csv([position_id(b) for b in boards], probs))
+    (folder / "labels-00000.json").write_text(json.dumps({"csv_sha256": file_sha256(csv)}))
+    save_checkpoint(tmp_path / "src.pt", Network(NetworkConfig(encoder="rich", hidden=(8,), race_net=True)))
+    argv = ["--supervised", str(folder), "--checkpoint", str(tmp_path / "three.pt"), "--init-from",
+            str(tmp_path / "src.pt"), "--crashed-net", "--hidden", "32", "--epochs", "1", "--no-progress"]  # fmt: skip
+    r = _run(argv, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "ignoring --hidden with --init-from" in r.stderr
+    network = load_checkpoint(tmp_path / "three.pt").network
+    assert network.config.hidden == (8,) and network.config.crashed_net

@@ -214,6 +214,7 @@ def route_rows(x: torch.Tensor, race_unit: int, crashed: bool) -> torch.Tensor:
 def route_boards(boards: np.ndarray, race: np.ndarray, crashed: bool) -> np.ndarray:
     """:func:`route_rows` from boards: ``(N,)`` int8 routes for ``(N, 26)`` int8 boards (side on roll's
     view) and their ``(N,)`` bool race flags (the encoder's ``race_fn``)."""
+    race = np.asarray(race, dtype=np.bool_)  # a mask, whatever the caller's dtype
     route = np.where(race, RACE_ROUTE, CONTACT_ROUTE).astype(np.int8)
     if crashed:
         route[~race & crashed_any(boards)] = CRASHED_ROUTE
@@ -279,10 +280,12 @@ class Network(nn.Module):
                 )
             self.race_mlp = _mlp(self.encoder.size, config)
         if config.crashed_net:
-            if self.encoder.name not in ("rich", "expert"):
+            if self.encoder.name not in (
+                "rich",
+                "expert",
+            ):  # pragma: no cover - every other encoder lacks a race unit
                 raise ValueError(
-                    f"encoder {self.encoder.key} has no TD-Gammon point units with a race unit: "
-                    "it cannot route to a crashed net"
+                    f"encoder {self.encoder.key}: crashed nets are routed by the rich/expert layout only"
                 )
             self.crashed_mlp = _mlp(self.encoder.size, config)
 
@@ -372,11 +375,11 @@ class Network(nn.Module):
                 return np.ascontiguousarray(probs.numpy()), np.arange(n, dtype=np.int64)
             return self._predict_boards_t("mlp", boards).numpy(), np.arange(n, dtype=np.int64)
         race = np.asarray(self.encoder.race_fn(boards), dtype=bool)
-        if self.crashed_mlp is None:
+        routes = None if self.crashed_mlp is None else route_boards(boards, race, True)
+        if routes is None or not (routes == CRASHED_ROUTE).any():  # two nets, or no crashed board
             order, contact = contact_first_order(race)
             bounds = [0, contact, contact, n]
         else:
-            routes = route_boards(boards, race, True)
             order = np.argsort(routes, kind="stable").astype(np.int64)
             bounds = [0, *np.cumsum(np.bincount(routes, minlength=len(NETS))).tolist()]
         grouped = boards[order]

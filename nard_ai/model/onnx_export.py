@@ -346,7 +346,8 @@ def _quiet_exporter() -> Iterator[None]:
 
 def _check_boards() -> np.ndarray:
     """Boards for the export's own check: the start, a contact, a race and a crashed position (side on roll's
-    view; the crashed one: the side on roll has 5 checkers left, two of them on the opponent's 1-point)."""
+    view; the crashed one: the side on roll has 5 checkers left, two of them on the opponent's 1-point,
+    three on its own 1-point, where the opponent's 2 start checkers were: the opponent has 13)."""
     start = starting_board()
     contact = start.copy()
     contact[[24, 13, 8, 6]] = (1, 4, 3, 5)

@@ -333,7 +333,9 @@ def run_supervised(
 
     Raises:
         ValueError: ``init_from`` without ``network``, or an encoder that does not extend the
-            checkpoint's (:func:`widened`); a bad labels folder or checkpoint.
+            checkpoint's, or nothing to widen (the same encoder, no crashed net added), or a crashed
+            net for a checkpoint without a race net (:func:`widened`); a bad labels folder or
+            checkpoint.
     """
     config.validate()
     checkpoint = Path(checkpoint)
@@ -416,11 +418,16 @@ def widened(source: Network, encoder: str, probe: np.ndarray, *, crashed_net: bo
         crashed_net: give the new network a crashed net.
 
     Raises:
-        ValueError: the new encoder is not wider (and no crashed net is added), or its first units
-            differ from ``source``'s encoder's on a probe board; a crashed net without a race net.
+        ValueError: the new encoder is not wider (and no crashed net is added: the same encoder and a
+            source that already has one is nothing to widen), or its first units differ from
+            ``source``'s encoder's on a probe board; a crashed net for a source without a race net.
     """
     cfg = source.config
     crashed = crashed_net or cfg.crashed_net
+    if crashed_net and not cfg.race_net:
+        raise ValueError(
+            "the checkpoint has no race net, and a crashed net needs one (gnubg's contact, crashed and race nets)"
+        )
     target = Network(
         NetworkConfig(
             encoder=encoder, hidden=tuple(cfg.hidden), activation=cfg.activation, race_net=cfg.race_net,
@@ -431,7 +438,13 @@ def widened(source: Network, encoder: str, probe: np.ndarray, *, crashed_net: bo
     adds_crashed = crashed and not cfg.crashed_net
     if new.key == old.key and not adds_crashed:
         raise ValueError(
-            f"encoder {new.key} is the checkpoint's and it adds no crashed net: nothing to widen"
+            f"encoder {new.key} is the checkpoint's"
+            + (
+                " and the checkpoint already has a crashed net"
+                if cfg.crashed_net
+                else " and no crashed net is added"
+            )
+            + ": nothing to widen"
         )
     if new.key != old.key and new.size <= old.size:
         raise ValueError(f"encoder {new.key} ({new.size} inputs) is not wider than {old.key} ({old.size})")
