@@ -44,3 +44,15 @@ def test_the_shipped_network_gives_no_impossible_gammon():
         probs, equity = load_agent(ply=ply).value(board[None])
         assert probs[0, 1] == 0.0 and probs[0, 2] == 0.0
         assert equity[0] <= 1.0 + 1e-6
+
+
+def test_a_win_an_ulp_above_one_gives_no_negative_lose_gammon():
+    """A network's float32 outcome sum can pass 1 by an ulp; lose-gammon is capped at ``1 - win``,
+    which must not go below 0 (a review found ``-0.0%`` printed at 2-ply for 4NvBBwCzBQAQAA)."""
+    over = np.float32(1.0) + np.finfo(np.float32).eps
+    probs = np.array([[over, 0.5, 0.01, 0.0, 0.0]], dtype=np.float32)
+    p = sanity_check(starting_board()[None], probs)[0]
+    assert p[0] == 1.0 and p[3] == 0.0 and p[4] == 0.0 and not np.signbit(p[3:]).any()
+    agent = load_agent(None, ply=2)
+    value = agent.value(board_from_position_id("4NvBBwCzBQAQAA")[None])
+    assert (value.probs >= 0).all()

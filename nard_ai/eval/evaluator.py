@@ -145,6 +145,7 @@ def _sanity_row(b, win, wg, wb, lg, lb, out, r):
         wb = np.float32(0.0)
     if race and not mine_in_their_home:
         lb = np.float32(0.0)
+    win = min(win, np.float32(1.0))  # the outcomes' float32 sum can pass 1 by an ulp: no negative 1 - win
     wg = min(wg, win)
     wb = min(wb, wg)
     lg = min(lg, np.float32(1.0) - win)
@@ -208,8 +209,10 @@ def sanity_check(boards: np.ndarray, probs: np.ndarray) -> np.ndarray:
     * no contact (a race): a side can be backgammoned only while it has a
       checker in the winner's home board (RULES.md §6), and in a race no
       checker moves back, so with none there now it cannot happen;
-    * and the cumulative numbers stay ordered: win-backgammon <= win-gammon
-      <= win, lose-backgammon <= lose-gammon <= 1 - win.
+    * and the cumulative numbers stay ordered: win <= 1 (a network's float32
+      sum of outcomes can pass 1 by an ulp, which left ``1 - win`` and so the
+      lose-gammon bound a hair below 0), win-backgammon <= win-gammon <= win,
+      lose-backgammon <= lose-gammon <= 1 - win.
 
     Args:
         boards: ``(N, 26)`` int8, side on roll's view.
