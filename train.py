@@ -36,6 +36,7 @@ from nard_ai.interfaces.cli import given_fields, parse_dataclass_args
 from nard_ai.model.encoding import ENCODERS
 from nard_ai.model.learn import Learner
 from nard_ai.model.network import (
+    CRASHED_ENCODERS,
     Network,
     NetworkConfig,
     load_checkpoint,
@@ -219,8 +220,10 @@ class Args:
             raise ValueError(
                 f"argument --race-net: encoder {self.encoder!r} has no race unit (use --no-race-net)"
             )
-        if self.crashed_net and not (self.race_net and self.encoder in ("rich", "expert")):
-            raise ValueError("argument --crashed-net: needs --race-net and --encoder rich or expert")
+        if self.crashed_net and not (self.race_net and self.encoder in CRASHED_ENCODERS):
+            raise ValueError(
+                f"argument --crashed-net: needs --race-net and --encoder {' or '.join(CRASHED_ENCODERS)}"
+            )
         if self.activation not in ("sigmoid", "tanh", "relu"):
             raise ValueError(f"argument --activation: must be sigmoid, tanh or relu, got {self.activation!r}")
 

@@ -92,6 +92,7 @@ __all__ = [
     "NETS",
     "CONTACT_ROUTE",
     "CRASHED_ROUTE",
+    "CRASHED_ENCODERS",
     "RACE_ROUTE",
     "config_dict",
     "route_rows",
@@ -178,6 +179,8 @@ class NetworkConfig:
 NETS = ("mlp", "crashed_mlp", "race_mlp")
 """The MLPs of a :class:`Network` by route number: 0 contact, 1 crashed, 2 race (:func:`route_rows`)."""
 CONTACT_ROUTE, CRASHED_ROUTE, RACE_ROUTE = range(3)
+CRASHED_ENCODERS = ("rich", "expert")
+"""Encoders whose layout :func:`route_rows` reads a crashed position from (TD-Gammon's units and a race unit)."""
 
 _OFF_UNITS = (194, 195)  # td198: checkers borne off / 15, side on roll then opponent
 _POINT1_UNITS = (0, 96)  # td198: first unit of each side's point 1 (its own numbering)
@@ -280,13 +283,8 @@ class Network(nn.Module):
                 )
             self.race_mlp = _mlp(self.encoder.size, config)
         if config.crashed_net:
-            if self.encoder.name not in (
-                "rich",
-                "expert",
-            ):  # pragma: no cover - every other encoder lacks a race unit
-                raise ValueError(
-                    f"encoder {self.encoder.key}: crashed nets are routed by the rich/expert layout only"
-                )
+            if self.encoder.name not in CRASHED_ENCODERS:  # pragma: no cover - the others lack a race unit
+                raise ValueError(f"encoder {self.encoder.key}: a crashed net needs one of {CRASHED_ENCODERS}")
             self.crashed_mlp = _mlp(self.encoder.size, config)
 
     def _routes(self, x: torch.Tensor) -> torch.Tensor | None:
