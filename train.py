@@ -46,6 +46,7 @@ from nard_ai.model.network import (
 from nard_ai.play.arena import play_match
 from nard_ai.play.selfplay import RoundStats, play_round, rng_from_state, rng_state
 from nard_ai.search.lookahead import Agent
+from nard_ai.training.supervised import LR_SCHEDULES, PHASE_NETS
 
 LIMITS = {
     "hidden": 4096,
@@ -152,15 +153,25 @@ class Args:
     begin with the checkpoint's encoder's, as expert's do with rich's: the new inputs start at zero weight) and
     given a crashed net with --crashed-net (a copy of its contact net); the hidden layers, activation and race
     net are the checkpoint's"""
+    fresh_nets: str = ""
+    """--init-from: comma-separated nets (contact, crashed, race) that start from random weights instead of the
+    checkpoint's, e.g. race, to fit a race net anew on --encoder expert_race's race inputs"""
     epochs: int = 20
     """--supervised: at most this many epochs"""
     patience: int = 3
     """--supervised: stop after this many epochs without a better validation loss"""
+    lr_schedule: str = "constant"
+    """--supervised: constant (--lr throughout) or cosine (from --lr down to 0 at the last of --epochs)"""
     ray: str = ""
     """play the self-play shards on Ray actors, one per --workers shard: 'local' (a Ray cluster of this machine),
     'auto' (the running cluster: `ray start --head`, or RAY_ADDRESS) or a head's ADDRESS; default: RAY_ADDRESS if
     set, else threads of this process. The same seed and --workers give the same weights either way
     (nard_ai.distributed.selfplay: staleness, dead actors)"""
+
+    @property
+    def fresh_names(self) -> tuple[str, ...]:
+        """--fresh-nets as a tuple of names (empty entries dropped)."""
+        return tuple(n.strip() for n in self.fresh_nets.split(",") if n.strip())
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2, before any file is written)."""
@@ -197,8 +208,19 @@ class Args:
             )
         if not 1 <= self.layers <= 4:
             raise ValueError(f"argument --layers: must be 1 .. 4, got {self.layers}")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(
+                f"argument --lr-schedule: must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}"
+            )
         if self.init_from and (not self.supervised or self.resume):
             raise ValueError("argument --init-from: only with --supervised on a new network (not --resume)")
+        if self.fresh_nets and not self.init_from:
+            raise ValueError(
+                "argument --fresh-nets: only with --init-from (the checkpoint whose other nets are kept)"
+            )
+        for name in self.fresh_names:
+            if name not in PHASE_NETS:
+                raise ValueError(f"argument --fresh-nets: {name!r} is not one of {', '.join(PHASE_NETS)}")
         if self.supervised and self.ray:
             raise ValueError(
                 "argument --ray: --supervised fits on this machine; label positions on Ray with "
@@ -333,12 +355,12 @@ def supervised(args: Args, given: set[str] | None) -> None:
     )
     lr = args.lr if given is None or "lr" in given else SupervisedConfig.lr
     config = SupervisedConfig(lr=lr, batch_size=args.batch_size, epochs=args.epochs, patience=args.patience,
-                              seed=args.seed)  # fmt: skip
+                              seed=args.seed, lr_schedule=args.lr_schedule)  # fmt: skip
     writer = SummaryWriter(f"runs/{args.exp_name}-supervised__{args.seed}__{int(time.time())}")
     try:
         history = run_supervised(args.supervised, args.checkpoint_path, config, network=network, writer=writer,
                                  should_stop=lambda: _STOP["requested"],
-                                 init_from=args.init_from or None)  # fmt: skip
+                                 init_from=args.init_from or None, fresh=args.fresh_names)  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     finally:

@@ -479,7 +479,15 @@ def check_first_layer_against_plain(boards, x, name: str, threads: int) -> list[
     groups = w[:, : 4 * SLOTS].reshape(32, SLOTS, 4)
     table = torch.einsum("nk,hsk->snh", torch.from_numpy(unit_values()), groups).contiguous().numpy()
     bias = (layer.bias.detach() + w[:, CONSTANT_UNIT]).numpy()
-    pre, dense = first_layer(boards, name == "rich", table, bias, threads, expert=name == "expert")
+    pre, dense = first_layer(
+        boards,
+        name == "rich",
+        table,
+        bias,
+        threads,
+        expert=name == "expert",
+        race_inputs=name == "expert_race",
+    )
     cols = dense_columns(name)
     np.testing.assert_array_equal(dense, x[:, cols])  # the dense inputs are the encoder's own units
     got = pre + dense @ w[:, cols].T.numpy()

@@ -56,7 +56,7 @@ def test_unit_values_are_tesauros_point_units():
 
 
 def test_dense_columns_reject_other_encoders():
-    with pytest.raises(ValueError, match="td198 and rich"):
+    with pytest.raises(ValueError, match="td198, rich, expert and expert_race only"):
         dense_columns("pubeval")
 
 

@@ -178,3 +178,79 @@ def test_run_supervised_can_give_a_checkpoint_a_crashed_net(labels, tmp_path):
     ckpt = load_checkpoint(tmp_path / "three.pt")
     assert ckpt.network.config.crashed_net and ckpt.network.config.hidden == (16,)
     assert ckpt.extra["supervised"][-1]["source"]["crashed_net"] is True
+
+
+def test_the_cosine_schedule_falls_from_lr_to_zero():
+    from nard_ai.training.supervised import scheduled_lr
+
+    cosine = SupervisedConfig(lr=1e-3, lr_schedule="cosine")
+    assert scheduled_lr(cosine, 0, 100) == pytest.approx(1e-3)
+    assert scheduled_lr(cosine, 50, 100) == pytest.approx(0.5e-3)  # (1 + cos(pi / 2)) / 2
+    assert scheduled_lr(cosine, 100, 100) == pytest.approx(0.0, abs=1e-12)
+    assert scheduled_lr(SupervisedConfig(lr=1e-3), 50, 100) == 1e-3  # constant
+    with pytest.raises(ValueError, match="lr_schedule must be one of constant, cosine"):
+        SupervisedConfig(lr_schedule="step").validate()
+
+
+def test_a_cosine_run_sets_the_rate_of_every_step(labels, monkeypatch):
+    """The optimizer's rate follows the schedule step by step (recorded at each AdamW step): lr at the
+    first, falling, about 1e-3 of lr at the last of the last epoch; a constant run keeps lr."""
+    from nard_ai.training.supervised import scheduled_lr
+
+    data = load_labelled(labels)
+    held = validation_mask(data.ids, 0.25)
+    train, val = data.subset(~held), data.subset(held)
+    seen = []
+    step = torch.optim.AdamW.step
+
+    def recording_step(self, *args, **kwargs):
+        seen.append(self.param_groups[0]["lr"])
+        return step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", recording_step)
+    rates = {}
+    for schedule in ("constant", "cosine"):
+        seen.clear()
+        config = SupervisedConfig(lr=3e-3, batch_size=32, epochs=3, patience=3, lr_schedule=schedule)
+        train_supervised(_small_network(), train, val, config)
+        rates[schedule] = list(seen)
+    steps = 3 * -(-len(train) // 32)
+    assert len(rates["cosine"]) == len(rates["constant"]) == steps
+    assert set(rates["constant"]) == {3e-3}
+    assert rates["cosine"][0] == pytest.approx(3e-3)
+    assert all(a > b for a, b in zip(rates["cosine"], rates["cosine"][1:]))
+    assert rates["cosine"][-1] == pytest.approx(scheduled_lr(config, steps - 1, steps)) and rates["cosine"][-1] < 1e-5
+
+
+def test_fresh_nets_start_anew_and_the_others_are_kept(labels, tmp_path):
+    """``fresh=("race",)``: the widened network's contact and crashed nets are the checkpoint's (same
+    outputs on contact boards), its race net new random weights (other outputs on races)."""
+    from nard_ai.core.classes import race_flags
+    from nard_ai.model.network import save_checkpoint
+    from nard_ai.training.supervised import widened
+
+    torch.manual_seed(6)
+    src = Network(NetworkConfig(encoder="rich", hidden=(16,), race_net=True, crashed_net=True))
+    boards = load_labelled(labels).boards
+    race = np.asarray(race_flags(boards), dtype=bool)
+    assert race.any() and (~race).any()
+    wide = widened(src, "expert_race", boards[:64], fresh=("race",))
+    np.testing.assert_allclose(wide.probs6(boards[~race]), src.probs6(boards[~race]), atol=1e-6)
+    assert np.abs(wide.probs6(boards[race]) - src.probs6(boards[race])).max() > 1e-3
+    same = widened(src, "rich", boards[:64], fresh=("race",))  # the same encoder: only a new race net
+    np.testing.assert_allclose(same.probs6(boards[~race]), src.probs6(boards[~race]), atol=1e-6)
+    with pytest.raises(ValueError, match="fresh net 'bar'"):
+        widened(src, "expert", boards[:64], fresh=("bar",))
+    two = Network(NetworkConfig(encoder="rich", hidden=(8,), race_net=False))
+    with pytest.raises(ValueError, match="the new network's nets are contact"):
+        widened(two, "expert", boards[:64], fresh=("race",))
+    # through run_supervised: recorded in the run's source; without init_from an error
+    save_checkpoint(tmp_path / "src.pt", src, games_trained=0)
+    target = Network(NetworkConfig(encoder="expert_race", hidden=(4,), race_net=True, crashed_net=True))
+    run_supervised(
+        labels, tmp_path / "fresh.pt", SupervisedConfig(epochs=1, patience=1), network=target,
+        init_from=tmp_path / "src.pt", fresh=("race",),
+    )  # fmt: skip
+    assert load_checkpoint(tmp_path / "fresh.pt").extra["supervised"][-1]["source"]["fresh"] == ["race"]
+    with pytest.raises(ValueError, match="fresh nets need init_from"):
+        run_supervised(labels, tmp_path / "x.pt", SupervisedConfig(epochs=1), network=target, fresh=("race",))

@@ -158,6 +158,12 @@ def test_sigkill_loses_at_most_one_round_and_the_run_resumes(tmp_path):
         (["--eval-games", "1"], "argument --eval-games: at least 4"),
         (["--layers", "5"], "argument --layers: must be 1 .. 4, got 5"),
         (["--init-from", "x.pt"], "argument --init-from: only with --supervised"),
+        (["--lr-schedule", "step"], "argument --lr-schedule: must be one of constant, cosine, got 'step'"),
+        (["--supervised", "x", "--fresh-nets", "race"], "argument --fresh-nets: only with --init-from"),
+        (
+            ["--supervised", "x", "--init-from", "y.pt", "--fresh-nets", "race,bar"],
+            "argument --fresh-nets: 'bar' is not one of contact, crashed, race",
+        ),
         (
             ["--crashed-net", "--no-race-net"],
             "argument --crashed-net: needs --race-net and --encoder rich or expert",

@@ -1,6 +1,6 @@
 """The first network layer over TD-Gammon's point units as an embedding lookup (compiled).
 
-A network over the ``td198``, ``rich`` or ``expert`` encoder (:mod:`nard_ai.model.encoding`)
+A network over the ``td198``, ``rich``, ``expert`` or ``expert_race`` encoder (:mod:`nard_ai.model.encoding`)
 starts with ``h = W x + b``. TD-Gammon's 192 point units come in groups of
 four per (point, side) whose values depend only on the checker count ``n``
 on that point (``n >= 1``, ``n >= 2``, ``n >= 3``, ``(n - 3) / 2``). So the
@@ -12,7 +12,8 @@ one per occupied point (an "embedding bag")::
     W x = sum over occupied (slot, n) of table[slot, n] + W_dense x_dense
 
 where ``x_dense`` are the remaining inputs: the bar and borne-off units
-(192..195) and, for ``rich``, units 198..220 (for ``expert``, 198..270); the
+(192..195) and, for ``rich``, units 198..220 (for ``expert``, 198..270; for
+``expert_race``, 198..311); the
 constant unit 196 (always 1) joins the bias and unit 197 (always 0) drops
 out. A typical position has about 14 occupied points, so the lookup replaces
 192 multiply-adds per hidden unit by about 14 adds, and the dense part is a
@@ -23,7 +24,8 @@ float32 sums differs (agreement with the plain layer to about 1e-6).
 bias ``(N, H)`` and the dense inputs ``(N, D)`` in one pass (the ``rich``
 features come from the encoder's own functions), and for ``expert`` a second
 pass writes gnubg's inputs with :func:`nard_ai.model.expert.expert_inputs_into`
-(the function the encoder uses); the caller adds ``x_dense @ W_dense.T``
+(the function the encoder uses; for ``expert_race`` a third, the race inputs with
+:func:`nard_ai.model.race_inputs.race_inputs_into`); the caller adds ``x_dense @ W_dense.T``
 (:class:`nard_ai.model.network.Network` does it with torch).
 """
 
@@ -34,8 +36,15 @@ import numpy as np
 from numba import njit
 
 from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, NUM_POINTS
-from nard_ai.model.encoding import ESCAPES_BY_POINT, EXPERT_SIZE, RICH_SIDE_FEATURES, _side_features
-from nard_ai.model.expert import expert_inputs_into
+from nard_ai.model.encoding import (
+    ESCAPES_BY_POINT,
+    EXPERT_RACE_SIZE,
+    EXPERT_SIZE,
+    RICH_SIDE_FEATURES,
+    _side_features,
+)
+from nard_ai.model.expert import HALF_INPUTS, expert_inputs_into
+from nard_ai.model.race_inputs import race_inputs_into
 
 __all__ = ["SLOTS", "MAX_COUNT", "CONSTANT_UNIT", "dense_columns", "unit_values", "first_layer"]
 
@@ -56,7 +65,7 @@ def dense_columns(encoder_name: str) -> list[int]:
     """Input units that :func:`first_layer` hands back as dense inputs, in its column order.
 
     Raises:
-        ValueError: for an encoder other than ``td198``, ``rich`` and ``expert``.
+        ValueError: for an encoder other than ``td198``, ``rich``, ``expert`` and ``expert_race``.
     """
     if encoder_name == "td198":
         return list(_TD_DENSE)
@@ -64,7 +73,11 @@ def dense_columns(encoder_name: str) -> list[int]:
         return list(_TD_DENSE) + list(range(_RICH_FIRST, _RICH_END))
     if encoder_name == "expert":
         return list(_TD_DENSE) + list(range(_RICH_FIRST, EXPERT_SIZE))
-    raise ValueError(f"no embedding form for encoder {encoder_name!r} (td198 and rich, and expert, only)")
+    if encoder_name == "expert_race":
+        return list(_TD_DENSE) + list(range(_RICH_FIRST, EXPERT_RACE_SIZE))
+    raise ValueError(
+        f"no embedding form for encoder {encoder_name!r} (td198, rich, expert and expert_race only)"
+    )
 
 
 def unit_values() -> np.ndarray:
@@ -140,6 +153,7 @@ def first_layer(
     threads: int = 1,
     *,
     expert: bool = False,
+    race_inputs: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The point units' part of a first layer, plus the bias, and the dense inputs, for a batch.
 
@@ -153,6 +167,8 @@ def first_layer(
         threads: parallel chunks (1 = serial).
         expert: the network reads the ``expert`` encoder (``rich`` plus gnubg's
             inputs; ``rich`` is then implied).
+        race_inputs: the network reads ``expert_race`` (``expert`` plus the race inputs of
+            :mod:`nard_ai.model.race_inputs`; ``expert`` is then implied).
 
     Returns:
         ``(pre (N, H) float32, dense (N, D) float32)``: ``pre + dense @
@@ -162,8 +178,10 @@ def first_layer(
     """
     n = boards.shape[0]
     hidden = bias.shape[0]
+    expert = expert or race_inputs
     rich = rich or expert
-    width = len(dense_columns("expert" if expert else "rich" if rich else "td198"))
+    name = "expert_race" if race_inputs else "expert" if expert else "rich" if rich else "td198"
+    width = len(dense_columns(name))
     pre = np.empty((n, hidden), dtype=np.float32)
     dense = np.empty((n, width), dtype=np.float32)
     chunks = max(1, min(threads, n))
@@ -173,4 +191,6 @@ def first_layer(
         _serial(boards, rich, table, bias, pre, dense)
     if expert:
         expert_inputs_into(boards, dense, _RICH_WIDTH, chunks)
+    if race_inputs:
+        race_inputs_into(boards, dense, _RICH_WIDTH + 2 * HALF_INPUTS, chunks)
     return pre, dense

@@ -9,14 +9,16 @@ an edit in place.
 
 Registered encoders
 -------------------
-==========  =======  ====  =====================================================
-name        version  size  description
-==========  =======  ====  =====================================================
-``td198``   1        198   TD-Gammon's raw inputs (Tesauro 1992, 1995), below
-``rich``    1        221   ``td198`` plus hand-made features per side, below
-``expert``  1        271   ``rich`` plus gnubg's 25 contact/crashed-net inputs
-                           per side (:mod:`nard_ai.model.expert`), below
-==========  =======  ====  =====================================================
+=================  =======  ====  ==============================================
+name               version  size  description
+=================  =======  ====  ==============================================
+``td198``          1        198   TD-Gammon's raw inputs (Tesauro 1992, 1995), below
+``rich``           1        221   ``td198`` plus hand-made features per side, below
+``expert``         1        271   ``rich`` plus gnubg's 25 contact/crashed-net
+                                  inputs per side (:mod:`nard_ai.model.expert`), below
+``expert_race``    1        312   ``expert`` plus 41 race inputs
+                                  (:mod:`nard_ai.model.race_inputs`), below
+=================  =======  ====  ==============================================
 
 ``td198`` v1 (TD-Gammon's 198 raw inputs, in the side-on-roll convention)
 --------------------------------------------------------------------------
@@ -101,6 +103,14 @@ docstring. gnubg's player on roll (its row 1) is nard_ai's side on roll, and
 gnubg writes that player's half first, as here; the opponent's half is the
 side on roll's half of ``swap_sides(board)``, so ``encode(swap_sides(b))``
 exchanges units ``221..245`` and ``246..270`` (besides ``rich``'s exchanges).
+
+``expert_race`` v1 (``expert`` plus race inputs)
+------------------------------------------------
+Units ``0 .. 270`` are exactly ``expert`` (a network over ``expert`` widens to
+it: :func:`nard_ai.training.supervised.widened`). Units ``271 .. 311`` are the
+41 race inputs of :mod:`nard_ai.model.race_inputs` (checkers-off thermometer
+and crossovers as gnubg's race net has them, checkers outside home, pips to
+bring all home, low points, home gaps, for each side; the pip lead three ways).
 """
 
 from __future__ import annotations
@@ -123,6 +133,7 @@ from nard_ai.model.expert import (
     HALF_INPUTS,
     expert_inputs_into,
 )
+from nard_ai.model.race_inputs import RACE_INPUTS, race_inputs_into
 
 __all__ = [
     "Encoder",
@@ -131,6 +142,7 @@ __all__ = [
     "encode_td198",
     "encode_rich",
     "encode_expert",
+    "encode_expert_race",
     "race_flags",
     "contact_first_order",
     "TD198",
@@ -138,6 +150,8 @@ __all__ = [
     "EXPERT",
     "EXPERT_FIRST",
     "EXPERT_SIZE",
+    "EXPERT_RACE",
+    "EXPERT_RACE_SIZE",
     "ESCAPES",
     "ESCAPES_BY_POINT",
 ]
@@ -449,6 +463,31 @@ def encode_expert(boards: np.ndarray) -> np.ndarray:
     return out
 
 
+EXPERT_RACE_SIZE = EXPERT_SIZE + RACE_INPUTS
+"""Inputs of the ``expert_race`` encoder (312)."""
+
+
+def encode_expert_race(boards: np.ndarray) -> np.ndarray:
+    """``expert`` plus the race inputs of :mod:`nard_ai.model.race_inputs` (``expert_race`` v1).
+
+    Args:
+        boards: ``(N, 26)`` C-contiguous int8 boards, each from its side on roll's view.
+
+    Returns:
+        ``(N, 312)`` float32: units ``0 .. 270`` are :func:`encode_expert`'s, ``271 .. 311`` the race inputs.
+    """
+    out = np.empty((boards.shape[0], EXPERT_RACE_SIZE), dtype=np.float32)
+    threads = parallel_threads()
+    if len(boards) >= PARALLEL_MIN_BOARDS and threads > 1:
+        _rich_kernel_parallel(boards, ESCAPES_BY_POINT, out, threads)
+    else:
+        threads = 1
+        _rich_kernel(boards, ESCAPES_BY_POINT, out)
+    expert_inputs_into(boards, out, EXPERT_FIRST, threads)
+    race_inputs_into(boards, out, EXPERT_SIZE, threads)
+    return out
+
+
 @njit(cache=True, nogil=True)
 def _group_kernel(race, order):
     k = 0
@@ -487,7 +526,18 @@ EXPERT = Encoder(
     name="expert", version=1, size=EXPERT_SIZE, fn=encode_expert, race_unit=220, race_fn=race_flags
 )
 
-ENCODERS: dict[str, Encoder] = {TD198.name: TD198, RICH.name: RICH, EXPERT.name: EXPERT}
+EXPERT_RACE = Encoder(
+    name="expert_race",
+    version=1,
+    size=EXPERT_RACE_SIZE,
+    fn=encode_expert_race,
+    race_unit=220,
+    race_fn=race_flags,
+)
+
+ENCODERS: dict[str, Encoder] = {
+    TD198.name: TD198, RICH.name: RICH, EXPERT.name: EXPERT, EXPERT_RACE.name: EXPERT_RACE
+}  # fmt: skip
 
 
 def get_encoder(name: str, version: int | None = None) -> Encoder:

@@ -179,7 +179,7 @@ class NetworkConfig:
 NETS = ("mlp", "crashed_mlp", "race_mlp")
 """The MLPs of a :class:`Network` by route number: 0 contact, 1 crashed, 2 race (:func:`route_rows`)."""
 CONTACT_ROUTE, CRASHED_ROUTE, RACE_ROUTE = range(3)
-CRASHED_ENCODERS = ("rich", "expert")
+CRASHED_ENCODERS = ("rich", "expert", "expert_race")
 """Encoders whose layout :func:`route_rows` reads a crashed position from (TD-Gammon's units and a race unit)."""
 
 _OFF_UNITS = (194, 195)  # td198: checkers borne off / 15, side on roll then opponent
@@ -431,7 +431,10 @@ class Network(nn.Module):
         table, bias, dense_w = self._embedding(name)
         threads = parallel_threads() if len(boards) >= PARALLEL_MIN_BOARDS else 1
         encoder = self.encoder.name
-        pre, dense = first_layer(boards, encoder == "rich", table, bias, threads, expert=encoder == "expert")
+        pre, dense = first_layer(
+            boards, encoder == "rich", table, bias, threads, expert=encoder == "expert",
+            race_inputs=encoder == "expert_race",
+        )  # fmt: skip
         h = torch.from_numpy(pre).addmm_(torch.from_numpy(dense), dense_w)
         layers = list(mlp)
         return _outputs_t(layers[2:], _IN_PLACE[type(layers[1])](h))
@@ -439,7 +442,7 @@ class Network(nn.Module):
     @property
     def _embeddable(self) -> bool:
         # the first layer can be computed by nard_ai.model.embedding (td198-family encoders at version 1)
-        return self.encoder.name in ("td198", "rich", "expert") and self.encoder.version == 1
+        return self.encoder.name in ("td198", "rich", "expert", "expert_race") and self.encoder.version == 1
 
     def probs6(self, boards: np.ndarray) -> np.ndarray:
         """Exclusive outcome probabilities ``(N, 6)`` float32 for the side on roll of each ``(N, 26)`` board."""

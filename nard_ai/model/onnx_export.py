@@ -91,6 +91,7 @@ from nard_ai.model.network import (
     load_checkpoint,
     route_rows,
 )
+from nard_ai.model.race_inputs import RACE_HALF_INPUTS, RACE_INPUT_NAMES
 
 __all__ = [
     "FORMAT",
@@ -191,7 +192,7 @@ def input_layout(encoder: Encoder) -> tuple[InputRange, ...]:
     its direction of play).
 
     Args:
-        encoder: ``td198``, ``rich`` or ``expert`` at version 1.
+        encoder: ``td198``, ``rich``, ``expert`` or ``expert_race`` at version 1.
 
     Returns:
         Ranges covering ``0 .. encoder.size - 1`` in order, without gaps.
@@ -199,8 +200,10 @@ def input_layout(encoder: Encoder) -> tuple[InputRange, ...]:
     Raises:
         ValueError: for another encoder (no documented layout here).
     """
-    if encoder.name not in ("td198", "rich", "expert") or encoder.version != 1:
-        raise ValueError(f"no input layout for encoder {encoder.key}: td198@1, rich@1 and expert@1 only")
+    if encoder.name not in ("td198", "rich", "expert", "expert_race") or encoder.version != 1:
+        raise ValueError(
+            f"no input layout for encoder {encoder.key}: td198@1, rich@1, expert@1 and expert_race@1 only"
+        )
     half = 4 * NUM_POINTS
     bar = 2 * half
     rows = [
@@ -223,7 +226,7 @@ def input_layout(encoder: Encoder) -> tuple[InputRange, ...]:
         InputRange(CONSTANT_UNIT, CONSTANT_UNIT, 'always 1 (TD-Gammon\'s "side on roll" unit)'),
         InputRange(CONSTANT_UNIT + 1, CONSTANT_UNIT + 1, 'always 0 (TD-Gammon\'s "opponent on roll" unit)'),
     ]
-    if encoder.name in ("rich", "expert"):
+    if encoder.name in ("rich", "expert", "expert_race"):
         first = CONSTANT_UNIT + 2
         for side, base in (("side on roll", first), ("opponent", first + RICH_SIDE_FEATURES)):
             for k, feature in enumerate(RICH_FEATURES):
@@ -234,7 +237,8 @@ def input_layout(encoder: Encoder) -> tuple[InputRange, ...]:
                 f"encoder {encoder.key}: race unit {encoder.race_unit}, the layout says {race}"
             )
         rows.append(InputRange(race, race, "race: 1 when no checker can meet an opposing one again, else 0"))
-    if encoder.name == "expert":
+    end = len(rows)
+    if encoder.name in ("expert", "expert_race"):
         first = race + 1
         for side, base in (("side on roll", first), ("opponent", first + len(EXPERT_NAMES))):
             for k, name in enumerate(EXPERT_NAMES):
@@ -243,10 +247,20 @@ def input_layout(encoder: Encoder) -> tuple[InputRange, ...]:
                         base + k, base + k, f"{side}: gnubg's `{name}` (`nard_ai/model/expert.py`'s table)"
                     )
                 )
-        if (
-            first + 2 * len(EXPERT_NAMES) != encoder.size
-        ):  # pragma: no cover - a guard against the encoder changing
-            raise RuntimeError(f"encoder {encoder.key}: {encoder.size} inputs, the layout says {first + 50}")
+        end = first + 2 * len(EXPERT_NAMES)
+    if encoder.name == "expert_race":
+        for side, base in (("side on roll", end), ("opponent", end + RACE_HALF_INPUTS)):
+            for k, name in enumerate(RACE_INPUT_NAMES):
+                rows.append(
+                    InputRange(base + k, base + k, f"{side}: {name} (`nard_ai/model/race_inputs.py`)")
+                )
+        whole = end + 2 * RACE_HALF_INPUTS
+        rows.append(InputRange(whole, whole, "pip lead of the side on roll / 20"))
+        rows.append(InputRange(whole + 1, whole + 1, "(pip lead + 4) / sqrt(both pip counts)"))
+        rows.append(InputRange(whole + 2, whole + 2, "10 x pip lead / both pip counts"))
+        end = whole + 3
+    if encoder.name in ("expert", "expert_race") and end != encoder.size:  # pragma: no cover - a guard
+        raise RuntimeError(f"encoder {encoder.key}: {encoder.size} inputs, the layout says {end}")
     return tuple(rows)
 
 

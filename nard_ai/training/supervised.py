@@ -15,8 +15,9 @@ lambda-returns), on the network's own ``forward`` over its encoder's inputs
   split depends on the position only: the same position is on the same side
   in every shard, every run and every labels folder made with the same seed.
 * Optimizer: AdamW, minibatches in a seeded order, one pass over the training
-  rows per epoch; early stopping when the validation loss has not improved
-  for ``patience`` epochs; the best epoch's weights are kept.
+  rows per epoch, at a constant learning rate or on a cosine schedule
+  (:attr:`SupervisedConfig.lr_schedule`); early stopping when the validation
+  loss has not improved for ``patience`` epochs; the best epoch's weights are kept.
 * Logs: TensorBoard scalars ``losses/train``, ``losses/val``,
   ``losses/val_kl`` (cross-entropy minus the targets' entropy: 0 = a
   perfect fit) and ``eval/val_equity_mae`` (mean absolute error of the
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -131,6 +133,17 @@ def validation_mask(ids: list[str], fraction: float, seed: int = 0) -> np.ndarra
     )
 
 
+LR_SCHEDULES = ("constant", "cosine")
+"""Learning-rate schedules of a supervised run (:class:`SupervisedConfig`)."""
+
+
+def scheduled_lr(config: SupervisedConfig, step: int, total: int) -> float:
+    """The learning rate of gradient step ``step`` (0-based) of ``total`` under ``config.lr_schedule``."""
+    if config.lr_schedule == "cosine":
+        return config.lr * 0.5 * (1.0 + math.cos(math.pi * min(step, total) / max(total, 1)))
+    return config.lr
+
+
 @dataclass(frozen=True)
 class SupervisedConfig:
     """Settings of a supervised run (saved in the checkpoint's ``extra["supervised"]``)."""
@@ -151,10 +164,18 @@ class SupervisedConfig:
     """seed of the validation split's hash"""
     seed: int = 1
     """seed of the minibatch order"""
+    lr_schedule: str = "constant"
+    """``"constant"`` (``lr`` throughout) or ``"cosine"``: step ``t`` of ``T = epochs x steps per epoch``
+    uses ``lr x (1 + cos(pi t / T)) / 2``, from ``lr`` down towards 0 at the last step of ``epochs``
+    (Loshchilov and Hutter 2017, "SGDR", without restarts); an early stop ends it where it is"""
 
     def validate(self) -> None:
         if not (self.lr > 0 and np.isfinite(self.lr)):
             raise ValueError(f"lr must be a positive number, got {self.lr}")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(
+                f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}"
+            )
         if self.weight_decay < 0:
             raise ValueError(f"weight_decay must be >= 0, got {self.weight_decay}")
         for name in ("batch_size", "epochs", "patience"):
@@ -242,6 +263,8 @@ def train_supervised(
     val_entropy = _entropy(val.targets)
     optimizer = torch.optim.AdamW(network.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     generator = torch.Generator().manual_seed(config.seed)
+    steps_per_epoch = -(-len(x_train) // config.batch_size)
+    total_steps, step = config.epochs * steps_per_epoch, 0
 
     history = History()
     loss0, mae0 = evaluate_loss(network, x_val, t_val)
@@ -268,6 +291,10 @@ def train_supervised(
                 if should_stop():
                     break
                 idx = order[s : s + config.batch_size]
+                if config.lr_schedule != "constant":
+                    for group in optimizer.param_groups:
+                        group["lr"] = scheduled_lr(config, step, total_steps)
+                step += 1
                 loss = td_loss(network(x_train[idx]), t_train[idx])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
@@ -321,6 +348,7 @@ def run_supervised(
     writer=None,
     should_stop: Callable[[], bool] = lambda: False,
     init_from: str | Path | None = None,
+    fresh: tuple[str, ...] = (),
 ) -> History:
     """Train on ``label_dir`` and write ``checkpoint`` at each new best epoch.
 
@@ -329,13 +357,13 @@ def run_supervised(
     checkpoint path) and ``network``, training starts from that checkpoint's network widened to
     ``network``'s encoder (and given a crashed net when ``network`` has one: :func:`widened`; ``network``
     only names the encoder and the crashed net), recorded as the run's
-    source.
+    source; the nets named in ``fresh`` start from random weights instead (torch's seed: :func:`widened`).
 
     Raises:
         ValueError: ``init_from`` without ``network``, or an encoder that does not extend the
-            checkpoint's, or nothing to widen (the same encoder, no crashed net added), or a crashed
-            net for a checkpoint without a race net (:func:`widened`); a bad labels folder or
-            checkpoint.
+            checkpoint's, or nothing to widen (the same encoder, no crashed net added, no fresh net), or
+            a crashed net for a checkpoint without a race net, or a ``fresh`` name the network lacks
+            (:func:`widened`), or ``fresh`` without ``init_from``; a bad labels folder or checkpoint.
     """
     config.validate()
     checkpoint = Path(checkpoint)
@@ -357,14 +385,18 @@ def run_supervised(
             raise ValueError("init_from needs a network naming the encoder to widen to")
         start = load_checkpoint(init_from).network
         network = widened(
-            start, network.encoder.name, data.boards[:4096], crashed_net=network.config.crashed_net
-        )
+            start, network.encoder.name, data.boards[:4096], crashed_net=network.config.crashed_net,
+            fresh=fresh,
+        )  # fmt: skip
         source = {
             "path": str(init_from),
             "sha256": file_sha256(Path(init_from)),
             "widened_to": network.encoder.key,
             "crashed_net": network.config.crashed_net,
+            **({"fresh": list(fresh)} if fresh else {}),
         }
+    elif fresh:
+        raise ValueError("fresh nets need init_from (the checkpoint whose other nets are kept)")
     held_out = validation_mask(data.ids, config.val_fraction, config.split_seed)
     train, val = data.subset(~held_out), data.subset(held_out)
     log.info("%s: %d positions, %d for training, %d held out", label_dir, len(data), len(train), len(val))
@@ -399,7 +431,19 @@ def run_supervised(
     return history
 
 
-def widened(source: Network, encoder: str, probe: np.ndarray, *, crashed_net: bool = False) -> Network:
+PHASE_NETS = ("contact", "crashed", "race")
+"""The nets of a network by phase (``mlp``, ``crashed_mlp``, ``race_mlp``), as :func:`widened`'s
+``fresh`` names them."""
+
+
+def widened(
+    source: Network,
+    encoder: str,
+    probe: np.ndarray,
+    *,
+    crashed_net: bool = False,
+    fresh: tuple[str, ...] = (),
+) -> Network:
     """A network over ``encoder`` that computes exactly what ``source`` computes, to start supervised training from.
 
     ``encoder``'s inputs must begin with all of ``source``'s encoder's inputs, unit for unit (``expert``
@@ -410,20 +454,32 @@ def widened(source: Network, encoder: str, probe: np.ndarray, *, crashed_net: bo
     "net2net" widening of an input layer). With ``crashed_net`` (or a source that has one) the new
     network has a crashed net (:class:`nard_ai.model.network.NetworkConfig`); when ``source`` has
     none, it starts as a copy of ``source``'s contact net, which valued those positions until now.
+    The nets named in ``fresh`` are not copied: they keep their new random weights (from torch's
+    seed), for a net to be trained anew on the new inputs (a race net over ``expert_race``'s race
+    inputs fits better from scratch than from the old race net: README, "Race inputs").
 
     Args:
         source: the trained network.
         encoder: the new encoder's registered name (its registered version).
         probe: ``(N, 26)`` int8 boards on which the shared inputs are checked to be equal.
         crashed_net: give the new network a crashed net.
+        fresh: names from :data:`PHASE_NETS` of the new network's nets to leave at random weights.
 
     Raises:
         ValueError: the new encoder is not wider (and no crashed net is added: the same encoder and a
             source that already has one is nothing to widen), or its first units differ from
-            ``source``'s encoder's on a probe board; a crashed net for a source without a race net.
+            ``source``'s encoder's on a probe board; a crashed net for a source without a race net;
+            a ``fresh`` name that is not one of the new network's nets.
     """
     cfg = source.config
     crashed = crashed_net or cfg.crashed_net
+    nets = ("contact",) + (("crashed",) if crashed else ()) + (("race",) if cfg.race_net else ())
+    for name in fresh:
+        if name not in nets:
+            raise ValueError(
+                f"fresh net {name!r}: the new network's nets are {', '.join(nets)}"
+                + ("" if name in PHASE_NETS else f" (of {', '.join(PHASE_NETS)})")
+            )
     if crashed_net and not cfg.race_net:
         raise ValueError(
             "the checkpoint has no race net, and a crashed net needs one (gnubg's contact, crashed and race nets)"
@@ -436,7 +492,7 @@ def widened(source: Network, encoder: str, probe: np.ndarray, *, crashed_net: bo
     )  # fmt: skip
     old, new = source.encoder, target.encoder
     adds_crashed = crashed and not cfg.crashed_net
-    if new.key == old.key and not adds_crashed:
+    if new.key == old.key and not adds_crashed and not fresh:
         raise ValueError(
             f"encoder {new.key} is the checkpoint's"
             + (
@@ -454,14 +510,20 @@ def widened(source: Network, encoder: str, probe: np.ndarray, *, crashed_net: bo
             f"encoder {new.key}'s first {old.size} inputs are not {old.key}'s: it does not extend it"
         )
     with torch.no_grad():
-        pairs = [(source.mlp, target.mlp)]
+        pairs = [("contact", source.mlp, target.mlp)]
         if source.race_mlp is not None:
-            pairs.append((source.race_mlp, target.race_mlp))
+            pairs.append(("race", source.race_mlp, target.race_mlp))
         if target.crashed_mlp is not None:
             pairs.append(
-                (source.crashed_mlp if source.crashed_mlp is not None else source.mlp, target.crashed_mlp)
+                (
+                    "crashed",
+                    source.crashed_mlp if source.crashed_mlp is not None else source.mlp,
+                    target.crashed_mlp,
+                )
             )
-        for src, dst in pairs:
+        for name, src, dst in pairs:
+            if name in fresh:
+                continue
             for a, b in zip(src, dst, strict=True):
                 if isinstance(a, torch.nn.Linear):
                     b.weight.zero_()
