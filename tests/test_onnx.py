@@ -241,6 +241,28 @@ def test_an_expert_checkpoint_exports_and_its_layout_names_gnubgs_inputs(tmp_pat
     assert "I_BACKRESCAPES" in rows[270].meaning and rows[270].meaning.startswith("opponent")
 
 
+def test_an_expert_race_checkpoint_exports_with_three_nets(tmp_path, positions):
+    """An ``expert_race`` network (expert plus 41 race inputs) with contact, crashed and race nets
+    exports like any other: the same outcomes as torch on its encoded inputs, and a layout row per
+    race input."""
+    from nard_ai.model.encoding import EXPERT_RACE
+    from nard_ai.model.network import Network, NetworkConfig, save_checkpoint
+
+    torch.manual_seed(6)
+    net = Network(NetworkConfig(encoder="expert_race", hidden=(8,), race_net=True, crashed_net=True))
+    save_checkpoint(tmp_path / "er.pt", net)
+    result = onnx_export.export_onnx(tmp_path / "er.onnx", tmp_path / "er.pt")
+    assert (result.input_size, result.encoder) == (312, "expert_race@1")
+    inputs = EXPERT_RACE.encode(positions[::5])
+    with torch.no_grad():
+        want = net.predict(torch.from_numpy(inputs)).numpy()
+    assert np.max(np.abs(ort_outputs(tmp_path / "er.onnx", inputs)["outcomes"] - want)) <= TOLERANCE
+    rows = {r.first: r for r in input_layout(EXPERT_RACE)}
+    assert rows[271].meaning.startswith("side on roll: borne off > 0")
+    assert rows[290 + 14].meaning.startswith("opponent: crossovers")
+    assert rows[311].meaning.startswith("10 x pip lead")
+
+
 # ----------------------------------------------------------------- errors: one line, status 2
 
 

@@ -219,7 +219,10 @@ def test_a_cosine_run_sets_the_rate_of_every_step(labels, monkeypatch):
     assert set(rates["constant"]) == {3e-3}
     assert rates["cosine"][0] == pytest.approx(3e-3)
     assert all(a > b for a, b in zip(rates["cosine"], rates["cosine"][1:]))
-    assert rates["cosine"][-1] == pytest.approx(scheduled_lr(config, steps - 1, steps)) and rates["cosine"][-1] < 1e-5
+    assert (
+        rates["cosine"][-1] == pytest.approx(scheduled_lr(config, steps - 1, steps))
+        and rates["cosine"][-1] < 1e-5
+    )
 
 
 def test_fresh_nets_start_anew_and_the_others_are_kept(labels, tmp_path):
