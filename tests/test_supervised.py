@@ -218,7 +218,7 @@ def test_a_cosine_run_sets_the_rate_of_every_step(labels, monkeypatch):
     assert len(rates["cosine"]) == len(rates["constant"]) == steps
     assert set(rates["constant"]) == {3e-3}
     assert rates["cosine"][0] == pytest.approx(3e-3)
-    assert all(a > b for a, b in zip(rates["cosine"], rates["cosine"][1:]))
+    assert all(a > b for a, b in zip(rates["cosine"][:-1], rates["cosine"][1:], strict=True))
     assert (
         rates["cosine"][-1] == pytest.approx(scheduled_lr(config, steps - 1, steps))
         and rates["cosine"][-1] < 1e-5
