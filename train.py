@@ -214,6 +214,10 @@ class Args:
             )
         if self.init_from and (not self.supervised or self.resume):
             raise ValueError("argument --init-from: only with --supervised on a new network (not --resume)")
+        if self.lr_schedule != "constant" and not self.supervised:
+            raise ValueError("argument --lr-schedule: only with --supervised (TD self-play keeps --lr)")
+        if self.fresh_nets and any(not n.strip() for n in self.fresh_nets.split(",")):
+            raise ValueError(f"argument --fresh-nets: an empty name in {self.fresh_nets!r}")
         if self.fresh_nets and not self.init_from:
             raise ValueError(
                 "argument --fresh-nets: only with --init-from (the checkpoint whose other nets are kept)"

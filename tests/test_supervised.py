@@ -255,5 +255,47 @@ def test_fresh_nets_start_anew_and_the_others_are_kept(labels, tmp_path):
         init_from=tmp_path / "src.pt", fresh=("race",),
     )  # fmt: skip
     assert load_checkpoint(tmp_path / "fresh.pt").extra["supervised"][-1]["source"]["fresh"] == ["race"]
+    # a fresh net the labels have no rows for would stay random: an error, before any file is written
+    contact_only = tmp_path / "contact"
+    contact_only.mkdir()
+    data = load_labelled(labels)
+    rows = np.flatnonzero(~race)
+    csv = contact_only / "labels-00000.csv"
+    atomic_write_bytes(csv, format_labels_csv([data.ids[i] for i in rows], data_probs(labels)[rows]))
+    (contact_only / "labels-00000.json").write_text(json.dumps({"csv_sha256": file_sha256(csv)}))
+    with pytest.raises(ValueError, match="fresh net 'race' would stay untrained"):
+        run_supervised(
+            contact_only, tmp_path / "none.pt", SupervisedConfig(epochs=1), network=target,
+            init_from=tmp_path / "src.pt", fresh=("race",),
+        )  # fmt: skip
+    assert not (tmp_path / "none.pt").exists()
     with pytest.raises(ValueError, match="fresh nets need init_from"):
         run_supervised(labels, tmp_path / "x.pt", SupervisedConfig(epochs=1), network=target, fresh=("race",))
+
+
+def data_probs(folder):
+    """The gnubg cumulative probabilities of a labels folder, in its row order."""
+    from nard_ai.training.store import read_labels
+
+    return read_labels(folder)[1]
+
+
+def test_a_new_network_is_written_even_when_no_epoch_beats_its_start(labels, tmp_path):
+    """A new (here widened) network whose run scores no epoch (stopped at once) is still written, as it
+    started, with the run's record: the run asked for a checkpoint."""
+    from nard_ai.model.network import save_checkpoint
+
+    torch.manual_seed(7)
+    src = Network(NetworkConfig(encoder="td198", hidden=(8,), race_net=False))
+    save_checkpoint(tmp_path / "src.pt", src, games_trained=0)
+    target = Network(NetworkConfig(encoder="rich", hidden=(4,)))
+    history = run_supervised(
+        labels, tmp_path / "w.pt", SupervisedConfig(epochs=1, patience=1), network=target,
+        init_from=tmp_path / "src.pt", should_stop=lambda: True,
+    )  # fmt: skip
+    assert history.best_epoch == 0
+    ckpt = load_checkpoint(tmp_path / "w.pt")
+    assert ckpt.extra["supervised"][-1]["best_epoch"] == 0
+    assert ckpt.network.encoder.key == "rich@1"
+    boards = load_labelled(labels).boards[:50]
+    np.testing.assert_allclose(ckpt.network.probs6(boards), src.probs6(boards), atol=1e-6)

@@ -159,6 +159,11 @@ def test_sigkill_loses_at_most_one_round_and_the_run_resumes(tmp_path):
         (["--layers", "5"], "argument --layers: must be 1 .. 4, got 5"),
         (["--init-from", "x.pt"], "argument --init-from: only with --supervised"),
         (["--lr-schedule", "step"], "argument --lr-schedule: must be one of constant, cosine, got 'step'"),
+        (["--lr-schedule", "cosine"], "argument --lr-schedule: only with --supervised"),
+        (
+            ["--supervised", "x", "--init-from", "y.pt", "--fresh-nets", ","],
+            "argument --fresh-nets: an empty name",
+        ),
         (["--supervised", "x", "--fresh-nets", "race"], "argument --fresh-nets: only with --init-from"),
         (
             ["--supervised", "x", "--init-from", "y.pt", "--fresh-nets", "race,bar"],

@@ -15,8 +15,9 @@ side's own numbering: point ``p`` = 1..24, the bar counted as point 25):
 unit  input (for side S)
 ====  ===========================================================================
 0-13  checkers borne off: unit ``k`` is 1 when S has borne off more than ``k``
-      checkers, else 0 (gnubg's race net ``RI_OFF`` thermometer, ``eval.c``
-      ``CalculateRaceInputs``: 14 units)
+      checkers, else 0 (a thermometer; gnubg's race net has 14 such units,
+      ``RI_OFF`` in ``eval.c`` ``CalculateRaceInputs``, coded one-hot there:
+      unit ``k`` is 1 when exactly ``k + 1`` are off)
 14    crossovers / 10: each checker counts the home-board boundaries it still has
       to cross, 1 on points 7..12, 2 on 13..18, 3 on 19..24, 4 on the bar
       (gnubg's ``RI_NCROSS``, same scaling; gnubg has no bar in a race)

@@ -363,10 +363,12 @@ def run_supervised(
         ValueError: ``init_from`` without ``network``, or an encoder that does not extend the
             checkpoint's, or nothing to widen (the same encoder, no crashed net added, no fresh net), or
             a crashed net for a checkpoint without a race net, or a ``fresh`` name the network lacks
-            (:func:`widened`), or ``fresh`` without ``init_from``; a bad labels folder or checkpoint.
+            (:func:`widened`), or ``fresh`` without ``init_from``, or a ``fresh`` net with no training
+            rows of its phase (it would stay random); a bad labels folder or checkpoint.
     """
     config.validate()
     checkpoint = Path(checkpoint)
+    resumed = network is None
     if network is None:
         ckpt = load_checkpoint(checkpoint)
         network, games, args, rng, extra = (
@@ -399,6 +401,14 @@ def run_supervised(
         raise ValueError("fresh nets need init_from (the checkpoint whose other nets are kept)")
     held_out = validation_mask(data.ids, config.val_fraction, config.split_seed)
     train, val = data.subset(~held_out), data.subset(held_out)
+    if fresh:
+        routes = network.routes(train.boards)
+        for name in fresh:
+            if not (routes == PHASE_NETS.index(name)).any():
+                raise ValueError(
+                    f"fresh net {name!r} would stay untrained: {label_dir} has no {name} positions "
+                    "in its training rows"
+                )
     log.info("%s: %d positions, %d for training, %d held out", label_dir, len(data), len(train), len(val))
     run_info: dict[str, Any] = {
         "labels": str(label_dir),
@@ -426,6 +436,9 @@ def run_supervised(
     )
     if history.best_epoch:
         save(history)  # the final record (epochs after the best one, early stop)
+    elif not resumed:
+        save(history)  # a new network (fresh or widened): written as it started, with the run's record
+        log.info("no epoch beat the starting network: %s holds it as it started", checkpoint)
     else:
         log.info("no epoch beat the starting network: %s left as it was", checkpoint)
     return history
