@@ -452,7 +452,11 @@ def encode_expert(boards: np.ndarray) -> np.ndarray:
     Returns:
         ``(N, 271)`` float32.
     """
-    out = np.empty((boards.shape[0], EXPERT_SIZE), dtype=np.float32)
+    return _encode_expert_into(boards, np.empty((boards.shape[0], EXPERT_SIZE), dtype=np.float32))[0]
+
+
+def _encode_expert_into(boards: np.ndarray, out: np.ndarray) -> tuple[np.ndarray, int]:
+    # rich then gnubg's inputs into out[:, :EXPERT_SIZE]; returns out and the threads used (for more units)
     threads = parallel_threads()
     if len(boards) >= PARALLEL_MIN_BOARDS and threads > 1:
         _rich_kernel_parallel(boards, ESCAPES_BY_POINT, out, threads)
@@ -460,7 +464,7 @@ def encode_expert(boards: np.ndarray) -> np.ndarray:
         threads = 1
         _rich_kernel(boards, ESCAPES_BY_POINT, out)
     expert_inputs_into(boards, out, EXPERT_FIRST, threads)
-    return out
+    return out, threads
 
 
 EXPERT_RACE_SIZE = EXPERT_SIZE + RACE_INPUTS
@@ -476,14 +480,9 @@ def encode_expert_race(boards: np.ndarray) -> np.ndarray:
     Returns:
         ``(N, 312)`` float32: units ``0 .. 270`` are :func:`encode_expert`'s, ``271 .. 311`` the race inputs.
     """
-    out = np.empty((boards.shape[0], EXPERT_RACE_SIZE), dtype=np.float32)
-    threads = parallel_threads()
-    if len(boards) >= PARALLEL_MIN_BOARDS and threads > 1:
-        _rich_kernel_parallel(boards, ESCAPES_BY_POINT, out, threads)
-    else:
-        threads = 1
-        _rich_kernel(boards, ESCAPES_BY_POINT, out)
-    expert_inputs_into(boards, out, EXPERT_FIRST, threads)
+    out, threads = _encode_expert_into(
+        boards, np.empty((boards.shape[0], EXPERT_RACE_SIZE), dtype=np.float32)
+    )
     race_inputs_into(boards, out, EXPERT_SIZE, threads)
     return out
 
