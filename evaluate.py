@@ -1,6 +1,6 @@
 """Matches, position analysis and error rates. Logic: nard_ai.play.arena, nard_ai.reports.position, nard_ai.reports.error_rate.
 
-python evaluate.py                                   # shipped network vs pubeval, 2,000 games
+python evaluate.py                                   # the default network vs pubeval, 2,000 games
 python evaluate.py --agent-a gnubg:0 --agent-b pubeval --games 2000
 python evaluate.py --cube --games 2000               # money play with the cube (ppg with a 95% CI)
 python evaluate.py --cube --jacoby --beavers         # ... under the Jacoby rule, with beavers

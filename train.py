@@ -2,7 +2,7 @@
 
 python train.py                                 # a new network, 200,000 games, into checkpoints/nard-rich__1.pt
 python train.py --resume --games 400000         # continue that network up to 400,000 games
-python train.py --resume --checkpoint checkpoints/nard-rich.pt --games N   # continue the shipped network
+python train.py --resume --checkpoint checkpoints/nard-rich.pt --games N   # continue the TD network
 tensorboard --logdir runs                       #   (N above its games_trained)
 cp checkpoints/nard-rich.pt runs/gen1.pt && python train.py --supervised LABEL_DIR --resume --checkpoint runs/gen1.pt
                                                 # fit it to labelled positions (nard_ai.training.supervised)
@@ -56,7 +56,7 @@ LIMITS = {
     "eval_games": 1_000_000,
     "threads": 256,
 }
-"""Upper bounds of the size arguments (the shipped network: 128 hidden units, pool 1024, batch 512,
+"""Upper bounds of the size arguments (the TD network nard-rich.pt: 128 hidden units, pool 1024, batch 512,
 2 workers). Beyond them a run would not fit in memory or would take no sensible time; checked
 before anything is written."""
 MAX_POOL_X_HIDDEN = 4_194_304
@@ -98,7 +98,7 @@ class Args:
     """total self-play games behind the network; with --resume, training continues up to this total"""
     checkpoint: str = ""
     """checkpoint file, written atomically every --checkpoint-every games and at exit
-    (default: checkpoints/{exp_name}__{seed}.pt; the shipped network is checkpoints/nard-rich.pt)"""
+    (default: checkpoints/{exp_name}__{seed}.pt; the TD network is checkpoints/nard-rich.pt)"""
     resume: bool = False
     """continue the network, optimizer, game counter and RNG saved in --checkpoint"""
     force: bool = False

@@ -84,12 +84,12 @@ def _workloads(tmp: Path):
     from nard_ai.model.learn import Learner
     from nard_ai.play.selfplay import play_round
 
-    td_net = load_checkpoint(network).network
+    td_net = load_checkpoint(network.with_name("nard-rich.pt")).network  # train.py's TD architecture
 
     runners: dict = {}
 
     def td(executor):
-        # a fresh copy of the shipped network each run; 2 shards: threads, or 2 Ray actors (started by
+        # a fresh copy of the TD network (nard-rich.pt) each run; 2 shards: threads, or 2 Ray actors (started by
         # the warm-up run and kept, as train.py keeps them from round to round)
         if isinstance(executor, RayExecutor) and executor.workers < 2:
             return False  # two actors of 1 CPU each do not fit a 1-CPU cluster
@@ -109,7 +109,7 @@ def _workloads(tmp: Path):
     td.done = td_done
 
     return {
-        "TD self-play (shipped network, pool 256, 2 shards, 400 games)": (400, "games", 2, td),
+        "TD self-play (nard-rich.pt, pool 256, 2 shards, 400 games)": (400, "games", 2, td),
         "rollout (opening, 0-ply, 2,000 games)": (
             2000,
             "games",

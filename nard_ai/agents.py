@@ -5,7 +5,7 @@ spec                   agent
 =====================  ======================================================
 ``PATH[:PLY]``         a checkpoint (:func:`nard_ai.model.network.load_checkpoint`)
                        searched at ``PLY`` (gnubg numbering, default 0)
-``default[:PLY]``      the shipped checkpoint (``checkpoints/nard-rich.pt``)
+``default[:PLY]``      the default network (``checkpoints/nard-expert.pt``)
 ``pubeval``            Tesauro's pubeval (:class:`~nard_ai.eval.evaluator.PubevalEvaluator`)
 ``random``             a uniformly random legal play
 ``gnubg[:PLY]``        GNU Backgammon at ``PLY`` 0..2 (:mod:`nard_ai.gnubg.agent`;

@@ -14,7 +14,7 @@ Prints, on a fixed seeded set of positions met in random play:
   on the same positions in the same run, and the ratio;
 * the time a fresh process takes to import ``nard_ai`` and finish its first
   ``legal_plays`` call (numba's on-disk cache makes this a load, not a compile);
-* search speed: milliseconds per move of the shipped network
+* search speed: milliseconds per move of the default network
   (:func:`nard_ai.agents.load_agent`) choosing a play at 1-ply and 2-ply
   (gnubg's ``normal`` move filters), next to GNU Backgammon's
   ``gnubg.findbestmove`` at the same ply with the same filters (cubeless,
@@ -32,12 +32,13 @@ time. ``--json`` prints one JSON object with the keys ``afterstates_per_s``,
 ``random_games_per_s``, ``gnubg_afterstates_per_s``, ``search_ms_per_move``
 and more. ``--part rules``, ``--part search``, ``--part rollout`` or
 ``--part selfplay`` runs one part only. The rollout part (:func:`run_rollout_benchmark`, key ``rollouts``)
-rolls out three positions with the shipped network at 0-ply, with and
+rolls out three positions with the default network at 0-ply, with and
 without variance reduction, and the opening at 1-ply: games/s and the 95%
 CI of the equity per 1,296 games and per second. The self-play part
 (:func:`run_selfplay_benchmark`, key ``selfplay``) times ``train.py``'s
-training loop on the shipped network, against the same with one worker
-thread (the baseline) and the td198 network.
+training loop on the TD network ``nard-rich.pt`` (``train.py``'s default architecture: ``rich``, 128
+hidden units, a race net), against the same with one worker thread (the baseline) and the td198
+network.
 """
 
 from __future__ import annotations
@@ -308,7 +309,7 @@ def gnubg_search_round(
 
 
 def run_search_benchmark(positions: int = 50, repeats: int = 3, seed: int = 0) -> dict:
-    """ms per move at 1- and 2-ply, ours (shipped network, one thread) and gnubg's, on the same positions.
+    """ms per move at 1- and 2-ply, ours (the default network, one thread) and gnubg's, on the same positions.
 
     ``repeats`` rounds, ours and gnubg's taking turns so both meet the same
     machine load; each position's figure is its median over the rounds, and
@@ -451,7 +452,7 @@ def run_benchmarks(
         except (ImportError, FileNotFoundError) as exc:  # no torch, or no shipped checkpoint
             result["selfplay"] = None
             result["selfplay_skipped"] = str(exc)
-    if part == "networks":  # not in "all": it compares checkpoints, given or shipped
+    if part == "networks":  # not in "all": it compares checkpoints, given or the other shipped ones
         result["networks"] = run_network_benchmark(networks, min(repeats, 3), seed, search_positions)
     return result
 
@@ -591,9 +592,9 @@ def format_table(result: dict) -> str:
 
 
 def run_network_benchmark(paths=(), repeats: int = 3, seed: int = 0, positions: int = 50) -> dict:
-    """The cost of networks in search and self-play, against the shipped network in the same process.
+    """The cost of networks in search and self-play, against the default network in the same process.
 
-    For the shipped network and each checkpoint in ``paths`` (default: the other shipped ones),
+    For the default network and each checkpoint in ``paths`` (default: the other shipped ones),
     taking turns ``repeats`` times, on one torch and numba thread: 0-ply evaluation of batches of
     30 boards (about one position's plays), 1-ply move choice on :func:`search_positions`
     (ms per move), and a self-play round of 500 games with one worker. Each figure is a median.
@@ -666,7 +667,8 @@ def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5
 
     0-ply move choice and TD(lambda) updates (pool, workers, batch size and
     lambda of :class:`train.Args`, Adam at a small learning rate), on a copy of
-    the shipped network; in the same process, as baselines, the same network
+    the TD network ``nard-rich.pt`` (``train.py``'s default architecture; the default network until
+    2026-12-04); in the same process, as baselines, the same network
     with one worker (everything on the calling thread, torch and numba on
     their own thread pools) and ``checkpoints/nard-td198.pt`` (TD-Gammon's 198
     inputs, 80 hidden units) with the defaults. Rounds of ``round_games``
@@ -686,10 +688,10 @@ def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5
     from nard_ai.model.network import default_checkpoint_path, load_checkpoint
     from nard_ai.play.selfplay import play_round
 
-    shipped = load_checkpoint(default_checkpoint_path()).network
+    td = load_checkpoint(default_checkpoint_path().with_name("nard-rich.pt")).network
     runs = {
-        "shipped network": (shipped, SELFPLAY_WORKERS),
-        "shipped network, one worker (baseline)": (shipped, 1),
+        "nard-rich.pt": (td, SELFPLAY_WORKERS),
+        "nard-rich.pt, one worker (baseline)": (td, 1),
     }
     baseline = default_checkpoint_path().with_name("nard-td198.pt")
     if baseline.exists():
@@ -714,7 +716,7 @@ def run_selfplay_benchmark(repeats: int = 3, seed: int = 0, round_games: int = 5
         "round_games": round_games,
         "threads": torch.get_num_threads(),
         "workers": SELFPLAY_WORKERS,
-        "baseline": "shipped network, one worker (baseline)",
+        "baseline": "nard-rich.pt, one worker (baseline)",
         "networks": networks,
     }
 
@@ -743,7 +745,7 @@ def run_rollout_benchmark(
     ply1_games: int = 36,
     checkpoint: str | None = None,
 ) -> dict:
-    """Rollouts of the shipped network (:func:`nard_ai.play.rollout.rollout`): games/s and the CI they buy.
+    """Rollouts of the default network (:func:`nard_ai.play.rollout.rollout`): games/s and the CI they buy.
 
     For each position of :func:`_rollout_positions`, 0-ply rollouts without
     variance reduction (``games`` games) and with it (``vr_games`` games)
@@ -755,7 +757,7 @@ def run_rollout_benchmark(
     lower is better, so it says whether variance reduction pays for its
     cost. The opening is also rolled out at 1-ply (``ply1_games`` games each
     way, once) when ``ply1_games > 0``. ``checkpoint`` names another network
-    than the shipped one.
+    than the default one.
 
     Returns:
         ``{"network": agent name, "threads": [torch, numba], "positions": {name: {"plain": F,
@@ -816,7 +818,7 @@ def run_rollout_benchmark(
 def format_rollout_table(rollouts: dict) -> list[str]:
     """The rollout figures of :func:`run_rollout_benchmark` as lines of a plain-text table."""
     lines = [
-        f"rollouts of {rollouts.get('network', 'the shipped network')} (medians): games/s, "
+        f"rollouts of {rollouts.get('network', 'the default network')} (medians): games/s, "
         "equity 95% CI per 1,296 games and per second",
         f"{'position':>10} {'ply':>4} {'luck adj.':>10} {'threads':>8} {'games/s':>9} {'CI/1296 g':>10} "
         f"{'CI/1 s':>8} {'plies':>6}",
@@ -868,7 +870,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="PATH",
-        help="--part networks: a checkpoint to compare with the shipped network (repeatable; default: the "
+        help="--part networks: a checkpoint to compare with the default network (repeatable; default: the "
         "other shipped networks)",
     )
     args = parser.parse_args(argv)

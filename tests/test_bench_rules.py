@@ -80,7 +80,7 @@ def test_rules_table_names_both_random_game_columns():
 
 
 def test_the_networks_part_compares_a_checkpoint_with_the_shipped_network(capsys):
-    """``--part networks --network PATH``: the shipped network is the baseline (ratio 1.00x) and the
+    """``--part networks --network PATH``: the default network is the baseline (ratio 1.00x) and the
     given checkpoint (the shipped td198 network: 198 inputs, 80 hidden) gets its three figures
     (evaluation, 1-ply move, self-play) and its shape."""
     from nard_ai.model.network import default_checkpoint_path

@@ -97,12 +97,19 @@ def test_the_reported_probabilities_are_the_agents_own():
 
 def test_gnubg_2_ply_no_redouble_take():
     """bDeDISBsO8jIAA:UQmgACAAEAAE (money, X owns a 2-cube): gnubg 1.07 at 2-ply says "No redouble,
-    take" with ND +0.719 (from its cubeful lookahead); putting Janowski's formula on our 2-ply
-    cubeless probabilities instead said redouble (ND +0.686). The lookahead agrees with gnubg."""
+    take" with ND +0.719 (from its cubeful lookahead); putting Janowski's formula on ``nard-rich.pt``'s
+    2-ply cubeless probabilities instead said redouble (ND +0.686). The lookahead agrees with gnubg,
+    on that network (ND +0.715) and on the default ``nard-expert.pt`` (ND +0.740, 2026-12-04)."""
+    from pathlib import Path
+
+    from nard_ai.agents import load_agent
     from nard_ai.cube.state import cube_state_from_match
     from nard_ai.formats.position import parse_position
 
     board, state = parse_position("bDeDISBsO8jIAA:UQmgACAAEAAE")
-    d = cube_decision(board, cube_state_from_match(state), ply=2)
-    assert d.action == "no_double"
-    assert d.no_double == pytest.approx(0.719, abs=0.02)
+    rich = load_agent(Path(__file__).resolve().parents[1] / "checkpoints" / "nard-rich.pt", ply=2)
+    for agent, tol in ((rich, 0.02), (None, 0.03)):
+        d = cube_decision(board, cube_state_from_match(state), ply=2, agent=agent)
+        assert d.action == "no_double"
+        assert d.double_take < 1.0  # take: the pass would be worth the full 1.0
+        assert d.no_double == pytest.approx(0.719, abs=tol)

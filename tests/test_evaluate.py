@@ -399,7 +399,7 @@ def test_error_rate_and_make_cases_from_the_command_line(tmp_path):
     r = run(["--error-rate", str(cases), "--agent-a", "random", "--referee", "default:0", "--json"], tmp_path)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert data["cases"] == 30 and data["millipoints_per_move"] > 0 and data["referee"] == "nard-rich.pt:0"
+    assert data["cases"] == 30 and data["millipoints_per_move"] > 0 and data["referee"] == "nard-expert.pt:0"
     bad = tmp_path / "bad.txt"
     bad.write_text(f"{START_ID} 31\n{START_ID} 9\n")
     r = run(["--error-rate", str(bad)], tmp_path)

@@ -5,7 +5,8 @@ on the same encoded inputs (``Network.predict``, the plain layers), and the engi
 (``Network.probs6`` on the boards, the first layer as an embedding lookup), which the evaluator
 uses in play. The positions are those of seeded games played with random legal plays under the
 real rules (:func:`nard_ai.core.game.new_games`, :func:`nard_ai.core.game.step`), so contact,
-crashed, race and bear-off boards all occur and both phase nets of ``nard-rich.pt`` are used.
+crashed, race and bear-off boards all occur and the three phase nets of the default
+``nard-expert.pt`` (contact, crashed, race; ``expert_race`` inputs) are used.
 One export through the CLI is shared by the module's tests (an export takes several seconds).
 """
 
@@ -32,7 +33,7 @@ from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.interfaces import cli
 from nard_ai.interfaces.commands.export import EXAMPLES
 from nard_ai.model import onnx_export
-from nard_ai.model.encoding import EXPERT, RICH, TD198, race_flags
+from nard_ai.model.encoding import EXPERT, EXPERT_RACE, RICH, TD198, race_flags
 from nard_ai.model.network import (
     GNUBG_OUTPUTS,
     OUTCOMES,
@@ -107,7 +108,7 @@ def exported(tmp_path_factory):
                 status = exc.code
     finally:
         os.chdir(here)
-    return folder / "nard-rich.onnx", status, out.getvalue(), err.getvalue()
+    return folder / "nard-expert.onnx", status, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -125,15 +126,16 @@ def test_the_cli_writes_a_file_that_loads_and_says_what_it_wrote(exported):
     path, status, out, err = exported
     assert (status, err) == (0, "")
     digest = hashlib.sha256(default_checkpoint_path().read_bytes()).hexdigest()
-    assert EXAMPLES[0] == "nard export --onnx nard-rich.onnx"
+    assert EXAMPLES[0] == "nard export --onnx nard-expert.onnx"
     assert out == (
-        f"wrote nard-rich.onnx: nard-rich.pt (contact, race nets), inputs (N, 221) encoded by rich@1; "
+        "wrote nard-expert.onnx: nard-expert.pt (contact, crashed, race nets), inputs (N, 312) encoded by "
+        "expert_race@1; "
         f"checkpoint sha256 {digest}\n"
     )
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     # the interface of the onnx_export module docstring: one input, a dynamic batch dimension
     [inputs] = session.get_inputs()
-    assert (inputs.name, inputs.type, inputs.shape[1]) == ("inputs", "tensor(float)", RICH.size)
+    assert (inputs.name, inputs.type, inputs.shape[1]) == ("inputs", "tensor(float)", EXPERT_RACE.size)
     assert isinstance(inputs.shape[0], str)  # symbolic: any batch size
     assert [(o.name, o.shape[1:]) for o in session.get_outputs()] == [
         ("outcomes", [6]),
@@ -152,8 +154,9 @@ def test_onnxruntime_matches_torch_within_1e5_on_10000_seeded_positions_of_every
     assert race.sum() == POSITIONS // 2  # half the rows go to each phase net
 
     network = load_checkpoint(default_checkpoint_path()).network
-    inputs = RICH.encode(positions)
-    assert np.array_equal(inputs[:, RICH.race_unit] == 1.0, race)
+    assert network.crashed_mlp is not None and network.race_mlp is not None
+    inputs = EXPERT_RACE.encode(positions)
+    assert np.array_equal(inputs[:, EXPERT_RACE.race_unit] == 1.0, race)
     got = ort_outputs(path, inputs)
 
     with torch.no_grad():
@@ -166,15 +169,10 @@ def test_onnxruntime_matches_torch_within_1e5_on_10000_seeded_positions_of_every
     # and the engine's own fast path (embedding lookup over the boards), what play and search use
     assert np.max(np.abs(got["outcomes"] - network.probs6(positions))) <= TOLERANCE
     # each phase net really differs: routing every row to one net would not match
-    assert (
-        np.max(
-            np.abs(
-                got["outcomes"][race]
-                - network.mlp(torch.from_numpy(inputs[race])).softmax(-1).detach().numpy()
-            )
-        )
-        > 1e-3
-    )
+    for rows in (classes == CLASS_NAMES.index("crashed"), race):
+        with torch.no_grad():
+            contact_net = network.mlp(torch.from_numpy(inputs[rows])).softmax(-1).numpy()
+        assert np.max(np.abs(got["outcomes"][rows] - contact_net)) > 1e-3
     # batch of one row = its row in the big batch
     one = ort_outputs(path, inputs[:1])
     assert np.max(np.abs(one["outcomes"] - got["outcomes"][:1])) <= 1e-6
@@ -186,20 +184,20 @@ def test_the_metadata_names_encoder_outputs_and_checkpoint_digest(exported):
     assert meta == {
         "format": "nard_ai.onnx",
         "format_version": "1",
-        "encoder": "rich",
+        "encoder": "expert_race",
         "encoder_version": "1",
-        "encoder_size": "221",
+        "encoder_size": "312",
         "race_unit": "220",
-        "phase_nets": "contact,race",
+        "phase_nets": "contact,crashed,race",
         "board_layout_version": "1",
         "outcomes": ",".join(OUTCOMES),
         "probabilities": ",".join(GNUBG_OUTPUTS),
         "network": (
-            f'{{"encoder": "rich", "encoder_version": 1, "hidden": {list(config.hidden)}, '
-            f'"activation": "{config.activation}", "race_net": true}}'
+            f'{{"encoder": "expert_race", "encoder_version": 1, "hidden": {list(config.hidden)}, '
+            f'"activation": "{config.activation}", "race_net": true, "crashed_net": true}}'
         ),
         "games_trained": str(load_checkpoint(default_checkpoint_path()).games_trained),
-        "checkpoint": "nard-rich.pt",
+        "checkpoint": "nard-expert.pt",
         "checkpoint_sha256": hashlib.sha256(default_checkpoint_path().read_bytes()).hexdigest(),
     }
     assert tuple(meta) == onnx_export.METADATA_KEYS
@@ -245,7 +243,6 @@ def test_an_expert_race_checkpoint_exports_with_three_nets(tmp_path, positions):
     """An ``expert_race`` network (expert plus 41 race inputs) with contact, crashed and race nets
     exports like any other: the same outcomes as torch on its encoded inputs, and a layout row per
     race input."""
-    from nard_ai.model.encoding import EXPERT_RACE
     from nard_ai.model.network import Network, NetworkConfig, save_checkpoint
 
     torch.manual_seed(6)
@@ -318,7 +315,7 @@ def test_a_missing_onnx_extra_is_one_error_line(tmp_path, capsys, monkeypatch):
 
 
 def test_a_failed_export_leaves_the_old_file_and_no_temporary(tmp_path, capsys, monkeypatch, exported):
-    target = tmp_path / "nard-rich.onnx"
+    target = tmp_path / "nard-expert.onnx"
     shutil.copyfile(exported[0], target)
     before = target.read_bytes()
 
@@ -328,10 +325,10 @@ def test_a_failed_export_leaves_the_old_file_and_no_temporary(tmp_path, capsys, 
     monkeypatch.setattr(torch.onnx, "export", broken)
     result = run_cli(["export", "--onnx", str(target)], capsys)
     assert_one_error_line(
-        *result, r"torch\.onnx could not export nard-rich\.pt: RuntimeError: the exporter broke"
+        *result, r"torch\.onnx could not export nard-expert\.pt: RuntimeError: the exporter broke"
     )
     assert target.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["nard-rich.onnx"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nard-expert.onnx"]
 
 
 def test_the_help_examples_parse_and_name_files_a_clone_has(capsys):
@@ -389,4 +386,6 @@ def test_the_layout_says_what_the_encoder_computes():
 def test_the_readme_shows_the_encoders_layout_table():
     readme = (REPO / "README.md").read_text()
     section = readme.split("\n## ONNX export\n", 1)[1].split("\n## ", 1)[0]
-    assert input_layout_markdown(RICH) in section
+    # the default network's encoder, every unit; rich v1 (nard-rich.pt) is its first 221 rows
+    assert input_layout_markdown(EXPERT_RACE) in section
+    assert input_layout_markdown(EXPERT_RACE).startswith(input_layout_markdown(RICH))

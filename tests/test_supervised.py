@@ -98,7 +98,7 @@ def test_a_run_writes_a_checkpoint_that_loads_and_plays(labels, tmp_path):
 def test_a_widened_network_computes_what_its_source_computes(labels):
     """``widened`` copies the source's weights for the shared inputs and zeros the new ones, so the
     wider network's outputs equal the source's on every board (here td198 -> rich, whose first 198
-    inputs are td198's; and the shipped rich network -> expert, whose first 221 are rich's)."""
+    inputs are td198's; and ``nard-rich.pt`` -> expert, whose first 221 are rich's)."""
     from nard_ai.model.encoding import ENCODERS
     from nard_ai.training.supervised import widened
 
@@ -111,7 +111,7 @@ def test_a_widened_network_computes_what_its_source_computes(labels):
         NetworkEvaluator(wide).evaluate(boards), NetworkEvaluator(small).evaluate(boards), atol=1e-6
     )
     if "expert" in ENCODERS:
-        shipped = load_checkpoint(default_checkpoint_path()).network
+        shipped = load_checkpoint(default_checkpoint_path().with_name("nard-rich.pt")).network
         wide = widened(shipped, "expert", boards[:64])
         assert wide.race_mlp is not None and wide.encoder.key.startswith("expert@")
         np.testing.assert_allclose(

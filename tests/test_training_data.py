@@ -314,7 +314,7 @@ def test_a_run_writes_labels_and_sidecars_for_every_shard(small_set, tmp_path):
     side = json.loads((tmp_path / "labels-00001.json").read_text())
     assert side["positions"]["file"] == "positions-00001.csv"
     assert side["labels"]["contact"] == {"method": "0ply", "ply": 0}
-    assert side["network"]["file"] == "nard-rich.pt" and len(side["network"]["sha256"]) == 64
+    assert side["network"]["file"] == "nard-expert.pt" and len(side["network"]["sha256"]) == 64
     assert sum(side["rows_by_method"].values()) == side["rows"] == 20
 
 

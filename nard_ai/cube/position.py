@@ -44,7 +44,7 @@ def cube_decision(
         agent: anything with ``evaluate(boards) -> (probs (N, 5), equity (N,))``
             for the side on roll, searching at its own ply (a
             :class:`nard_ai.search.lookahead.Agent`), with real probabilities (not
-            pubeval or the random agent); ``None`` loads the shipped network
+            pubeval or the random agent); ``None`` loads the default network
             with :func:`nard_ai.search.loading.default_agent` at ``ply`` (cached).
         efficiency: cube efficiency parameters (default
             :data:`DEFAULT_EFFICIENCY`), or a fixed ``x``, a number in ``[0, 1]``.

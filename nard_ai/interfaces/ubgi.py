@@ -265,7 +265,7 @@ class UbgiEngine:
             :class:`nard_ai.search.lookahead.Agent` for a nard/gnubg ply
             (0..2) and a move-filter preset name; called at the first
             ``isready`` or ``go`` after a setting changed, and its agent
-            reused. ``None``: the shipped network
+            reused. ``None``: the default network
             (:func:`nard_ai.agents.load_agent`).
         ply: the starting ``engine.ply``, UBGI's root-inclusive numbering (1..3).
         filters: the starting ``engine.filter``, a preset name.

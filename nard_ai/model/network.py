@@ -116,7 +116,9 @@ __all__ = [
 
 CHECKPOINT_FORMAT = "nard_ai.checkpoint"
 CHECKPOINT_VERSION = 1
-DEFAULT_CHECKPOINT_NAME = "nard-rich.pt"
+DEFAULT_CHECKPOINT_NAME = "nard-expert.pt"
+"""The default network's file (README, "Generation 10"); ``nard-rich.pt`` (TD, the default until
+2026-12-04), ``nard-sup256.pt`` and ``nard-td198.pt`` ship beside it and load by path."""
 
 
 def exclusive_to_gnubg(p6):
@@ -701,7 +703,7 @@ def _verify_digest(path: Path, payload: dict) -> None:
 
 
 def default_checkpoint_path() -> Path:
-    """The shipped network, ``nard-rich.pt``: ``checkpoints/`` of the source tree (a clone or an
+    """The default network, ``nard-expert.pt``: ``checkpoints/`` of the source tree (a clone or an
     editable install), else ``<sys.prefix>/share/nard_ai/checkpoints/`` where a wheel (``pip install
     .``) puts it. Returns the source-tree path when neither exists (loading it then says so)."""
     repo = Path(__file__).resolve().parents[2] / "checkpoints" / DEFAULT_CHECKPOINT_NAME

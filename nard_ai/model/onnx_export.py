@@ -8,8 +8,9 @@ the side on roll's outcome probabilities back. No Python is needed at run time.
 The graph's interface
 ---------------------
 One file holds every phase net of the checkpoint: for a network with a race net
-(:class:`nard_ai.model.network.NetworkConfig` ``race_net``, as the shipped ``nard-rich.pt``) the
-contact net and the race net, and the crashed net where it has one (``crashed_net``); otherwise its
+(:class:`nard_ai.model.network.NetworkConfig` ``race_net``, as ``nard-rich.pt``) the
+contact net and the race net, and the crashed net where it has one (``crashed_net``, as the default
+``nard-expert.pt``); otherwise its
 one net (``"all"``).
 
 =================  ===============  ============================================================
@@ -402,8 +403,8 @@ def export_onnx(path: str | os.PathLike, checkpoint: str | os.PathLike | None = 
 
     Args:
         path: the ONNX file to write (replaced atomically if it exists); its folder must exist.
-        checkpoint: the checkpoint to export; ``None`` for the shipped network
-            (:func:`nard_ai.model.network.default_checkpoint_path`, ``nard-rich.pt``).
+        checkpoint: the checkpoint to export; ``None`` for the default network
+            (:func:`nard_ai.model.network.default_checkpoint_path`, ``nard-expert.pt``).
 
     Returns:
         An :class:`OnnxExport` describing the file.

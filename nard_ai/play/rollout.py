@@ -206,13 +206,13 @@ def rollout(
     Args:
         board: ``(26,)`` int8, the root side's view, game not over.
         games: number of games, 1 .. :data:`MAX_GAMES` (1296 stratifies the first two rolls fully).
-        ply: search depth of the shipped network when ``agent`` is ``None``.
+        ply: search depth of the default network when ``agent`` is ``None``.
         cube: ``None`` for a cubeless rollout, or the cube state at the root
             (money or match) for a cubeful one.
         seed: seed of the dice, ``0 <= seed < 2**64``.
         agent: anything with ``choose_plays(boards, dice)`` and
             ``evaluate(boards) -> (probs, equity)`` (a :class:`nard_ai.search.lookahead.Agent`
-            at any ply); ``None`` loads the shipped network at ``ply``. A
+            at any ply); ``None`` loads the default network at ``ply``. A
             :class:`~nard_ai.search.lookahead.Agent` (anything with ``evaluator``,
             ``rules`` and ``ply``) gets gnubg's variance reduction (values of
             the 21 rolls' best 0-ply plays at ``ply - 1``); any other agent
@@ -587,7 +587,7 @@ def rollout_plays(
         board: ``(26,)`` int8, the mover's view, before the play.
         dice: the roll, two integers 1..6.
         games: games per candidate.
-        ply: search depth of the shipped network when ``agent`` is ``None``
+        ply: search depth of the default network when ``agent`` is ``None``
             (it ranks the candidates and plays the rollouts).
         cube: ``None`` (cubeless), or the cube state before the play, from the
             mover's view; the rollouts then start from the opponent's side of

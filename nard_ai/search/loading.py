@@ -1,7 +1,7 @@
 """Agents that search with a network, pubeval or random values: :func:`load_agent` and friends.
 
 These sit in the search layer (not in :mod:`nard_ai.agents`) because the
-cube and play layers load the shipped network as their default agent and may
+cube and play layers load the default network as their default agent and may
 only import downward (README, "Architecture"). Specs (``"gnubg:1"``,
 ``"default:2"``, ...) are parsed one layer up, in :mod:`nard_ai.agents`.
 """
@@ -27,7 +27,7 @@ def load_agent(
     filters: MoveFilters | str | None = None,
     rules: Rules = STANDARD_RULES,
 ) -> Agent:
-    """A network agent; ``checkpoint=None`` loads the shipped ``checkpoints/nard-rich.pt``.
+    """A network agent; ``checkpoint=None`` loads the default ``checkpoints/nard-expert.pt``.
 
     Args:
         checkpoint: path of a checkpoint, or ``None`` for the shipped one.
@@ -61,5 +61,5 @@ def random_agent(seed: int | np.random.Generator | None = None, rules: Rules = S
 
 @functools.lru_cache(maxsize=4)
 def default_agent(ply: int) -> Agent:
-    """The shipped network searched at ``ply`` (cached: the default agent of cube decisions and rollouts)."""
+    """The default network searched at ``ply`` (cached: the default agent of cube decisions and rollouts)."""
     return load_agent(None, ply=ply)

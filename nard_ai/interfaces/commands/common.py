@@ -134,11 +134,11 @@ def add_position(p: argparse.ArgumentParser) -> None:
 
 
 def add_checkpoint(p: argparse.ArgumentParser) -> None:
-    """``--checkpoint PATH`` (``None``: the shipped network)."""
+    """``--checkpoint PATH`` (``None``: the default network, ``checkpoints/nard-expert.pt``)."""
     p.add_argument(
         "--checkpoint",
         default=None,
-        help="network checkpoint (default: the shipped checkpoints/nard-rich.pt)",
+        help="network checkpoint (default: checkpoints/nard-expert.pt)",
     )
 
 

@@ -13,8 +13,8 @@ import argparse
 NAME = "export"
 SUMMARY = "write the network as an ONNX file (every phase net) for other languages' runtimes"
 DESCRIPTION = (
-    "Write the network of a checkpoint (the shipped checkpoints/nard-rich.pt by default), every phase "
-    "net (contact and race for the shipped network), as one ONNX file: input 'inputs' (N, S) float32, the boards encoded "
+    "Write the network of a checkpoint (checkpoints/nard-expert.pt by default), every phase "
+    "net (contact, crashed and race for the default network), as one ONNX file: input 'inputs' (N, S) float32, the boards encoded "
     "by the checkpoint's encoder (S = 221 for the shipped rich encoder) from the side on roll's "
     "view; outputs 'outcomes' (N, 6), "
     "'probabilities' (N, 5, gnubg's win, win-gammon, win-backgammon, lose-gammon, lose-backgammon) "
@@ -24,7 +24,7 @@ DESCRIPTION = (
     "(pip install 'nard_ai[onnx]')."
 )
 EXAMPLES = (
-    "nard export --onnx nard-rich.onnx",
+    "nard export --onnx nard-expert.onnx",
     "nard export --onnx td198.onnx --checkpoint checkpoints/nard-td198.pt",
 )
 
@@ -41,7 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--checkpoint",
         default=None,
         metavar="PATH",
-        help="network checkpoint (default: the shipped checkpoints/nard-rich.pt)",
+        help="network checkpoint (default: checkpoints/nard-expert.pt)",
     )
 
 

@@ -36,7 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--checkpoint",
         default=None,
-        help="network checkpoint (default: the shipped checkpoints/nard-rich.pt)",
+        help="network checkpoint (default: checkpoints/nard-expert.pt)",
     )
     parser.add_argument(
         "--ply",
