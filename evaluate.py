@@ -40,7 +40,7 @@ class Args:
     or analyse positions (--positions), measure A's error rate (--error-rate), or write a case file (--make-cases)."""
 
     agent_a: str = "default"
-    """agent spec: PATH[:PLY] (a checkpoint), default[:PLY] (the shipped one), gnubg[:PLY], pubeval or random"""
+    """agent spec: PATH[:PLY] (a checkpoint), default[:PLY] (the default network, checkpoints/nard-expert.pt), gnubg[:PLY], pubeval or random"""
     agent_b: str = "pubeval"
     """the opponent, same kinds of spec"""
     games: int = 2000

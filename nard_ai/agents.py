@@ -13,7 +13,7 @@ spec                   agent
 =====================  ======================================================
 
 :func:`load_agent`, :func:`pubeval_agent` and :func:`random_agent` live in
-:mod:`nard_ai.search.loading` (the cube and play layers use the shipped
+:mod:`nard_ai.search.loading` (the cube and play layers use the default
 network as their default agent) and are re-exported here.
 """
 

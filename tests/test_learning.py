@@ -633,6 +633,17 @@ def test_a_truncated_checkpoint_always_says_corrupt_or_truncated(tmp_path):
         assert f"{cut}: not a readable nard_ai checkpoint (corrupt or truncated;" in str(info.value), offset
 
 
+def test_a_missing_path_and_a_directory_are_told_apart(tmp_path):
+    """A review found ``--checkpoint DIR`` reported as "no checkpoint at DIR": a directory is now named
+    as one, a path that does not exist as before; both stay FileNotFoundError (one error line in the CLIs)."""
+    folder = tmp_path / "dir.pt"
+    folder.mkdir()
+    with pytest.raises(FileNotFoundError, match=r"dir\.pt is a directory, not a checkpoint file$"):
+        load_checkpoint(folder)
+    with pytest.raises(FileNotFoundError, match=r"^no checkpoint at .*none\.pt$"):
+        load_checkpoint(tmp_path / "none.pt")
+
+
 @pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # torch's, on some damaged bytes
 def test_damaged_bytes_give_a_value_error_or_the_same_weights(tmp_path):
     """A seeded fuzz of 300 damaged copies (1 to 8 random bytes overwritten): each is a ValueError

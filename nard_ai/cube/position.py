@@ -38,7 +38,7 @@ def cube_decision(
         board: ``(26,)`` int8, the side on roll's view (game not over).
         cube: the cube and match state (default: money, cube 1 centred).
         ply: search depth (gnubg numbering), an integer 0..2 (Python or
-            numpy; not a bool, float or string): the ply of the shipped
+            numpy; not a bool, float or string): the ply of the default
             network when ``agent`` is ``None``; with an agent, 0 or the
             agent's own ply.
         agent: anything with ``evaluate(boards) -> (probs (N, 5), equity (N,))``

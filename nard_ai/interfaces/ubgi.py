@@ -639,7 +639,7 @@ def serve_ubgi(
     Args:
         stdin: commands, a text or binary stream.
         stdout: replies, a text stream.
-        checkpoint: the network's checkpoint (``None``: the shipped one).
+        checkpoint: the network's checkpoint (``None``: the default network).
         ply: the starting ``engine.ply`` (UBGI numbering, 1..3).
         filters: the starting ``engine.filter`` preset.
 

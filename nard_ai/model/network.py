@@ -109,6 +109,7 @@ __all__ = [
     "TMP_SUFFIX",
     "STALE_AFTER_S",
     "default_checkpoint_path",
+    "missing_checkpoint_message",
     "CHECKPOINT_FORMAT",
     "CHECKPOINT_VERSION",
 ]
@@ -623,7 +624,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path}")
+        raise FileNotFoundError(missing_checkpoint_message(path))
     try:
         data = path.read_bytes()  # read here: an OSError is then the file's, not torch's on bad bytes
     except OSError as exc:
@@ -700,6 +701,15 @@ def _verify_digest(path: Path, payload: dict) -> None:
             raise ValueError(
                 f"corrupt checkpoint {path}: digest mismatch ({key}: the file was damaged or edited)"
             )
+
+
+def missing_checkpoint_message(path: str | Path) -> str:
+    """Why ``path`` is not a checkpoint file to load: ``"no checkpoint at PATH"``, or ``"PATH is a
+    directory, not a checkpoint file"`` where it names a directory."""
+    path = Path(path)
+    if path.is_dir():
+        return f"{path} is a directory, not a checkpoint file"
+    return f"no checkpoint at {path}"
 
 
 def default_checkpoint_path() -> Path:

@@ -30,7 +30,7 @@ def load_agent(
     """A network agent; ``checkpoint=None`` loads the default ``checkpoints/nard-expert.pt``.
 
     Args:
-        checkpoint: path of a checkpoint, or ``None`` for the shipped one.
+        checkpoint: path of a checkpoint, or ``None`` for the default network.
         ply: search depth 0..2 (gnubg numbering).
         filters: move filters of the 1- and 2-ply searches
             (:class:`nard_ai.search.lookahead.MoveFilters` or a preset name such as

@@ -15,7 +15,7 @@ SUMMARY = "write the network as an ONNX file (every phase net) for other languag
 DESCRIPTION = (
     "Write the network of a checkpoint (checkpoints/nard-expert.pt by default), every phase "
     "net (contact, crashed and race for the default network), as one ONNX file: input 'inputs' (N, S) float32, the boards encoded "
-    "by the checkpoint's encoder (S = 221 for the shipped rich encoder) from the side on roll's "
+    "by the checkpoint's encoder (S = 312 for the default network's expert_race encoder, 221 for rich) from the side on roll's "
     "view; outputs 'outcomes' (N, 6), "
     "'probabilities' (N, 5, gnubg's win, win-gammon, win-backgammon, lose-gammon, lose-backgammon) "
     "and 'equity' (N,), all for the side on roll. The encoder, its version and the checkpoint's "

@@ -122,7 +122,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--workers",
         type=positive_int,
         default=None,
-        help="HTTP: server processes sharing the listening socket, each with its own engine (about 450 MiB), "
+        help="HTTP: server processes sharing the listening socket, each with its own engine (about 460 MiB), "
         "1..16 (default: 1)",
     )
     p.add_argument(

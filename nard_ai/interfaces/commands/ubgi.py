@@ -60,7 +60,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nard_ai.interfaces.ubgi import serve_ubgi
 
     if args.checkpoint is not None and not Path(args.checkpoint).is_file():
-        parser.error(f"no checkpoint file {args.checkpoint!r}")
+        problem = "is a directory" if Path(args.checkpoint).is_dir() else "does not exist"
+        parser.error(f"no checkpoint file {args.checkpoint!r} (the path {problem})")
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s %(levelname)s %(message)s")
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: a line that is not UTF-8 is quoted, not fatal
     return serve_ubgi(stdin, sys.stdout, checkpoint=args.checkpoint, ply=args.ply + 1, filters=args.filter)

@@ -56,7 +56,7 @@ def create_app(
     """The FastAPI application: the limits, the error answers, and the routers.
 
     Args:
-        checkpoint: network checkpoint (default: the shipped one).
+        checkpoint: network checkpoint (default: the default network, ``checkpoints/nard-expert.pt``).
         ply: default search depth of requests that give none.
         agent_factory: ``ply -> agent`` (a :class:`nard_ai.search.lookahead.Agent`);
             default :func:`nard_ai.agents.load_agent` with ``checkpoint``.
@@ -228,7 +228,9 @@ def serve(
     sock = bind_socket(host, port)
     if checkpoint is not None and not Path(checkpoint).is_file():  # before any worker is forked
         sock.close()
-        raise FileNotFoundError(f"no checkpoint at {checkpoint}")
+        from nard_ai.model.network import missing_checkpoint_message  # torch: loaded here, not at import
+
+        raise FileNotFoundError(missing_checkpoint_message(checkpoint))
 
     jobs = tempfile.TemporaryDirectory(prefix="nard-rollouts-")  # made before the fork: every worker's
 

@@ -25,7 +25,7 @@ MAX_BODY_BYTES = 65_536  # a request body, bytes (the largest real one is a few 
 REQUEST_TIMEOUT = 10.0  # seconds for a request's headers to arrive, and again for its body
 MAX_CONNECTIONS = 256  # uvicorn's limit_concurrency: a request is answered 503 once this many connections
 # are open (or this many requests are in progress), so up to 255 keep-alive clients are served
-MAX_WORKERS = 16  # server processes at most: each holds its own engine (about 450 MiB with the shipped
+MAX_WORKERS = 16  # server processes at most: each holds its own engine (about 460 MiB with the default
 # network), and on this project's 2-core machine more than 2 do not serve more
 MAX_HEADER_BYTES = 16_384  # request line and headers (h11's incomplete-event limit); beyond: uvicorn's 400
 KEEP_ALIVE_TIMEOUT = 5  # seconds an idle keep-alive connection stays open (uvicorn's default)
