@@ -265,7 +265,7 @@ def test_nard_serve_help_states_the_batchers_defaults(capsys):
     assert f"(0: only those already waiting; default: {WINDOW_MS:g})" in text
     assert f"in one batch at most (default: {MAX_BATCH})" in text
     assert f"answered 503 (default: {MAX_QUEUE})" in text
-    assert "own engine (about 450 MiB), 1..16 (default: 1)" in text
+    assert "own engine (about 460 MiB), 1..16 (default: 1)" in text
 
 
 @pytest.mark.parametrize(
