@@ -118,6 +118,10 @@ class Args:
     """hidden layers, each of --hidden units, 1 .. 4; ignored on --resume"""
     activation: str = "sigmoid"
     """hidden activation: sigmoid, tanh or relu; ignored on --resume"""
+    race_hidden: str = ""
+    """the race net's hidden layers when they differ from --hidden x --layers: comma-separated sizes, e.g.
+    512,512 (1 .. 4 layers of 1 .. 4096); with --init-from the race net must be in --fresh-nets; ignored on
+    --resume"""
     lr: float = 1e-3
     """Adam learning rate"""
     lam: float = 0.7
@@ -152,7 +156,7 @@ class Args:
     """--supervised, new network: start from this checkpoint's weights, widened to --encoder (whose inputs must
     begin with the checkpoint's encoder's, as expert's do with rich's: the new inputs start at zero weight) and
     given a crashed net with --crashed-net (a copy of its contact net); the hidden layers, activation and race
-    net are the checkpoint's"""
+    net are the checkpoint's (--race-hidden gives a fresh race net another shape)"""
     fresh_nets: str = ""
     """--init-from: comma-separated nets (contact, crashed, race) that start from random weights instead of the
     checkpoint's, e.g. race, to fit a race net anew on --encoder expert_race's race inputs"""
@@ -167,6 +171,23 @@ class Args:
     'auto' (the running cluster: `ray start --head`, or RAY_ADDRESS) or a head's ADDRESS; default: RAY_ADDRESS if
     set, else threads of this process. The same seed and --workers give the same weights either way
     (nard_ai.distributed.selfplay: staleness, dead actors)"""
+
+    @property
+    def race_shape(self) -> tuple[int, ...] | None:
+        """--race-hidden as a tuple of sizes (None when not given). Raises ValueError on a bad list."""
+        if not self.race_hidden.strip():
+            return None
+        try:
+            sizes = tuple(int(h) for h in self.race_hidden.split(","))
+        except ValueError:
+            raise ValueError(
+                f"argument --race-hidden: comma-separated hidden layer sizes, e.g. 512,512, got {self.race_hidden!r}"
+            ) from None
+        if not 1 <= len(sizes) <= 4 or not all(1 <= h <= LIMITS["hidden"] for h in sizes):
+            raise ValueError(
+                f"argument --race-hidden: 1 .. 4 layers of 1 .. {LIMITS['hidden']} units, got {self.race_hidden!r}"
+            )
+        return sizes
 
     @property
     def fresh_names(self) -> tuple[str, ...]:
@@ -237,7 +258,10 @@ class Args:
             )
         if self.resume:
             return  # the architecture comes from the checkpoint (main checks check_sizes with it)
-        check_sizes(self.pool, self.hidden, self.batch_size)
+        race_shape = self.race_shape
+        check_sizes(self.pool, max((self.hidden, *(race_shape or ()))), self.batch_size)
+        if race_shape and not self.race_net:
+            raise ValueError("argument --race-hidden: needs --race-net (it is the race net's shape)")
         if self.encoder not in ENCODERS:
             raise ValueError(
                 f"argument --encoder: must be one of {', '.join(sorted(ENCODERS))}, got {self.encoder!r}"
@@ -298,7 +322,9 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
-ARCHITECTURE_FIELDS = frozenset({"encoder", "hidden", "layers", "activation", "race_net", "crashed_net"})
+ARCHITECTURE_FIELDS = frozenset(
+    {"encoder", "hidden", "layers", "activation", "race_net", "crashed_net", "race_hidden"}
+)
 """The network's shape: on --resume it comes from the checkpoint."""
 
 
@@ -309,6 +335,7 @@ def _with_architecture(args: Args, config: NetworkConfig) -> Args:
         args, encoder=config.encoder, hidden=config.hidden[0] if uniform else args.hidden,
         layers=len(config.hidden) if uniform else args.layers, activation=config.activation,
         race_net=config.race_net, crashed_net=config.crashed_net,
+        race_hidden=",".join(map(str, config.race_hidden)) if config.race_hidden else "",
     )  # fmt: skip
 
 
@@ -354,6 +381,7 @@ def supervised(args: Args, given: set[str] | None) -> None:
                 activation=args.activation,
                 race_net=args.race_net,
                 crashed_net=args.crashed_net,
+                race_hidden=args.race_shape,
             )
         )
     )
@@ -440,7 +468,8 @@ def main(args: Args, given: set[str] | None = None) -> None:
         if args.workers > args.pool:
             _fail(f"argument --workers: at most --pool ({args.pool}), got {args.workers}")
         try:
-            check_sizes(args.pool, max(ckpt.network.config.hidden), args.batch_size)
+            cfg = ckpt.network.config
+            check_sizes(args.pool, max((*cfg.hidden, *(cfg.race_hidden or ()))), args.batch_size)
         except ValueError as exc:
             _fail(f"{exc} (the checkpoint's network)")
         args = _with_architecture(args, ckpt.network.config)
@@ -469,6 +498,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
                     activation=args.activation,
                     race_net=args.race_net,
                     crashed_net=args.crashed_net,
+                    race_hidden=args.race_shape,
                 )
             ),
             lr=args.lr,

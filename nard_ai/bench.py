@@ -601,7 +601,8 @@ def run_network_benchmark(paths=(), repeats: int = 3, seed: int = 0, positions: 
 
     Returns:
         ``{"baseline": name, "figures": {name: {"eval_boards_per_s", "ply1_ms",
-        "selfplay_games_per_s", "hidden", "encoder"}}}``.
+        "selfplay_games_per_s", "hidden", "race_hidden", "encoder"}}}`` (``race_hidden``: the race net's
+        hidden layers, ``None`` without one).
     """
     import copy
 
@@ -647,6 +648,7 @@ def run_network_benchmark(paths=(), repeats: int = 3, seed: int = 0, positions: 
             "ply1_ms": statistics.median(r["ply1"]),
             "selfplay_games_per_s": statistics.median(r["selfplay"]),
             "hidden": list(nets[name].config.hidden),
+            "race_hidden": list(nets[name].config.net_hidden("race_mlp")) if nets[name].race_mlp is not None else None,
             "encoder": nets[name].encoder.key,
         }
         for name, r in runs.items()

@@ -149,8 +149,8 @@ class NetworkConfig:
         encoder_version: its version.
         hidden: sizes of the hidden layers.
         activation: ``"sigmoid"`` (TD-Gammon's), ``"tanh"`` or ``"relu"``.
-        race_net: a second MLP of the same shape for race positions (no
-            contact), chosen by the encoder's ``race_unit``; the first MLP then
+        race_net: a second MLP for race positions (no contact; of
+            ``hidden``'s shape unless ``race_hidden`` is set), chosen by the encoder's ``race_unit``; the first MLP then
             sees only contact positions (gnubg likewise keeps separate contact
             and race networks).
         crashed_net: a third MLP of the same shape for gnubg's *crashed*
@@ -160,6 +160,11 @@ class NetworkConfig:
             net. Needs ``race_net`` and an encoder with TD-Gammon's point
             units (``rich``, ``expert``): the class is read from them
             (:func:`route_rows`). Written to a checkpoint only when True.
+        race_hidden: sizes of the race net's hidden layers when they differ
+            from ``hidden`` (``None``: the race net has ``hidden``'s shape).
+            Needs ``race_net``. Races are a minority of the positions a
+            search values, so a wider race net costs little (README, "The
+            default network"). Written to a checkpoint only when set.
     """
 
     encoder: str = "td198"
@@ -168,6 +173,7 @@ class NetworkConfig:
     activation: str = "sigmoid"
     race_net: bool = False
     crashed_net: bool = False
+    race_hidden: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.activation not in _ACTIVATIONS:
@@ -177,6 +183,19 @@ class NetworkConfig:
             raise ValueError(f"hidden must be one or more positive sizes, got {self.hidden}")
         if self.crashed_net and not self.race_net:
             raise ValueError("crashed_net needs race_net (gnubg's three nets: contact, crashed, race)")
+        if self.race_hidden is not None:
+            object.__setattr__(self, "race_hidden", tuple(int(h) for h in self.race_hidden))
+            if not self.race_hidden or min(self.race_hidden) < 1:
+                raise ValueError(f"race_hidden must be one or more positive sizes, got {self.race_hidden}")
+            if not self.race_net:
+                raise ValueError("race_hidden needs race_net (it is the race net's shape)")
+
+    def net_hidden(self, name: str) -> tuple[int, ...]:
+        """The hidden layer sizes of MLP ``name`` (:data:`NETS`): ``race_hidden`` for ``race_mlp``
+        when set, else ``hidden``."""
+        if name == "race_mlp" and self.race_hidden is not None:
+            return self.race_hidden
+        return self.hidden
 
 
 NETS = ("mlp", "crashed_mlp", "race_mlp")
@@ -230,9 +249,10 @@ def route_boards(boards: np.ndarray, race: np.ndarray, crashed: bool) -> np.ndar
 _ACTIVATIONS = {"sigmoid": nn.Sigmoid, "tanh": nn.Tanh, "relu": nn.ReLU}
 
 
-def _mlp(width: int, config: NetworkConfig) -> nn.Sequential:
+def _mlp(width: int, config: NetworkConfig, name: str = "mlp") -> nn.Sequential:
+    # MLP `name` of NETS: its own hidden sizes (NetworkConfig.net_hidden), the config's activation
     layers: list[nn.Module] = []
-    for h in config.hidden:
+    for h in config.net_hidden(name):
         layers += [nn.Linear(width, h), _ACTIVATIONS[config.activation]()]
         width = h
     layers.append(nn.Linear(width, len(OUTCOMES)))
@@ -284,11 +304,11 @@ class Network(nn.Module):
                 raise ValueError(
                     f"encoder {self.encoder.key} has no race unit: it cannot route to a race net"
                 )
-            self.race_mlp = _mlp(self.encoder.size, config)
+            self.race_mlp = _mlp(self.encoder.size, config, "race_mlp")
         if config.crashed_net:
             if self.encoder.name not in CRASHED_ENCODERS:  # pragma: no cover - the others lack a race unit
                 raise ValueError(f"encoder {self.encoder.key}: a crashed net needs one of {CRASHED_ENCODERS}")
-            self.crashed_mlp = _mlp(self.encoder.size, config)
+            self.crashed_mlp = _mlp(self.encoder.size, config, "crashed_mlp")
 
     def _routes(self, x: torch.Tensor) -> torch.Tensor | None:
         # (N,) route numbers of encoded rows (route_rows), None with a single MLP
@@ -540,10 +560,15 @@ def _digest(obj: Any) -> str | None:
 
 def config_dict(config: NetworkConfig) -> dict:
     """A :class:`NetworkConfig` as checkpoints and the ONNX metadata store it (plain values; ``hidden`` a
-    list; ``crashed_net`` only when set, so a network without one is described as before it existed)."""
+    list; ``crashed_net`` and ``race_hidden`` only when set, so a network without them is described as
+    before they existed)."""
     out = {**asdict(config), "hidden": list(config.hidden)}
     if not out["crashed_net"]:
         del out["crashed_net"]
+    if config.race_hidden is None:
+        del out["race_hidden"]
+    else:
+        out["race_hidden"] = list(config.race_hidden)
     return out
 
 
@@ -660,7 +685,13 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             )
         if (net_info["encoder"], net_info["encoder_version"]) != (enc.name, enc.version):
             raise ValueError("the network and encoder entries disagree")
-        config = NetworkConfig(**{**net_info, "hidden": tuple(net_info["hidden"])})
+        config = NetworkConfig(
+            **{
+                **net_info,
+                "hidden": tuple(net_info["hidden"]),
+                **({"race_hidden": tuple(net_info["race_hidden"])} if net_info.get("race_hidden") else {}),
+            }
+        )
         network = Network(config)
         network.load_state_dict(payload["state_dict"], strict=True)
     except (KeyError, TypeError, RuntimeError, ValueError) as exc:

@@ -356,7 +356,8 @@ def run_supervised(
     kept); else ``network`` (e.g. a fresh one) is trained and written there. With ``init_from`` (a
     checkpoint path) and ``network``, training starts from that checkpoint's network widened to
     ``network``'s encoder (and given a crashed net when ``network`` has one: :func:`widened`; ``network``
-    only names the encoder and the crashed net), recorded as the run's
+    only names the encoder, the crashed net and, when set, a new race net shape ``race_hidden``, whose
+    race net must then be fresh), recorded as the run's
     source; the nets named in ``fresh`` start from random weights instead (torch's seed: :func:`widened`).
 
     Raises:
@@ -388,7 +389,7 @@ def run_supervised(
         start = load_checkpoint(init_from).network
         network = widened(
             start, network.encoder.name, data.boards[:4096], crashed_net=network.config.crashed_net,
-            fresh=fresh,
+            fresh=fresh, race_hidden=network.config.race_hidden,
         )  # fmt: skip
         source = {
             "path": str(init_from),
@@ -396,6 +397,7 @@ def run_supervised(
             "widened_to": network.encoder.key,
             "crashed_net": network.config.crashed_net,
             **({"fresh": list(fresh)} if fresh else {}),
+            **({"race_hidden": list(network.config.race_hidden)} if network.config.race_hidden else {}),
         }
     elif fresh:
         raise ValueError("fresh nets need init_from (the checkpoint whose other nets are kept)")
@@ -456,6 +458,7 @@ def widened(
     *,
     crashed_net: bool = False,
     fresh: tuple[str, ...] = (),
+    race_hidden: tuple[int, ...] | None = None,
 ) -> Network:
     """A network over ``encoder`` that computes exactly what ``source`` computes, to start supervised training from.
 
@@ -477,14 +480,33 @@ def widened(
         probe: ``(N, 26)`` int8 boards on which the shared inputs are checked to be equal.
         crashed_net: give the new network a crashed net.
         fresh: names from :data:`PHASE_NETS` of the new network's nets to leave at random weights.
+        race_hidden: a new shape for the race net (hidden layer sizes,
+            :class:`nard_ai.model.network.NetworkConfig`); the race net must then be in ``fresh``
+            (weights of another shape cannot be copied). ``None``: the source's race net shape.
 
     Raises:
         ValueError: the new encoder is not wider (and no crashed net is added: the same encoder and a
             source that already has one is nothing to widen), or its first units differ from
             ``source``'s encoder's on a probe board; a crashed net for a source without a race net;
-            a ``fresh`` name that is not one of the new network's nets.
+            a ``fresh`` name that is not one of the new network's nets; a ``race_hidden`` other
+            than the source's race net shape without ``"race"`` in ``fresh``, or for a source without
+            a race net.
     """
     cfg = source.config
+    if race_hidden is not None:
+        race_hidden = tuple(int(h) for h in race_hidden)
+        if not cfg.race_net:
+            raise ValueError("race_hidden: the checkpoint has no race net to reshape")
+        if race_hidden != cfg.net_hidden("race_mlp") and "race" not in fresh:
+            raise ValueError(
+                f"race_hidden {list(race_hidden)}: the checkpoint's race net has hidden layers "
+                f"{list(cfg.net_hidden('race_mlp'))}; a race net of another shape starts from random "
+                "weights: name it in fresh (--fresh-nets race)"
+            )
+    else:
+        race_hidden = cfg.race_hidden
+    if race_hidden == cfg.hidden:
+        race_hidden = None  # the same shape as the other nets: described as before race_hidden existed
     crashed = crashed_net or cfg.crashed_net
     nets = ("contact",) + (("crashed",) if crashed else ()) + (("race",) if cfg.race_net else ())
     for name in fresh:
@@ -500,7 +522,7 @@ def widened(
     target = Network(
         NetworkConfig(
             encoder=encoder, hidden=tuple(cfg.hidden), activation=cfg.activation, race_net=cfg.race_net,
-            crashed_net=crashed,
+            crashed_net=crashed, race_hidden=race_hidden,
         )
     )  # fmt: skip
     old, new = source.encoder, target.encoder
