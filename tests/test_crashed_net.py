@@ -201,8 +201,8 @@ def test_the_onnx_export_routes_crashed_rows_to_the_crashed_net(tmp_path, boards
 
 
 def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_plays():
-    """``checkpoints/nard-expert.pt`` (README, "Generation 9: race inputs" and "Generation 10"): expert_race inputs, contact,
-    crashed and race nets, and at 0-ply the opening plays every opening book and gnubg's rollouts rank first: 3-1 8/5
+    """``checkpoints/nard-expert.pt`` (README, "Generation 9: race inputs", "Generation 10" and "Generation 11"): expert_race inputs,
+    contact and crashed nets of 256 units, a race net of two layers of 512, and at 0-ply the opening plays every opening book and gnubg's rollouts rank first: 3-1 8/5
     6/5, 4-2 8/4 6/4, 6-1 13/7 8/7 (gnubg rollout tables, e.g. bkgm.com's opening moves)."""
     from pathlib import Path
 
@@ -213,7 +213,8 @@ def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_p
     path = Path(__file__).resolve().parent.parent / "checkpoints" / "nard-expert.pt"
     network = load_checkpoint(path).network
     assert network.config == NetworkConfig(
-        encoder="expert_race", hidden=(256,), race_net=True, crashed_net=True, activation="sigmoid"
+        encoder="expert_race", hidden=(256,), race_net=True, crashed_net=True, activation="sigmoid",
+        race_hidden=(512, 512),
     )
     agent = agent_from_spec(str(path))
     start = starting_board()

@@ -194,7 +194,8 @@ def test_the_metadata_names_encoder_outputs_and_checkpoint_digest(exported):
         "probabilities": ",".join(GNUBG_OUTPUTS),
         "network": (
             f'{{"encoder": "expert_race", "encoder_version": 1, "hidden": {list(config.hidden)}, '
-            f'"activation": "{config.activation}", "race_net": true, "crashed_net": true}}'
+            f'"activation": "{config.activation}", "race_net": true, "crashed_net": true, '
+            f'"race_hidden": {list(config.race_hidden)}}}'
         ),
         "games_trained": str(load_checkpoint(default_checkpoint_path()).games_trained),
         "checkpoint": "nard-expert.pt",

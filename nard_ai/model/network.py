@@ -118,7 +118,7 @@ __all__ = [
 CHECKPOINT_FORMAT = "nard_ai.checkpoint"
 CHECKPOINT_VERSION = 1
 DEFAULT_CHECKPOINT_NAME = "nard-expert.pt"
-"""The default network's file (README, "Generation 10"); ``nard-rich.pt`` (TD, the default until
+"""The default network's file (README, "Generation 11"); ``nard-rich.pt`` (TD, the default until
 2026-12-04), ``nard-sup256.pt`` and ``nard-td198.pt`` ship beside it and load by path."""
 
 
