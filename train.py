@@ -14,6 +14,7 @@ import dataclasses
 import logging
 import math
 import os
+import shutil
 import signal
 import sys
 import time
@@ -70,17 +71,18 @@ MAX_SEED = 2**64 - 1
 """torch.manual_seed takes at most a 64-bit unsigned seed."""
 
 
-def check_sizes(pool: int, hidden: int, batch_size: int) -> None:
+def check_sizes(pool: int, hidden: int, batch_size: int, flag: str = "--hidden") -> None:
     """Raise ``ValueError`` (one line naming the flags) when ``pool`` or ``batch_size`` times ``hidden``
-    is above :data:`MAX_POOL_X_HIDDEN` or :data:`MAX_BATCH_X_HIDDEN`."""
+    is above :data:`MAX_POOL_X_HIDDEN` or :data:`MAX_BATCH_X_HIDDEN`; ``flag`` names where the width came
+    from (``--race-hidden``: the race net's widest layer)."""
     if pool * hidden > MAX_POOL_X_HIDDEN:
         raise ValueError(
-            f"argument --pool: --pool x --hidden must be at most {MAX_POOL_X_HIDDEN:,} (each ply evaluates "
+            f"argument --pool: --pool x {flag} must be at most {MAX_POOL_X_HIDDEN:,} (each ply evaluates "
             f"about 30 afterstates per game with that many activations), got {pool:,} x {hidden:,}"
         )
     if batch_size * hidden > MAX_BATCH_X_HIDDEN:
         raise ValueError(
-            f"argument --batch-size: --batch-size x --hidden must be at most {MAX_BATCH_X_HIDDEN:,}, "
+            f"argument --batch-size: --batch-size x {flag} must be at most {MAX_BATCH_X_HIDDEN:,}, "
             f"got {batch_size:,} x {hidden:,}"
         )
 
@@ -259,7 +261,9 @@ class Args:
         if self.resume:
             return  # the architecture comes from the checkpoint (main checks check_sizes with it)
         race_shape = self.race_shape
-        check_sizes(self.pool, max((self.hidden, *(race_shape or ()))), self.batch_size)
+        check_sizes(self.pool, self.hidden, self.batch_size)
+        if race_shape:
+            check_sizes(self.pool, max(race_shape), self.batch_size, "--race-hidden (its widest layer)")
         if race_shape and not self.race_net:
             raise ValueError("argument --race-hidden: needs --race-net (it is the race net's shape)")
         if self.encoder not in ENCODERS:
@@ -365,7 +369,12 @@ def supervised(args: Args, given: set[str] | None) -> None:
     if not args.resume and args.checkpoint_path.exists() and not args.force:
         _fail(f"{args.checkpoint_path} exists: pass --resume to continue it or --force to start over")
     shape = sorted({"hidden", "layers", "activation", "race_net"} & (given or set()))
-    if args.init_from and shape:
+    if args.resume and (shape or "race_hidden" in (given or set())):
+        logging.warning(
+            "ignoring %s on --resume: the checkpoint's network is used",
+            ", ".join(f"--{k.replace('_', '-')}" for k in sorted({*shape, "race_hidden"} & (given or set()))),
+        )
+    elif args.init_from and shape:
         logging.warning(
             "ignoring %s with --init-from: the checkpoint's hidden layers, activation and race net are used",
             ", ".join(f"--{k.replace('_', '-')}" for k in shape),
@@ -388,12 +397,17 @@ def supervised(args: Args, given: set[str] | None) -> None:
     lr = args.lr if given is None or "lr" in given else SupervisedConfig.lr
     config = SupervisedConfig(lr=lr, batch_size=args.batch_size, epochs=args.epochs, patience=args.patience,
                               seed=args.seed, lr_schedule=args.lr_schedule)  # fmt: skip
-    writer = SummaryWriter(f"runs/{args.exp_name}-supervised__{args.seed}__{int(time.time())}")
+    log_dir = Path(f"runs/{args.exp_name}-supervised__{args.seed}__{int(time.time())}")
+    fresh_dir = not log_dir.exists()
+    writer = SummaryWriter(str(log_dir))
     try:
         history = run_supervised(args.supervised, args.checkpoint_path, config, network=network, writer=writer,
                                  should_stop=lambda: _STOP["requested"],
                                  init_from=args.init_from or None, fresh=args.fresh_names)  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
+        writer.close()
+        if fresh_dir:  # a run refused before training leaves no TensorBoard run behind
+            shutil.rmtree(log_dir, ignore_errors=True)
         _fail(str(exc))
     finally:
         writer.close()

@@ -216,6 +216,14 @@ def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_p
         encoder="expert_race", hidden=(256,), race_net=True, crashed_net=True, activation="sigmoid",
         race_hidden=(512, 512),
     )
+    # generation 10, the default before it, ships beside it for comparison: the same contact and crashed nets
+    previous = load_checkpoint(path.with_name("nard-expert-gen10.pt")).network
+    assert previous.config == NetworkConfig(
+        encoder="expert_race", hidden=(256,), race_net=True, crashed_net=True, activation="sigmoid"
+    )
+    for name in ("mlp", "crashed_mlp"):
+        for a, b in zip(getattr(network, name).parameters(), getattr(previous, name).parameters(), strict=True):
+            assert torch.equal(a, b)
     agent = agent_from_spec(str(path))
     start = starting_board()
     for dice, best in (((3, 1), "8/5 6/5"), ((4, 2), "8/4 6/4"), ((6, 1), "13/7 8/7")):

@@ -64,6 +64,8 @@ def test_the_race_net_has_its_own_layers_and_the_others_the_common_ones():
     assert race == [12, 10, 6] and contact == crashed == [8, 6]
     assert net.config.net_hidden("race_mlp") == (12, 10) and net.config.net_hidden("mlp") == (8,)
     assert NetworkConfig(hidden=(8,), race_net=True).net_hidden("race_mlp") == (8,)
+    # the common shape given as race_hidden is the same network, described the same way
+    assert NetworkConfig(hidden=(8,), race_net=True, race_hidden=[8]).race_hidden is None
 
 
 def test_a_race_shape_needs_a_race_net_and_positive_sizes():
@@ -169,8 +171,21 @@ def test_train_py_gives_a_fresh_race_net_the_shape_of_race_hidden(tmp_path, boar
     ckpt = load_checkpoint(tmp_path / "a.pt")
     assert ckpt.network.config.race_hidden == (12, 10) and ckpt.network.config.hidden == (8,)
     assert ckpt.extra["supervised"][-1]["source"]["race_hidden"] == [12, 10]
+    runs = sorted((tmp_path / "runs").iterdir())  # the TensorBoard run of a.pt
     r = _train([*base, "--checkpoint", str(tmp_path / "b.pt"), "--race-hidden", "12,10"], tmp_path)
     assert r.returncode == 2 and "name it in fresh (--fresh-nets race)" in r.stderr and "Traceback" not in r.stderr
+    assert "--race-hidden" in r.stderr.strip().splitlines()[-1]
+    assert not (tmp_path / "b.pt").exists() and sorted((tmp_path / "runs").iterdir()) == runs  # no new run left
+    # on --resume the checkpoint's shape is kept, and the flag is said to be ignored
+    r = _train([*base[:2], "--checkpoint", str(tmp_path / "a.pt"), "--resume", "--race-hidden", "16",
+                "--epochs", "1", "--no-progress", "--threads", "1"], tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "ignoring --race-hidden on --resume" in r.stderr
+    assert load_checkpoint(tmp_path / "a.pt").network.config.race_hidden == (12, 10)
+    # a race width beyond the size limits is named as --race-hidden's, not --hidden's
+    r = _train([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", "4096",
+                "--batch-size", "65536"], tmp_path)  # fmt: skip
+    assert r.returncode == 2 and "--batch-size x --race-hidden (its widest layer) must be at most" in r.stderr
     for bad, message in (("12,x", "comma-separated hidden layer sizes"), ("0", "1 .. 4 layers"),
                          ("8,8,8,8,8", "1 .. 4 layers"), ("5000", "1 .. 4 layers")):  # fmt: skip
         r = _train([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", bad],

@@ -161,7 +161,8 @@ class NetworkConfig:
             units (``rich``, ``expert``): the class is read from them
             (:func:`route_rows`). Written to a checkpoint only when True.
         race_hidden: sizes of the race net's hidden layers when they differ
-            from ``hidden`` (``None``: the race net has ``hidden``'s shape).
+            from ``hidden`` (``None``: the race net has ``hidden``'s shape; a
+            value equal to ``hidden`` is stored as ``None``).
             Needs ``race_net``. Races are a minority of the positions a
             search values, so a wider race net costs little (README, "The
             default network"). Written to a checkpoint only when set.
@@ -189,6 +190,8 @@ class NetworkConfig:
                 raise ValueError(f"race_hidden must be one or more positive sizes, got {self.race_hidden}")
             if not self.race_net:
                 raise ValueError("race_hidden needs race_net (it is the race net's shape)")
+            if self.race_hidden == self.hidden:  # the common shape: described as before race_hidden existed
+                object.__setattr__(self, "race_hidden", None)
 
     def net_hidden(self, name: str) -> tuple[int, ...]:
         """The hidden layer sizes of MLP ``name`` (:data:`NETS`): ``race_hidden`` for ``race_mlp``

@@ -496,10 +496,11 @@ def widened(
     if race_hidden is not None:
         race_hidden = tuple(int(h) for h in race_hidden)
         if not cfg.race_net:
-            raise ValueError("race_hidden: the checkpoint has no race net to reshape")
+            raise ValueError("race_hidden (train.py --race-hidden): the checkpoint has no race net to reshape")
         if race_hidden != cfg.net_hidden("race_mlp") and "race" not in fresh:
             raise ValueError(
-                f"race_hidden {list(race_hidden)}: the checkpoint's race net has hidden layers "
+                f"race net shape {list(race_hidden)} (race_hidden, train.py --race-hidden): the checkpoint's "
+                f"race net has hidden layers "
                 f"{list(cfg.net_hidden('race_mlp'))}; a race net of another shape starts from random "
                 "weights: name it in fresh (--fresh-nets race)"
             )
