@@ -121,9 +121,9 @@ class Args:
     activation: str = "sigmoid"
     """hidden activation: sigmoid, tanh or relu; ignored on --resume"""
     race_hidden: str = ""
-    """the race net's hidden layers when they differ from --hidden x --layers: comma-separated sizes, e.g.
-    512,512 (1 .. 4 layers of 1 .. 4096); with --init-from the race net must be in --fresh-nets; ignored on
-    --resume"""
+    """the race net's own hidden layer sizes (default: --hidden x --layers), comma-separated, e.g. 512,512 (1 .. 4
+    layers of 1 .. 4096; the --pool and --batch-size limits apply to its widest layer); with --init-from the race
+    net must be in --fresh-nets; ignored on --resume"""
     lr: float = 1e-3
     """Adam learning rate"""
     lam: float = 0.7

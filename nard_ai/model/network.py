@@ -119,7 +119,8 @@ CHECKPOINT_FORMAT = "nard_ai.checkpoint"
 CHECKPOINT_VERSION = 1
 DEFAULT_CHECKPOINT_NAME = "nard-expert.pt"
 """The default network's file (README, "Generation 11"); ``nard-rich.pt`` (TD, the default until
-2026-12-04), ``nard-sup256.pt`` and ``nard-td198.pt`` ship beside it and load by path."""
+2026-12-04), ``nard-expert-gen10.pt`` (generation 10, the default on 2026-12-04), ``nard-sup256.pt`` and
+``nard-td198.pt`` ship beside it and load by path."""
 
 
 def exclusive_to_gnubg(p6):
@@ -153,7 +154,7 @@ class NetworkConfig:
             ``hidden``'s shape unless ``race_hidden`` is set), chosen by the encoder's ``race_unit``; the first MLP then
             sees only contact positions (gnubg likewise keeps separate contact
             and race networks).
-        crashed_net: a third MLP of the same shape for gnubg's *crashed*
+        crashed_net: a third MLP of ``hidden``'s shape for gnubg's *crashed*
             contact positions (:func:`nard_ai.core.classes.crashed_sides`: a
             side with at most 6 checkers left in play, counting its deep
             points as gnubg's ``ClassifyPosition`` does), as gnubg's crashed
