@@ -494,3 +494,18 @@ def check_first_layer_against_plain(boards, x, name: str, threads: int) -> list[
     want = layer(torch.from_numpy(x)).detach().numpy()
     np.testing.assert_allclose(got, want, atol=2e-5)
     return cols
+
+
+def write_label_shard(folder: Path, name: str, boards: np.ndarray, probs: np.ndarray) -> None:
+    """One label shard ``folder/labels-NAME.csv`` of ``boards`` (their Position IDs) and gnubg's five
+    ``probs``, with the sidecar ``labels-NAME.json`` that :func:`nard_ai.training.store.read_labels` checks
+    (the CSV's SHA-256); ``folder`` is created if needed."""
+    import json
+
+    from nard_ai.formats.position_id import position_id
+    from nard_ai.training.store import atomic_write_bytes, file_sha256, format_labels_csv
+
+    folder.mkdir(parents=True, exist_ok=True)
+    csv = folder / f"labels-{name}.csv"
+    atomic_write_bytes(csv, format_labels_csv([position_id(b) for b in boards], probs))
+    (folder / f"labels-{name}.json").write_text(json.dumps({"csv_sha256": file_sha256(csv)}))

@@ -16,12 +16,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import random_play_positions, random_scattered_positions
+from conftest import random_play_positions, random_scattered_positions, write_label_shard
 
 from nard_ai.core.classes import race_flags
 from nard_ai.eval.aligned import BatchInvariantEvaluator
 from nard_ai.eval.evaluator import NetworkEvaluator
-from nard_ai.formats.position_id import position_id
 from nard_ai.model.network import (
     RACE_ROUTE,
     Network,
@@ -30,7 +29,6 @@ from nard_ai.model.network import (
     load_checkpoint,
     save_checkpoint,
 )
-from nard_ai.training.store import atomic_write_bytes, file_sha256, format_labels_csv
 from nard_ai.training.supervised import widened
 
 REPO = Path(__file__).resolve().parent.parent
@@ -154,12 +152,8 @@ def _train(argv, cwd):
 def test_train_py_gives_a_fresh_race_net_the_shape_of_race_hidden(tmp_path, boards):
     """``--supervised L --init-from C --fresh-nets race --race-hidden 12,10``: the race net of that shape is
     trained, the contact net kept; without ``--fresh-nets race`` a one-line error (exit 2), as for a bad list."""
-    probs = np.tile(np.array([[0.6, 0.2, 0.01, 0.1, 0.005]]), (len(boards), 1))
     folder = tmp_path / "labels"
-    folder.mkdir()
-    csv = folder / "labels-00000.csv"
-    atomic_write_bytes(csv, format_labels_csv([position_id(b) for b in boards], probs))
-    (folder / "labels-00000.json").write_text(json.dumps({"csv_sha256": file_sha256(csv)}))
+    write_label_shard(folder, "00000", boards, np.tile([[0.6, 0.2, 0.01, 0.1, 0.005]], (len(boards), 1)))
     torch.manual_seed(4)
     src = Network(NetworkConfig(encoder="expert_race", hidden=(8,), race_net=True, crashed_net=True))
     save_checkpoint(tmp_path / "src.pt", src)

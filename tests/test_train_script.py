@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import load_script, random_play_positions
+from conftest import load_script, random_play_positions, write_label_shard
 
 from nard_ai.model.network import load_checkpoint
 
@@ -372,20 +372,12 @@ def test_crashed_net_trains_a_three_net_network_by_self_play(tmp_path):
 def test_init_from_with_a_crashed_net_says_which_shape_flags_it_ignores(tmp_path):
     """``--supervised --init-from CKPT --crashed-net --hidden 32``: the network keeps the checkpoint's
     hidden layers (a warning names --hidden) and gains a crashed net."""
-    import json
-
-    from nard_ai.formats.position_id import position_id
     from nard_ai.model.network import Network, NetworkConfig, save_checkpoint
-    from nard_ai.training.store import atomic_write_bytes, file_sha256, format_labels_csv
 
     rng = np.random.default_rng(3)
     boards = random_play_positions(rng, 200)
-    probs = np.tile(np.array([[0.6, 0.2, 0.01, 0.1, 0.005]]), (len(boards), 1))
     folder = tmp_path / "labels"
-    folder.mkdir()
-    csv = folder / "labels-00000.csv"
-    atomic_write_bytes(csv, format_labels_csv([position_id(b) for b in boards], probs))
-    (folder / "labels-00000.json").write_text(json.dumps({"csv_sha256": file_sha256(csv)}))
+    write_label_shard(folder, "00000", boards, np.tile([[0.6, 0.2, 0.01, 0.1, 0.005]], (len(boards), 1)))
     save_checkpoint(tmp_path / "src.pt", Network(NetworkConfig(encoder="rich", hidden=(8,), race_net=True)))
     argv = ["--supervised", str(folder), "--checkpoint", str(tmp_path / "three.pt"), "--init-from",
             str(tmp_path / "src.pt"), "--crashed-net", "--hidden", "32", "--epochs", "1", "--no-progress"]  # fmt: skip

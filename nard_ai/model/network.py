@@ -165,8 +165,9 @@ class NetworkConfig:
             from ``hidden`` (``None``: the race net has ``hidden``'s shape; a
             value equal to ``hidden`` is stored as ``None``).
             Needs ``race_net``. Races are a minority of the positions a
-            search values, so a wider race net costs little (README, "The
-            default network"). Written to a checkpoint only when set.
+            search values, so a wider race net costs little there; self-play
+            and race rollouts pay for it (README, "Generation 11"). Written
+            to a checkpoint only when set.
     """
 
     encoder: str = "td198"
@@ -689,13 +690,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             )
         if (net_info["encoder"], net_info["encoder_version"]) != (enc.name, enc.version):
             raise ValueError("the network and encoder entries disagree")
-        config = NetworkConfig(
-            **{
-                **net_info,
-                "hidden": tuple(net_info["hidden"]),
-                **({"race_hidden": tuple(net_info["race_hidden"])} if net_info.get("race_hidden") else {}),
-            }
-        )
+        config = NetworkConfig(**{**net_info, "hidden": tuple(net_info["hidden"])})  # race_hidden: a tuple there
         network = Network(config)
         network.load_state_dict(payload["state_dict"], strict=True)
     except (KeyError, TypeError, RuntimeError, ValueError) as exc:

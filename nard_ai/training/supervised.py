@@ -505,9 +505,7 @@ def widened(
                 "weights: name it in fresh (--fresh-nets race)"
             )
     else:
-        race_hidden = cfg.race_hidden
-    if race_hidden == cfg.hidden:
-        race_hidden = None  # the same shape as the other nets: described as before race_hidden existed
+        race_hidden = cfg.race_hidden  # NetworkConfig stores a shape equal to ``hidden`` as None
     crashed = crashed_net or cfg.crashed_net
     nets = ("contact",) + (("crashed",) if crashed else ()) + (("race",) if cfg.race_net else ())
     for name in fresh:
