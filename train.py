@@ -157,8 +157,10 @@ class Args:
     init_from: str = ""
     """--supervised, new network: start from this checkpoint's weights, widened to --encoder (whose inputs must
     begin with the checkpoint's encoder's, as expert's do with rich's: the new inputs start at zero weight) and
-    given a crashed net with --crashed-net (a copy of its contact net); the hidden layers, activation and race
-    net are the checkpoint's (--race-hidden gives a fresh race net another shape)"""
+    given a crashed net with --crashed-net (a copy of its contact net); the activation and race net are the
+    checkpoint's, and so are the hidden layers unless --hidden or --layers is given: the contact and crashed nets
+    then get --layers of --hidden units, copied and widened where they are as many and no narrower (new units
+    start at zero weight to the outputs), else named in --fresh-nets (--race-hidden: a fresh race net's shape)"""
     fresh_nets: str = ""
     """--init-from: comma-separated nets (contact, crashed, race) that start from random weights instead of the
     checkpoint's, e.g. race, to fit a race net anew on --encoder expert_race's race inputs"""
@@ -374,11 +376,12 @@ def supervised(args: Args, given: set[str] | None) -> None:
             "ignoring %s on --resume: the checkpoint's network is used",
             ", ".join(f"--{k.replace('_', '-')}" for k in sorted({*shape, "race_hidden"} & (given or set()))),
         )
-    elif args.init_from and shape:
+    elif args.init_from and set(shape) - {"hidden", "layers"}:
         logging.warning(
-            "ignoring %s with --init-from: the checkpoint's hidden layers, activation and race net are used",
-            ", ".join(f"--{k.replace('_', '-')}" for k in shape),
+            "ignoring %s with --init-from: the checkpoint's activation and race net are used",
+            ", ".join(f"--{k.replace('_', '-')}" for k in sorted(set(shape) - {"hidden", "layers"})),
         )
+    reshape = bool(args.init_from) and bool({"hidden", "layers"} & (given or set()))
     torch.manual_seed(args.seed)
     network = (
         None
@@ -403,7 +406,9 @@ def supervised(args: Args, given: set[str] | None) -> None:
     try:
         history = run_supervised(args.supervised, args.checkpoint_path, config, network=network, writer=writer,
                                  should_stop=lambda: _STOP["requested"],
-                                 init_from=args.init_from or None, fresh=args.fresh_names)  # fmt: skip
+                                 init_from=args.init_from or None, fresh=args.fresh_names,
+                                 hidden=(args.hidden,) * args.layers if reshape else None,
+                                 race_hidden=args.race_shape if args.init_from else None)  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
         writer.close()
         if fresh_dir:  # a run refused before training leaves no TensorBoard run behind

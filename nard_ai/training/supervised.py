@@ -349,6 +349,8 @@ def run_supervised(
     should_stop: Callable[[], bool] = lambda: False,
     init_from: str | Path | None = None,
     fresh: tuple[str, ...] = (),
+    hidden: tuple[int, ...] | None = None,
+    race_hidden: tuple[int, ...] | None = None,
 ) -> History:
     """Train on ``label_dir`` and write ``checkpoint`` at each new best epoch.
 
@@ -358,7 +360,11 @@ def run_supervised(
     ``network``'s encoder (and given a crashed net when ``network`` has one: :func:`widened`; ``network``
     only names the encoder, the crashed net and, when set, a new race net shape ``race_hidden``, whose
     race net must then be fresh), recorded as the run's
-    source; the nets named in ``fresh`` start from random weights instead (torch's seed: :func:`widened`).
+    source; the nets named in ``fresh`` start from random weights instead (torch's seed: :func:`widened`);
+    ``hidden`` (with ``init_from``) gives the contact and crashed nets new hidden layers (:func:`widened`:
+    wider copies, or fresh nets of any shape; ``None``: the checkpoint's), and ``race_hidden`` the race
+    net (``None``: ``network.config.race_hidden``, else the checkpoint's), even where it equals
+    ``hidden`` (which ``network``'s config would store as None).
 
     Raises:
         ValueError: ``init_from`` without ``network``, or an encoder that does not extend the
@@ -389,7 +395,8 @@ def run_supervised(
         start = load_checkpoint(init_from).network
         network = widened(
             start, network.encoder.name, data.boards[:4096], crashed_net=network.config.crashed_net,
-            fresh=fresh, race_hidden=network.config.race_hidden,
+            fresh=fresh, race_hidden=race_hidden if race_hidden is not None else network.config.race_hidden,
+            hidden=hidden,
         )  # fmt: skip
         source = {
             "path": str(init_from),
@@ -398,9 +405,12 @@ def run_supervised(
             "crashed_net": network.config.crashed_net,
             **({"fresh": list(fresh)} if fresh else {}),
             **({"race_hidden": list(network.config.race_hidden)} if network.config.race_hidden else {}),
+            **({"hidden": list(network.config.hidden)} if network.config.hidden != start.config.hidden else {}),  # fmt: skip
         }
     elif fresh:
         raise ValueError("fresh nets need init_from (the checkpoint whose other nets are kept)")
+    elif hidden is not None or race_hidden is not None:
+        raise ValueError("hidden and race_hidden need init_from (a new network has the shape of network)")
     held_out = validation_mask(data.ids, config.val_fraction, config.split_seed)
     train, val = data.subset(~held_out), data.subset(held_out)
     if fresh:
@@ -459,6 +469,7 @@ def widened(
     crashed_net: bool = False,
     fresh: tuple[str, ...] = (),
     race_hidden: tuple[int, ...] | None = None,
+    hidden: tuple[int, ...] | None = None,
 ) -> Network:
     """A network over ``encoder`` that computes exactly what ``source`` computes, to start supervised training from.
 
@@ -473,6 +484,14 @@ def widened(
     The nets named in ``fresh`` are not copied: they keep their new random weights (from torch's
     seed), for a net to be trained anew on the new inputs (a race net over ``expert_race``'s race
     inputs fits better from scratch than from the old race net: README, "Race inputs").
+
+    ``hidden`` gives the contact and crashed nets new hidden layers. A copied net may only grow: as
+    many layers, none narrower, widened the way the inputs are: each layer's old units keep their
+    weights and get zero weights from the new units below them; the new units start from torch's
+    random initialisation and reach the outputs through zero weights, so the outputs are unchanged
+    and the new units differ from the start (Chen, Goodfellow and Shlens 2016, "Net2Net", with zero
+    outgoing weights instead of split units). A net of another depth or with a narrower layer must
+    be in ``fresh``.
 
     Args:
         source: the trained network.
@@ -490,9 +509,11 @@ def widened(
             ``source``'s encoder's on a probe board; a crashed net for a source without a race net;
             a ``fresh`` name that is not one of the new network's nets; a ``race_hidden`` other
             than the source's race net shape without ``"race"`` in ``fresh``, or for a source without
-            a race net.
+            a race net; a ``hidden`` of another depth, or with a layer narrower than the source's, for a
+            contact or crashed net not in ``fresh``.
     """
     cfg = source.config
+    hidden = cfg.hidden if hidden is None else tuple(int(h) for h in hidden)
     if race_hidden is not None:
         race_hidden = tuple(int(h) for h in race_hidden)
         if not cfg.race_net:
@@ -504,8 +525,8 @@ def widened(
                 f"{list(cfg.net_hidden('race_mlp'))}; a race net of another shape starts from random "
                 "weights: name it in fresh (--fresh-nets race)"
             )
-    else:
-        race_hidden = cfg.race_hidden  # NetworkConfig stores a shape equal to ``hidden`` as None
+    else:  # the source's race shape (NetworkConfig stores it as None where it equals the new ``hidden``)
+        race_hidden = cfg.net_hidden("race_mlp") if cfg.race_net else None
     crashed = crashed_net or cfg.crashed_net
     nets = ("contact",) + (("crashed",) if crashed else ()) + (("race",) if cfg.race_net else ())
     for name in fresh:
@@ -514,19 +535,31 @@ def widened(
                 f"fresh net {name!r}: the new network's nets are {', '.join(nets)}"
                 + ("" if name in PHASE_NETS else f" (of {', '.join(PHASE_NETS)})")
             )
+    if hidden != cfg.hidden and (
+        len(hidden) != len(cfg.hidden) or any(n < o for n, o in zip(hidden, cfg.hidden, strict=True))
+    ):
+        copied = [name for name in nets if name != "race" and name not in fresh]
+        if copied:
+            names = " and ".join(copied)
+            raise ValueError(
+                f"hidden layers {list(hidden)} (train.py --hidden x --layers): the checkpoint's {names} "
+                f"{'nets have' if len(copied) > 1 else 'net has'} {list(cfg.hidden)}; a copied net only gets "
+                f"wider layers, as many: name {names} in fresh (--fresh-nets {','.join(copied)}) to start "
+                f"{'them' if len(copied) > 1 else 'it'} from random weights"
+            )
     if crashed_net and not cfg.race_net:
         raise ValueError(
             "the checkpoint has no race net, and a crashed net needs one (gnubg's contact, crashed and race nets)"
         )
     target = Network(
         NetworkConfig(
-            encoder=encoder, hidden=tuple(cfg.hidden), activation=cfg.activation, race_net=cfg.race_net,
+            encoder=encoder, hidden=hidden, activation=cfg.activation, race_net=cfg.race_net,
             crashed_net=crashed, race_hidden=race_hidden,
         )
     )  # fmt: skip
     old, new = source.encoder, target.encoder
     adds_crashed = crashed and not cfg.crashed_net
-    if new.key == old.key and not adds_crashed and not fresh:
+    if new.key == old.key and not adds_crashed and not fresh and hidden == cfg.hidden:
         raise ValueError(
             f"encoder {new.key} is the checkpoint's"
             + (
@@ -559,10 +592,11 @@ def widened(
             if name in fresh:
                 continue
             for a, b in zip(src, dst, strict=True):
-                if isinstance(a, torch.nn.Linear):
-                    b.weight.zero_()
-                    b.weight[:, : a.weight.shape[1]] = a.weight
-                    b.bias.copy_(a.bias)
+                if isinstance(a, torch.nn.Linear):  # old units: old weights, zero from new inputs or units
+                    units, inputs = a.weight.shape  # new units (rows beyond ``units``) keep their random init
+                    b.weight[:units].zero_()
+                    b.weight[:units, :inputs] = a.weight
+                    b.bias[:units] = a.bias
     target.weights_changed()
     target.eval()
     return target
