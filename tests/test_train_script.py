@@ -370,8 +370,9 @@ def test_crashed_net_trains_a_three_net_network_by_self_play(tmp_path):
 
 
 def test_init_from_with_a_crashed_net_says_which_shape_flags_it_ignores(tmp_path):
-    """``--supervised --init-from CKPT --crashed-net --hidden 32``: the network keeps the checkpoint's
-    hidden layers (a warning names --hidden) and gains a crashed net."""
+    """``--supervised --init-from CKPT --crashed-net --hidden 32 --activation tanh``: the network gains a
+    crashed net, its contact and crashed nets are widened to 32 (tests/test_widen_hidden.py), and it keeps
+    the checkpoint's activation (a warning names --activation, and no longer --hidden)."""
     from nard_ai.model.network import Network, NetworkConfig, save_checkpoint
 
     rng = np.random.default_rng(3)
@@ -380,9 +381,13 @@ def test_init_from_with_a_crashed_net_says_which_shape_flags_it_ignores(tmp_path
     write_label_shard(folder, "00000", boards, np.tile([[0.6, 0.2, 0.01, 0.1, 0.005]], (len(boards), 1)))
     save_checkpoint(tmp_path / "src.pt", Network(NetworkConfig(encoder="rich", hidden=(8,), race_net=True)))
     argv = ["--supervised", str(folder), "--checkpoint", str(tmp_path / "three.pt"), "--init-from",
-            str(tmp_path / "src.pt"), "--crashed-net", "--hidden", "32", "--epochs", "1", "--no-progress"]  # fmt: skip
+            str(tmp_path / "src.pt"), "--crashed-net", "--hidden", "32", "--activation", "tanh", "--epochs", "1", "--no-progress"]  # fmt: skip
     r = _run(argv, tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "ignoring --hidden with --init-from" in r.stderr
+    assert "ignoring --activation with --init-from" in r.stderr and "--hidden" not in r.stderr
     network = load_checkpoint(tmp_path / "three.pt").network
-    assert network.config.hidden == (8,) and network.config.crashed_net
+    assert (
+        network.config.hidden == (32,)
+        and network.config.crashed_net
+        and network.config.activation == "sigmoid"
+    )
