@@ -122,8 +122,8 @@ class Args:
     """hidden activation: sigmoid, tanh or relu; ignored on --resume"""
     race_hidden: str = ""
     """the race net's own hidden layer sizes (default: --hidden x --layers), comma-separated, e.g. 512,512 (1 .. 4
-    layers of 1 .. 4096; the --pool and --batch-size limits apply to its widest layer); with --init-from the race
-    net must be in --fresh-nets; ignored on --resume"""
+    layers of 1 .. 4096; the --pool and --batch-size limits apply to its widest layer); with --init-from, a shape
+    other than the checkpoint's race net's needs the race net in --fresh-nets; ignored on --resume"""
     lr: float = 1e-3
     """Adam learning rate"""
     lam: float = 0.7
@@ -364,6 +364,48 @@ def _resumed_args(args: Args, saved: dict, given: set[str]) -> Args:
     return resumed
 
 
+def _supervised_shapes(args: Args, given: set[str] | None) -> tuple[tuple[int, ...] | None, int]:
+    """For --supervised: the contact and crashed nets' new hidden layers with --init-from (None: the
+    checkpoint's, or no --init-from), and the widest layer the run will train (for the size limits).
+
+    With --init-from, --hidden gives the width and --layers the depth, each only when given (``given``
+    None: every flag counts as given, as for ``main(args)``); the one not given is the checkpoint's
+    (a checkpoint whose layers differ in width needs --hidden). Exits with a one-line error (status 2)
+    on a checkpoint that cannot be read or such a missing --hidden.
+    """
+
+    def named(flag: str) -> bool:
+        return given is None or flag in given
+
+    try:
+        if args.resume:
+            cfg = load_checkpoint(args.checkpoint_path).network.config
+        elif args.init_from:
+            cfg = load_checkpoint(args.init_from).network.config
+        else:
+            cfg = None
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    if cfg is None:  # a new network: --hidden x --layers and --race-hidden (validate checked them)
+        return None, max(args.hidden, *(args.race_shape or ()))
+    if args.resume:
+        return None, max((*cfg.hidden, *cfg.net_hidden("race_mlp")))
+    new_hidden = None
+    if named("hidden") or named("layers"):
+        if named("hidden"):
+            width = args.hidden
+        elif len(set(cfg.hidden)) == 1:
+            width = cfg.hidden[0]
+        else:
+            _fail(
+                f"argument --layers: the checkpoint's hidden layers {list(cfg.hidden)} differ in width: "
+                "give --hidden too"
+            )
+        new_hidden = (width,) * (args.layers if named("layers") else len(cfg.hidden))
+    race = args.race_shape or (cfg.net_hidden("race_mlp") if cfg.race_net else ())
+    return new_hidden, max((*(new_hidden or cfg.hidden), *race))
+
+
 def supervised(args: Args, given: set[str] | None) -> None:
     """--supervised: nard_ai.training.supervised.run_supervised on --checkpoint."""
     from nard_ai.training.supervised import SupervisedConfig, run_supervised
@@ -381,7 +423,11 @@ def supervised(args: Args, given: set[str] | None) -> None:
             "ignoring %s with --init-from: the checkpoint's activation and race net are used",
             ", ".join(f"--{k.replace('_', '-')}" for k in sorted(set(shape) - {"hidden", "layers"})),
         )
-    reshape = bool(args.init_from) and bool({"hidden", "layers"} & (given or set()))
+    new_hidden, widest = _supervised_shapes(args, given)
+    try:
+        check_sizes(args.pool, widest, args.batch_size, "the network's widest layer")
+    except ValueError as exc:
+        _fail(str(exc))
     torch.manual_seed(args.seed)
     network = (
         None
@@ -407,7 +453,7 @@ def supervised(args: Args, given: set[str] | None) -> None:
         history = run_supervised(args.supervised, args.checkpoint_path, config, network=network, writer=writer,
                                  should_stop=lambda: _STOP["requested"],
                                  init_from=args.init_from or None, fresh=args.fresh_names,
-                                 hidden=(args.hidden,) * args.layers if reshape else None,
+                                 hidden=new_hidden,
                                  race_hidden=args.race_shape if args.init_from else None)  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
         writer.close()

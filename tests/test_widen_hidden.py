@@ -140,3 +140,43 @@ def test_train_py_widens_the_contact_and_crashed_nets(tmp_path, boards):
                 "--fresh-nets", "contact,crashed"], tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert load_checkpoint(tmp_path / "d.pt").network.config.hidden == (12, 12)
+
+
+def test_train_py_takes_the_flag_not_given_from_the_checkpoint(tmp_path, boards):
+    """With --init-from, --hidden gives the width and --layers the depth, each only when given; the other is the
+    checkpoint's, never train.py's default (128, 1): --hidden 24 on a checkpoint of 2 x 16 widens it to
+    2 x 24; --layers 2 alone with fresh nets on a checkpoint of one layer of 16 gives 2 x 16; --layers 1 alone
+    on it is its own shape (nothing to widen, said with the layers); a checkpoint whose layers differ in width
+    needs --hidden with --layers (one line, exit 2). The size limit takes the widest layer the run trains:
+    --batch-size 65536 is refused for a race net of 512 copied from the checkpoint although --hidden's
+    default is 128 (65,536 x 512 > 16,777,216)."""
+    folder = tmp_path / "labels"
+    write_label_shard(folder, "00000", boards, np.tile([[0.6, 0.2, 0.01, 0.1, 0.005]], (len(boards), 1)))
+    save_checkpoint(tmp_path / "two16.pt", _source((16, 16)))
+    save_checkpoint(tmp_path / "one16.pt", _source((16,)))
+    save_checkpoint(tmp_path / "uneven.pt", _source((16, 8)))
+    save_checkpoint(tmp_path / "race512.pt", _source((8,), race_hidden=(512,)))
+    common = ["--supervised", str(folder), "--encoder", "expert_race", "--crashed-net", "--epochs", "1",
+              "--no-progress", "--threads", "1"]  # fmt: skip
+
+    def run(src, out, *flags):
+        return _train([*common, "--init-from", str(tmp_path / src), "--checkpoint", str(tmp_path / out), *flags],
+                      tmp_path)  # fmt: skip
+
+    r = run("two16.pt", "a.pt", "--hidden", "24")
+    assert r.returncode == 0, r.stderr
+    assert load_checkpoint(tmp_path / "a.pt").network.config.hidden == (24, 24)
+    r = run("one16.pt", "b.pt", "--layers", "2", "--fresh-nets", "contact,crashed")
+    assert r.returncode == 0, r.stderr
+    assert load_checkpoint(tmp_path / "b.pt").network.config.hidden == (16, 16)
+    r = run("one16.pt", "c.pt", "--layers", "1")
+    assert r.returncode == 2 and "hidden layers [16] are its own" in r.stderr and "Traceback" not in r.stderr
+    r = run("uneven.pt", "d.pt", "--layers", "3", "--fresh-nets", "contact,crashed")
+    assert r.returncode == 2 and "differ in width: give --hidden too" in r.stderr.strip().splitlines()[-1]
+    r = run("race512.pt", "e.pt", "--batch-size", "65536")
+    assert r.returncode == 2 and "--batch-size x the network's widest layer must be at most" in r.stderr
+    assert "65,536 x 512" in r.stderr
+    r = _train([*common[:2], "--resume", "--checkpoint", str(tmp_path / "race512.pt"), "--batch-size", "65536",
+                "--epochs", "1", "--no-progress"], tmp_path)  # fmt: skip
+    assert r.returncode == 2 and "65,536 x 512" in r.stderr
+    assert not any((tmp_path / f).exists() for f in ("c.pt", "d.pt", "e.pt"))

@@ -567,6 +567,7 @@ def widened(
                 if cfg.crashed_net
                 else " and no crashed net is added"
             )
+            + f", no net is fresh and the hidden layers {list(hidden)} are its own (train.py --hidden x --layers)"
             + ": nothing to widen"
         )
     if new.key != old.key and new.size <= old.size:
