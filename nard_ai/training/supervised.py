@@ -405,7 +405,11 @@ def run_supervised(
             "crashed_net": network.config.crashed_net,
             **({"fresh": list(fresh)} if fresh else {}),
             **({"race_hidden": list(network.config.race_hidden)} if network.config.race_hidden else {}),
-            **({"hidden": list(network.config.hidden)} if network.config.hidden != start.config.hidden else {}),  # fmt: skip
+            **(
+                {"hidden": list(network.config.hidden)}
+                if network.config.hidden != start.config.hidden
+                else {}
+            ),
         }
     elif fresh:
         raise ValueError("fresh nets need init_from (the checkpoint whose other nets are kept)")
