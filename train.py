@@ -10,6 +10,7 @@ cp checkpoints/nard-rich.pt runs/gen1.pt && python train.py --supervised LABEL_D
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import math
@@ -158,9 +159,10 @@ class Args:
     """--supervised, new network: start from this checkpoint's weights, widened to --encoder (whose inputs must
     begin with the checkpoint's encoder's, as expert's do with rich's: the new inputs start at zero weight) and
     given a crashed net with --crashed-net (a copy of its contact net); the activation and race net are the
-    checkpoint's, and so are the hidden layers unless --hidden or --layers is given: the contact and crashed nets
-    then get --layers of --hidden units, copied and widened where they are as many and no narrower (new units
-    start at zero weight to the outputs), else named in --fresh-nets (--race-hidden: a fresh race net's shape)"""
+    checkpoint's, and so are the hidden layers unless --hidden (the width) or --layers (the depth) is given, each
+    only when given (the other is the checkpoint's; a checkpoint whose layers differ in width needs --hidden): the
+    contact and crashed nets are copied and widened where they keep their depth and no layer gets narrower (new
+    units start at zero weight to the outputs), else named in --fresh-nets (--race-hidden: the race net's shape)"""
     fresh_nets: str = ""
     """--init-from: comma-separated nets (contact, crashed, race) that start from random weights instead of the
     checkpoint's, e.g. race, to fit a race net anew on --encoder expert_race's race inputs"""
@@ -447,7 +449,7 @@ def supervised(args: Args, given: set[str] | None) -> None:
     config = SupervisedConfig(lr=lr, batch_size=args.batch_size, epochs=args.epochs, patience=args.patience,
                               seed=args.seed, lr_schedule=args.lr_schedule)  # fmt: skip
     log_dir = Path(f"runs/{args.exp_name}-supervised__{args.seed}__{int(time.time())}")
-    fresh_dir = not log_dir.exists()
+    fresh_dir, fresh_root = not log_dir.exists(), not log_dir.parent.exists()
     writer = SummaryWriter(str(log_dir))
     try:
         history = run_supervised(args.supervised, args.checkpoint_path, config, network=network, writer=writer,
@@ -459,6 +461,9 @@ def supervised(args: Args, given: set[str] | None) -> None:
         writer.close()
         if fresh_dir:  # a run refused before training leaves no TensorBoard run behind
             shutil.rmtree(log_dir, ignore_errors=True)
+        if fresh_root:  # nor the runs/ folder it made (removed only if nothing else is in it)
+            with contextlib.suppress(OSError):
+                log_dir.parent.rmdir()
         _fail(str(exc))
     finally:
         writer.close()

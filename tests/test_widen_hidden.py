@@ -180,3 +180,11 @@ def test_train_py_takes_the_flag_not_given_from_the_checkpoint(tmp_path, boards)
                 "--epochs", "1", "--no-progress"], tmp_path)  # fmt: skip
     assert r.returncode == 2 and "65,536 x 512" in r.stderr
     assert not any((tmp_path / f).exists() for f in ("c.pt", "d.pt", "e.pt"))
+    # a run refused inside training's setup (here: another depth without fresh nets) leaves no runs/ folder
+    # in a directory that had none
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    r = _train([*common, "--init-from", str(tmp_path / "one16.pt"), "--checkpoint", str(empty / "f.pt"), "--layers",
+                "3"], empty)  # fmt: skip
+    assert r.returncode == 2 and "--fresh-nets contact,crashed" in r.stderr
+    assert list(empty.iterdir()) == []
