@@ -263,6 +263,39 @@ def mixed_positions(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.array(out, dtype=np.int8)
 
 
+@pytest.fixture(scope="session")
+def mixed_boards() -> np.ndarray:
+    """2,000 distinct valid boards (``(N, 26)`` int8, side on roll's view): opening-like play positions and
+    scattered ones, races among them (over 100 race boards and over 100 others, checked)."""
+    from nard_ai.core.classes import race_flags
+
+    rng = np.random.default_rng(41)
+    out = np.unique(
+        np.concatenate([random_play_positions(rng, 1000), random_scattered_positions(rng, 1000)]), axis=0
+    )
+    race = np.asarray(race_flags(out), dtype=bool)
+    assert 100 < race.sum() < len(out) - 100
+    return out
+
+
+# --------------------------------------------------------------------------
+# train.py in a subprocess, as a user runs it
+# --------------------------------------------------------------------------
+
+
+def train_py_args(argv: list[str]) -> dict:
+    """``subprocess`` arguments (``args``, ``env``) running the repository's train.py with ``argv``."""
+    return {
+        "args": [sys.executable, os.path.join(_REPO_ROOT, "train.py"), *argv],
+        "env": {**os.environ, "PYTHONPATH": _REPO_ROOT},
+    }
+
+
+def run_train_py(argv: list[str], cwd) -> subprocess.CompletedProcess:
+    """Run train.py with ``argv`` in ``cwd`` to the end (10 minutes at most), its output captured as text."""
+    return subprocess.run(**train_py_args(argv), cwd=cwd, capture_output=True, text=True, timeout=600)
+
+
 # --------------------------------------------------------------------------
 # gnubg's two-row board (RULES.md section 1, "gnubg's two-row form")
 # --------------------------------------------------------------------------

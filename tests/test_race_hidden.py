@@ -8,15 +8,11 @@ the checkpoint describes the shape, and older checkpoints read as before. A few 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from conftest import random_play_positions, random_scattered_positions, write_label_shard
+from conftest import run_train_py, write_label_shard
 
 from nard_ai.core.classes import race_flags
 from nard_ai.eval.aligned import BatchInvariantEvaluator
@@ -30,20 +26,6 @@ from nard_ai.model.network import (
     save_checkpoint,
 )
 from nard_ai.training.supervised import widened
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def boards():
-    """2,000 distinct valid boards: opening-like play positions and scattered ones (races among them)."""
-    rng = np.random.default_rng(41)
-    out = np.unique(
-        np.concatenate([random_play_positions(rng, 1000), random_scattered_positions(rng, 1000)]), axis=0
-    )
-    race = np.asarray(race_flags(out), dtype=bool)
-    assert 100 < race.sum() < len(out) - 100
-    return out
 
 
 def _network(seed=0, race_hidden=(12, 10)):
@@ -75,32 +57,34 @@ def test_a_race_shape_needs_a_race_net_and_positive_sizes():
         NetworkConfig(encoder="rich", race_net=True, race_hidden=())
 
 
-def test_every_path_takes_each_nets_own_layers(boards):
+def test_every_path_takes_each_nets_own_layers(mixed_boards):
     """forward (training), predict, probs6 (search's fast path, per-net first-layer tables of different
     widths) and the batch-invariant evaluator give the same outcomes; a race row is the race MLP's."""
     net = _network(seed=1)
-    x = torch.from_numpy(net.encoder.encode(boards))
+    x = torch.from_numpy(net.encoder.encode(mixed_boards))
     with torch.no_grad():
         want = torch.softmax(net(x), -1).numpy()
     np.testing.assert_allclose(net.predict(x).numpy(), want, atol=1e-6)
-    np.testing.assert_allclose(net.probs6(boards), want, atol=1e-6)
-    race = net.routes(boards) == RACE_ROUTE
+    np.testing.assert_allclose(net.probs6(mixed_boards), want, atol=1e-6)
+    race = net.routes(mixed_boards) == RACE_ROUTE
     with torch.no_grad():
         own = torch.softmax(net.race_mlp(x[race]), -1).numpy()
     np.testing.assert_allclose(want[race], own, atol=1e-6)
-    np.testing.assert_allclose(net.probs6(boards[race]), own, atol=1e-6)  # a batch of races only
-    plain = NetworkEvaluator(net).evaluate(boards)
-    np.testing.assert_allclose(BatchInvariantEvaluator(NetworkEvaluator(net)).evaluate(boards), plain, atol=1e-6)
+    np.testing.assert_allclose(net.probs6(mixed_boards[race]), own, atol=1e-6)  # a batch of races only
+    plain = NetworkEvaluator(net).evaluate(mixed_boards)
+    np.testing.assert_allclose(
+        BatchInvariantEvaluator(NetworkEvaluator(net)).evaluate(mixed_boards), plain, atol=1e-6
+    )
 
 
-def test_the_checkpoint_keeps_the_race_shape_and_others_read_as_before(tmp_path, boards):
+def test_the_checkpoint_keeps_the_race_shape_and_others_read_as_before(tmp_path, mixed_boards):
     net = _network(seed=2)
     path = save_checkpoint(tmp_path / "wide.pt", net)
     payload = torch.load(path, weights_only=False)
     assert payload["network"]["race_hidden"] == [12, 10]
     loaded = load_checkpoint(path).network
     assert loaded.config == net.config and loaded.config.race_hidden == (12, 10)
-    np.testing.assert_array_equal(loaded.probs6(boards), net.probs6(boards))
+    np.testing.assert_array_equal(loaded.probs6(mixed_boards), net.probs6(mixed_boards))
     same = Network(NetworkConfig(encoder="rich", hidden=(8,), race_net=True))
     assert "race_hidden" not in config_dict(same.config)  # described as before race_hidden existed
     payload = torch.load(save_checkpoint(tmp_path / "same.pt", same), weights_only=False)
@@ -108,7 +92,7 @@ def test_the_checkpoint_keeps_the_race_shape_and_others_read_as_before(tmp_path,
     assert load_checkpoint(tmp_path / "same.pt").network.config.race_hidden is None
 
 
-def test_the_onnx_graph_takes_each_nets_own_layers(tmp_path, boards):
+def test_the_onnx_graph_takes_each_nets_own_layers(tmp_path, mixed_boards):
     ort = pytest.importorskip("onnxruntime")
     from nard_ai.model import onnx_export
 
@@ -116,76 +100,77 @@ def test_the_onnx_graph_takes_each_nets_own_layers(tmp_path, boards):
     result = onnx_export.export_onnx(tmp_path / "wide.onnx", save_checkpoint(tmp_path / "wide.pt", net))
     assert json.loads(result.metadata["network"])["race_hidden"] == [12, 10]
     session = ort.InferenceSession(str(result.path), providers=["CPUExecutionProvider"])
-    (outcomes,) = session.run(["outcomes"], {onnx_export.INPUT_NAME: net.encoder.encode(boards)})
-    np.testing.assert_allclose(outcomes, net.probs6(boards), atol=1e-5)
+    (outcomes,) = session.run(["outcomes"], {onnx_export.INPUT_NAME: net.encoder.encode(mixed_boards)})
+    np.testing.assert_allclose(outcomes, net.probs6(mixed_boards), atol=1e-5)
 
 
-def test_widening_to_a_new_race_shape_needs_a_fresh_race_net(boards):
-    """The contact and crashed nets are copied (the same outputs on contact boards), the race net of the new
+def test_widening_to_a_new_race_shape_needs_a_fresh_race_net(mixed_boards):
+    """The contact and crashed nets are copied (the same outputs on contact mixed_boards), the race net of the new
     shape starts from random weights; a new shape without ``fresh=("race",)`` cannot be copied: an error."""
     torch.manual_seed(5)
     src = Network(NetworkConfig(encoder="expert_race", hidden=(8,), race_net=True, crashed_net=True))
-    race = np.asarray(race_flags(boards), dtype=bool)
-    wide = widened(src, "expert_race", boards[:64], fresh=("race",), race_hidden=(16, 16))
+    race = np.asarray(race_flags(mixed_boards), dtype=bool)
+    wide = widened(src, "expert_race", mixed_boards[:64], fresh=("race",), race_hidden=(16, 16))
     assert wide.config.race_hidden == (16, 16) and wide.race_mlp[0].out_features == 16
-    np.testing.assert_allclose(wide.probs6(boards[~race]), src.probs6(boards[~race]), atol=1e-6)
+    np.testing.assert_allclose(wide.probs6(mixed_boards[~race]), src.probs6(mixed_boards[~race]), atol=1e-6)
     with pytest.raises(ValueError, match="name it in fresh"):
-        widened(src, "expert_race", boards[:64], fresh=("crashed",), race_hidden=(16, 16))
+        widened(src, "expert_race", mixed_boards[:64], fresh=("crashed",), race_hidden=(16, 16))
     # the race shape of the source is kept when none is given (and the common shape reads as None)
-    again = widened(wide, "expert_race", boards[:64], fresh=("crashed",))
+    again = widened(wide, "expert_race", mixed_boards[:64], fresh=("crashed",))
     assert again.config.race_hidden == (16, 16)
-    np.testing.assert_allclose(again.probs6(boards[race]), wide.probs6(boards[race]), atol=1e-6)
-    back = widened(wide, "expert_race", boards[:64], fresh=("race",), race_hidden=(8,))
+    np.testing.assert_allclose(again.probs6(mixed_boards[race]), wide.probs6(mixed_boards[race]), atol=1e-6)
+    back = widened(wide, "expert_race", mixed_boards[:64], fresh=("race",), race_hidden=(8,))
     assert back.config.race_hidden is None
     no_race = Network(NetworkConfig(encoder="rich", hidden=(8,)))
     with pytest.raises(ValueError, match="no race net to reshape"):
-        widened(no_race, "expert", boards[:64], race_hidden=(16,))
+        widened(no_race, "expert", mixed_boards[:64], race_hidden=(16,))
 
 
-def _train(argv, cwd):
-    return subprocess.run(
-        [sys.executable, str(REPO / "train.py"), *argv], cwd=cwd, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )  # fmt: skip
-
-
-def test_train_py_gives_a_fresh_race_net_the_shape_of_race_hidden(tmp_path, boards):
+def test_train_py_gives_a_fresh_race_net_the_shape_of_race_hidden(tmp_path, mixed_boards):
     """``--supervised L --init-from C --fresh-nets race --race-hidden 12,10``: the race net of that shape is
     trained, the contact net kept; without ``--fresh-nets race`` a one-line error (exit 2), as for a bad list."""
     folder = tmp_path / "labels"
-    write_label_shard(folder, "00000", boards, np.tile([[0.6, 0.2, 0.01, 0.1, 0.005]], (len(boards), 1)))
+    write_label_shard(
+        folder, "00000", mixed_boards, np.tile([[0.6, 0.2, 0.01, 0.1, 0.005]], (len(mixed_boards), 1))
+    )
     torch.manual_seed(4)
     src = Network(NetworkConfig(encoder="expert_race", hidden=(8,), race_net=True, crashed_net=True))
     save_checkpoint(tmp_path / "src.pt", src)
     base = ["--supervised", str(folder), "--init-from", str(tmp_path / "src.pt"), "--encoder", "expert_race",
             "--crashed-net", "--epochs", "1", "--no-progress", "--threads", "1"]  # fmt: skip
-    r = _train([*base, "--checkpoint", str(tmp_path / "a.pt"), "--fresh-nets", "race", "--race-hidden", "12,10"],
+    r = run_train_py([*base, "--checkpoint", str(tmp_path / "a.pt"), "--fresh-nets", "race", "--race-hidden", "12,10"],
                tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
     ckpt = load_checkpoint(tmp_path / "a.pt")
     assert ckpt.network.config.race_hidden == (12, 10) and ckpt.network.config.hidden == (8,)
     assert ckpt.extra["supervised"][-1]["source"]["race_hidden"] == [12, 10]
     runs = sorted((tmp_path / "runs").iterdir())  # the TensorBoard run of a.pt
-    r = _train([*base, "--checkpoint", str(tmp_path / "b.pt"), "--race-hidden", "12,10"], tmp_path)
-    assert r.returncode == 2 and "name it in fresh (--fresh-nets race)" in r.stderr and "Traceback" not in r.stderr
+    r = run_train_py([*base, "--checkpoint", str(tmp_path / "b.pt"), "--race-hidden", "12,10"], tmp_path)
+    assert (
+        r.returncode == 2
+        and "name it in fresh (--fresh-nets race)" in r.stderr
+        and "Traceback" not in r.stderr
+    )
     assert "--race-hidden" in r.stderr.strip().splitlines()[-1]
-    assert not (tmp_path / "b.pt").exists() and sorted((tmp_path / "runs").iterdir()) == runs  # no new run left
+    assert (
+        not (tmp_path / "b.pt").exists() and sorted((tmp_path / "runs").iterdir()) == runs
+    )  # no new run left
     # on --resume the checkpoint's shape is kept, and the flag is said to be ignored
-    r = _train([*base[:2], "--checkpoint", str(tmp_path / "a.pt"), "--resume", "--race-hidden", "16",
+    r = run_train_py([*base[:2], "--checkpoint", str(tmp_path / "a.pt"), "--resume", "--race-hidden", "16",
                 "--epochs", "1", "--no-progress", "--threads", "1"], tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "ignoring --race-hidden on --resume" in r.stderr
     assert load_checkpoint(tmp_path / "a.pt").network.config.race_hidden == (12, 10)
     # a race width beyond the size limits is named as --race-hidden's, not --hidden's
-    r = _train([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", "4096",
+    r = run_train_py([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", "4096",
                 "--batch-size", "65536"], tmp_path)  # fmt: skip
     assert r.returncode == 2 and "--batch-size x --race-hidden (its widest layer) must be at most" in r.stderr
     for bad, message in (("12,x", "comma-separated hidden layer sizes"), ("0", "1 .. 4 layers"),
                          ("8,8,8,8,8", "1 .. 4 layers"), ("5000", "1 .. 4 layers")):  # fmt: skip
-        r = _train([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", bad],
+        r = run_train_py([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", bad],
                    tmp_path)  # fmt: skip
         assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
-    r = _train(["--games", "4", "--pool", "4", "--no-race-net", "--race-hidden", "16", "--checkpoint",
+    r = run_train_py(["--games", "4", "--pool", "4", "--no-race-net", "--race-hidden", "16", "--checkpoint",
                 str(tmp_path / "d.pt"), "--no-progress"], tmp_path)  # fmt: skip
     assert r.returncode == 2 and "--race-hidden: needs --race-net" in r.stderr
     assert not (tmp_path / "c.pt").exists() and not (tmp_path / "d.pt").exists()

@@ -5,36 +5,22 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-from conftest import load_script, random_play_positions, write_label_shard
+from conftest import load_script, random_play_positions, run_train_py, train_py_args, write_label_shard
 
 from nard_ai.model.network import load_checkpoint
 
-REPO = Path(__file__).resolve().parent.parent
 SMALL = ["--hidden", "8", "--batch-size", "32", "--eval-every", "0", "--no-progress", "--seed", "3"]
-
-
-def _train(argv: list[str]) -> dict:
-    """Popen arguments running the repository's train.py with ``argv``."""
-    return {
-        "args": [sys.executable, str(REPO / "train.py"), *argv],
-        "env": {**os.environ, "PYTHONPATH": str(REPO)},
-    }
-
-
-def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(**_train(argv), cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 def _start(argv: list[str], cwd: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        **_train(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        **train_py_args(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
 
 
@@ -53,9 +39,11 @@ def _wait_for_games(path: Path, games: int, proc: subprocess.Popen, timeout: flo
 def test_resume_takes_the_saved_training_settings_unless_given(tmp_path):
     ckpt = tmp_path / "a.pt"
     first = ["--lr", "3e-4", "--lam", "0.5", "--pool", "6", "--workers", "1", "--checkpoint-every", "10"]
-    r = _run(["--games", "10", "--checkpoint", str(ckpt), *first, *SMALL], tmp_path)
+    r = run_train_py(["--games", "10", "--checkpoint", str(ckpt), *first, *SMALL], tmp_path)
     assert r.returncode == 0, r.stderr
-    r = _run(["--games", "20", "--checkpoint", str(ckpt), "--resume", "--lam", "0.6", *SMALL], tmp_path)
+    r = run_train_py(
+        ["--games", "20", "--checkpoint", str(ckpt), "--resume", "--lam", "0.6", *SMALL], tmp_path
+    )
     assert r.returncode == 0, r.stderr
     saved = load_checkpoint(ckpt).args
     assert (saved["lr"], saved["pool"], saved["workers"], saved["checkpoint_every"]) == (3e-4, 6, 1, 10)
@@ -68,13 +56,15 @@ def test_resume_takes_the_saved_training_settings_unless_given(tmp_path):
 
 def test_resume_ignores_the_architecture_flags(tmp_path):
     ckpt = tmp_path / "a.pt"
-    r = _run(
+    r = run_train_py(
         ["--games", "8", "--pool", "4", "--checkpoint-every", "8", "--checkpoint", str(ckpt), *SMALL],
         tmp_path,
     )
     assert r.returncode == 0, r.stderr
     # td198 has no race unit: an error for a new network, ignored on resume (the checkpoint's network is used)
-    r = _run(["--games", "16", "--checkpoint", str(ckpt), "--resume", "--encoder", "td198", *SMALL], tmp_path)
+    r = run_train_py(
+        ["--games", "16", "--checkpoint", str(ckpt), "--resume", "--encoder", "td198", *SMALL], tmp_path
+    )
     assert r.returncode == 0, r.stderr
     assert "ignoring --encoder, --hidden on --resume" in r.stderr
     saved = load_checkpoint(ckpt)
@@ -88,11 +78,15 @@ def test_resume_ignores_the_architecture_flags(tmp_path):
 def test_resume_checks_workers_against_the_checkpoints_pool(tmp_path):
     ckpt = tmp_path / "a.pt"
     first = ["--pool", "4", "--workers", "1", "--checkpoint-every", "8"]
-    r = _run(["--games", "8", "--checkpoint", str(ckpt), *first, *SMALL], tmp_path)
+    r = run_train_py(["--games", "8", "--checkpoint", str(ckpt), *first, *SMALL], tmp_path)
     assert r.returncode == 0, r.stderr
-    r = _run(["--games", "16", "--checkpoint", str(ckpt), "--resume", "--pool", "1", *SMALL], tmp_path)
+    r = run_train_py(
+        ["--games", "16", "--checkpoint", str(ckpt), "--resume", "--pool", "1", *SMALL], tmp_path
+    )
     assert r.returncode == 0, r.stderr  # the checkpoint's one worker fits a pool of 1
-    r = _run(["--games", "24", "--checkpoint", str(ckpt), "--resume", "--workers", "3", *SMALL], tmp_path)
+    r = run_train_py(
+        ["--games", "24", "--checkpoint", str(ckpt), "--resume", "--workers", "3", *SMALL], tmp_path
+    )
     assert r.returncode == 2 and "argument --workers: at most --pool (1)" in r.stderr
 
 
@@ -142,7 +136,7 @@ def test_sigkill_loses_at_most_one_round_and_the_run_resumes(tmp_path):
     saved = load_checkpoint(ckpt)  # the file is whole: written atomically
     assert saved.games_trained % every == 0 and saved.games_trained >= max(logged) - every
     target = saved.games_trained + every
-    r = _run(["--games", str(target), "--checkpoint", str(ckpt), "--resume", *SMALL], tmp_path)
+    r = run_train_py(["--games", str(target), "--checkpoint", str(ckpt), "--resume", *SMALL], tmp_path)
     assert r.returncode == 0, r.stderr
     resumed = load_checkpoint(ckpt)
     assert resumed.games_trained == target
@@ -176,7 +170,7 @@ def test_sigkill_loses_at_most_one_round_and_the_run_resumes(tmp_path):
     ],
 )
 def test_train_argument_checks(tmp_path, argv, message):
-    r = _run([*argv, "--no-progress"], tmp_path)
+    r = run_train_py([*argv, "--no-progress"], tmp_path)
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
     assert not any(tmp_path.iterdir())
 
@@ -228,7 +222,7 @@ def test_sizes_beyond_the_limits_are_one_error_line_before_anything_is_written(
 
 
 def test_the_hidden_size_limit_as_a_real_process_without_a_traceback(tmp_path):
-    r = _run(["--hidden", "2000000", "--no-progress"], tmp_path)
+    r = run_train_py(["--hidden", "2000000", "--no-progress"], tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1] == (
         "train.py: error: argument --hidden: must be at most 4,096, got 2,000,000"
@@ -243,7 +237,7 @@ def test_resume_checks_the_pool_against_the_checkpoints_hidden_size(tmp_path):
 
     ckpt = save_checkpoint(tmp_path / "big.pt", Network(NetworkConfig(encoder="rich", hidden=(512,))))
     before = ckpt.read_bytes()
-    r = _run(["--games", "10", "--checkpoint", str(ckpt), "--resume", "--pool", "16384"], tmp_path)
+    r = run_train_py(["--games", "10", "--checkpoint", str(ckpt), "--resume", "--pool", "16384"], tmp_path)
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.strip().splitlines()[-1] == (
         "train.py: error: argument --pool: --pool x --hidden must be at most 4,194,304 (each ply evaluates "
@@ -355,7 +349,9 @@ def test_a_run_removes_the_stale_temporaries_of_its_checkpoint_at_start(monkeypa
 def test_layers_gives_a_network_of_that_many_hidden_layers(tmp_path):
     """``--layers 2 --hidden 8``: two hidden layers of 8 units, recorded in the checkpoint's network."""
     ckpt = tmp_path / "two.pt"
-    r = _run(["--games", "8", "--checkpoint", str(ckpt), "--layers", "2", *TINY, "--no-progress"], tmp_path)
+    r = run_train_py(
+        ["--games", "8", "--checkpoint", str(ckpt), "--layers", "2", *TINY, "--no-progress"], tmp_path
+    )
     assert r.returncode == 0, r.stderr
     assert load_checkpoint(ckpt).network.config.hidden == (8, 8)
 
@@ -363,7 +359,9 @@ def test_layers_gives_a_network_of_that_many_hidden_layers(tmp_path):
 def test_crashed_net_trains_a_three_net_network_by_self_play(tmp_path):
     """``--crashed-net``: TD self-play on contact, crashed and race nets, recorded in the checkpoint."""
     ckpt = tmp_path / "three.pt"
-    r = _run(["--games", "8", "--checkpoint", str(ckpt), "--crashed-net", *TINY, "--no-progress"], tmp_path)
+    r = run_train_py(
+        ["--games", "8", "--checkpoint", str(ckpt), "--crashed-net", *TINY, "--no-progress"], tmp_path
+    )
     assert r.returncode == 0, r.stderr
     network = load_checkpoint(ckpt).network
     assert network.config.crashed_net and network.crashed_mlp is not None
@@ -382,7 +380,7 @@ def test_init_from_with_a_crashed_net_says_which_shape_flags_it_ignores(tmp_path
     save_checkpoint(tmp_path / "src.pt", Network(NetworkConfig(encoder="rich", hidden=(8,), race_net=True)))
     argv = ["--supervised", str(folder), "--checkpoint", str(tmp_path / "three.pt"), "--init-from",
             str(tmp_path / "src.pt"), "--crashed-net", "--hidden", "32", "--activation", "tanh", "--epochs", "1", "--no-progress"]  # fmt: skip
-    r = _run(argv, tmp_path)
+    r = run_train_py(argv, tmp_path)
     assert r.returncode == 0, r.stderr
     assert "ignoring --activation with --init-from" in r.stderr and "--hidden" not in r.stderr
     network = load_checkpoint(tmp_path / "three.pt").network
