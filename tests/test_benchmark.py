@@ -209,3 +209,38 @@ def test_the_shipped_race_benchmark_reads_whole():
             0,
             True,
         )
+
+
+def test_early_positions_are_the_openings_self_play_keeps_meeting(tmp_path, monkeypatch):
+    """benchmarks/early_positions.py (README, "Strength benchmarks"): the exclusion set of the contact and
+    crashed equity benchmark. Ply 1 of every game is the starting position, so one ply gives exactly one
+    position. Without exploration (epsilon 0) two plies give it and one play for each of the 15 opening rolls
+    (a game never opens on a double: docs/RULES.md, section 2), 16 positions, once 300 games have met
+    every roll. The script writes a position set that ``positions --exclude`` reads, and a set generated
+    with it as ``exclude`` holds none of its positions."""
+    from conftest import load_script
+
+    from nard_ai.core.board import starting_board
+    from nard_ai.eval.evaluator import NetworkEvaluator
+    from nard_ai.model.network import default_checkpoint_path, load_checkpoint
+    from nard_ai.training.positions import generate_positions, load_keys, position_keys
+
+    script = load_script(monkeypatch, "benchmarks/early_positions.py")
+    evaluator = NetworkEvaluator(load_checkpoint(default_checkpoint_path()).network)
+    one = script.early_positions(evaluator, 50, 1, seed=5)
+    np.testing.assert_array_equal(one, starting_board()[None])
+    two = script.early_positions(evaluator, 300, 2, seed=5, epsilon=0.0)
+    assert len(two) == 16 and len(set(position_keys(two))) == 16
+
+    out = tmp_path / "early"
+    net = str(default_checkpoint_path())
+    assert (
+        script.main(["--out", str(out), "--network", net, "--games", "200", "--plies", "4", "--seed", "3"])
+        == 0
+    )
+    keys = load_keys([out])
+    found = script.early_positions(evaluator, 200, 4, seed=[3, 0])
+    assert keys == set(position_keys(found))
+    ps = generate_positions(evaluator, 40, seed=7, proportions={"contact": 1.0}, exclude=keys)
+    assert len(ps) == 40 and not keys & set(position_keys(ps.boards))
+    assert ps.info["excluded_seen"] > 0
