@@ -244,3 +244,55 @@ def test_early_positions_are_the_openings_self_play_keeps_meeting(tmp_path, monk
     ps = generate_positions(evaluator, 40, seed=7, proportions={"contact": 1.0}, exclude=keys)
     assert len(ps) == 40 and not keys & set(position_keys(ps.boards))
     assert ps.info["excluded_seen"] > 0
+
+
+def test_the_shipped_contact_rollouts_are_the_sets_positions_rolled_out():
+    """benchmarks/contact-rollout (README, "Strength benchmarks"): the finished label shards of the contact and
+    crashed equity set, rolled out 1,296 games each by nard-sup256.pt at 0-ply with variance reduction (seed
+    61). Label shard k is positions shard k of benchmarks/contact-positions, row for row (its sidecar names the
+    positions file and its SHA-256, and the network's SHA-256 is the shipped checkpoint's); every shard matches
+    its own sidecar's SHA-256 (read_labels leaves out one that does not); every position is contact or crashed;
+    and the labels are gnubg-order cumulative probabilities (win >= win_g >= win_bg, lose_g >= lose_bg, in
+    0..1: the labeller clips luck-adjusted means to consistent probabilities)."""
+    import json
+    from pathlib import Path
+
+    from nard_ai.training.positions import read_position_set, read_positions_shard
+    from nard_ai.training.store import file_sha256, read_labels
+
+    root = Path(__file__).resolve().parent.parent
+    labels_dir, positions_dir = (
+        root / "benchmarks" / "contact-rollout",
+        root / "benchmarks" / "contact-positions",
+    )
+    manifest = read_position_set(positions_dir)
+    assert manifest["count"] == 1400 and manifest["classes"]["contact"] == 910
+    assert manifest["classes"]["crashed"] == 490
+    shards = {s["file"]: s["sha256"] for s in manifest["shards"]}
+    sidecars = sorted(labels_dir.glob("labels-*.json"))
+    assert sidecars, "no finished shard"
+    ids, labels = read_labels(labels_dir)
+    assert len(ids) == 25 * len(sidecars) and labels.shape == (len(ids), 5)
+    net_sha = file_sha256(root / "checkpoints" / "nard-sup256.pt")
+    rows = 0
+    for side in sidecars:
+        meta = json.loads(side.read_text())
+        assert meta["seed"] == 61 and meta["network"]["sha256"] == net_sha
+        pos = meta["positions"]
+        assert shards[pos["file"]] == pos["sha256"]
+        pids, _, classes = read_positions_shard(positions_dir / pos["file"], pos["sha256"])
+        assert ids[rows : rows + len(pids)] == pids
+        assert set(CLASS_NAMES[c] for c in classes.tolist()) <= {"contact", "crashed"}
+        rows += len(pids)
+        for name in ("contact", "crashed"):
+            spec = meta["labels"][name]
+            assert (spec["method"], spec["games"], spec["play_ply"], spec["variance_reduction"]) == (
+                "rollout",
+                1296,
+                0,
+                True,
+            )
+            assert spec["truncate"] is None
+    win, win_g, win_bg, lose_g, lose_bg = labels.T
+    assert (win >= win_g - 1e-9).all() and (win_g >= win_bg - 1e-9).all() and (lose_g >= lose_bg - 1e-9).all()
+    assert ((0 <= labels) & (labels <= 1)).all()
