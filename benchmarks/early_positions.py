@@ -12,12 +12,19 @@ sets were made) for their first ``--plies`` plies, in lockstep, and writes
 every distinct pre-roll position (side on roll's view) as a position set;
 ``positions --exclude FOLDER`` then keeps a benchmark clear of them.
 
-    python benchmarks/early_positions.py --out runs/early --seed 61 \
-        --network checkpoints/nard-rich.pt --network checkpoints/nard-sup256.pt \
-        --network checkpoints/nard-expert.pt [--games 200000] [--plies 8]
+The exclusion set of ``benchmarks/contact-positions`` (1,622,387 positions,
+about 5 minutes; peak memory about 2.2 GB, growing with ``--games``):
+
+    python benchmarks/early_positions.py --out runs/early61 --seed 61 \
+        --games 100000 --plies 10 --network checkpoints/nard-rich.pt \
+        --network checkpoints/nard-sup256.pt --network checkpoints/nard-expert.pt
 
 The dice and exploration draw from ``np.random.default_rng([seed, k])`` for
-the k-th network: the same arguments give the same set (on one thread).
+the k-th network: the same arguments give the same set (on one thread). The
+manifest records the settings and each network's file, path and SHA-256.
+Bad input (a missing or unreadable checkpoint, an ``--out`` that is a file or
+already a position set, a negative ``--seed``) is one error line and exit
+status 2, before any game is played.
 """
 
 from __future__ import annotations
@@ -33,14 +40,30 @@ import numpy as np
 def early_positions(evaluator, games: int, plies: int, seed, epsilon: float = 0.05) -> np.ndarray:
     """The distinct pre-roll positions of the first ``plies`` plies of ``games`` exploring self-play games.
 
-    Returns ``(N, 26)`` int8 boards, side on roll's view, in the order first seen. All games
-    run in one lockstep pool of ``games`` slots, so the run stops with every game at ply
-    ``plies`` (a game that ended sooner is not replaced: there are no more games to start).
+    Args:
+        evaluator: a batch evaluator (``NetworkEvaluator``) choosing the 0-ply plays.
+        games: games played, >= 1, all at once in one lockstep pool (a game that ends sooner
+            is not replaced: there are no more games to start).
+        plies: plies of each game, >= 1; ply 1 is the starting position.
+        seed: anything ``np.random.default_rng`` takes (an int >= 0 or a sequence of them).
+        epsilon: chance of a random legal play instead of the best 0-ply play, in [0, 1].
+
+    Returns:
+        ``(N, 26)`` int8 boards, side on roll's view, before it rolls, in the order first seen.
+
+    Raises:
+        ValueError: ``games`` or ``plies`` not an integer >= 1, ``epsilon`` not a finite number
+            in [0, 1], or a seed ``np.random.default_rng`` refuses (a negative one).
     """
+    from nard_ai.training.positions import _check_float, _check_int
+
+    games = _check_int("games", games, 1)
+    plies = _check_int("plies", plies, 1)
+    epsilon = _check_float("epsilon", epsilon, 0.0, 1.0)
+    rng = np.random.default_rng(seed)
     from nard_ai.search import STANDARD_RULES
     from nard_ai.training.positions import _self_play, position_keys
 
-    rng = np.random.default_rng(seed)
     seen: dict[bytes, np.ndarray] = {}
     count = [0]
 
@@ -58,42 +81,59 @@ def early_positions(evaluator, games: int, plies: int, seed, epsilon: float = 0.
 
 
 def main(argv=None) -> int:
+    """Run the command line; returns the exit status (0, or 2 on bad input: one error line)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", required=True, help="output folder (a new position set)")
     p.add_argument("--network", action="append", required=True, help="checkpoint (repeatable)")
     p.add_argument("--games", type=int, default=200_000, help="games per network (default 200,000)")
     p.add_argument("--plies", type=int, default=8, help="plies of each game (default 8)")
     p.add_argument("--epsilon", type=float, default=0.05, help="chance of a random play (default 0.05)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed, >= 0 (default 0)")
     args = p.parse_args(argv)
-    if args.games < 1 or args.plies < 1 or not 0.0 <= args.epsilon <= 1.0:
-        p.error("--games and --plies must be >= 1, --epsilon in [0, 1]")
+    if args.games < 1 or args.plies < 1 or not 0.0 <= args.epsilon <= 1.0 or args.seed < 0:
+        p.error("--games and --plies must be >= 1, --epsilon in [0, 1], --seed >= 0")
 
     import numba
     import torch
 
     from nard_ai.eval.evaluator import NetworkEvaluator
     from nard_ai.model.network import load_checkpoint
-    from nard_ai.training.positions import PositionSet, classify_positions, position_keys, write_position_set
+    from nard_ai.training.positions import (
+        PositionSet,
+        check_new_set_folder,
+        classify_positions,
+        position_keys,
+        write_position_set,
+    )
+    from nard_ai.training.store import file_sha256
 
+    try:  # every check before the first game
+        out = check_new_set_folder(args.out)
+        paths = [Path(n) for n in args.network]
+        networks = [load_checkpoint(path).network for path in paths]
+    except (OSError, ValueError) as exc:
+        p.exit(2, f"{p.prog}: error: {exc}\n")
     torch.set_num_threads(1)
     numba.set_num_threads(1)
     boards, keys = [], set()
     t0 = time.perf_counter()
-    for k, path in enumerate(args.network):
-        evaluator = NetworkEvaluator(load_checkpoint(Path(path)).network)
-        found = early_positions(evaluator, args.games, args.plies, [args.seed, k], args.epsilon)
+    for k, (path, network) in enumerate(zip(paths, networks, strict=True)):
+        found = early_positions(
+            NetworkEvaluator(network), args.games, args.plies, [args.seed, k], args.epsilon
+        )
         new = [b for key, b in zip(position_keys(found), found, strict=True) if key not in keys]
         keys.update(position_keys(found))
         boards.extend(new)
         print(f"{path}: {len(found)} positions, {len(new)} new ({time.perf_counter() - t0:.0f} s)")
     boards = np.array(boards, dtype=np.int8).reshape(-1, 26)
     settings = {"games": args.games, "plies": args.plies, "epsilon": args.epsilon, "seed": args.seed}
-    ps = PositionSet(
-        boards, classify_positions(boards), {"early_positions": settings, "networks": args.network}
-    )
-    manifest = write_position_set(args.out, ps, shard_size=100_000)
-    print(f"{len(ps)} positions in {len(manifest['shards'])} shards under {args.out}: {ps.counts()}")
+    provenance = [{"file": q.name, "path": str(q.resolve()), "sha256": file_sha256(q)} for q in paths]
+    ps = PositionSet(boards, classify_positions(boards), {"early_positions": settings})
+    try:
+        manifest = write_position_set(out, ps, shard_size=100_000, extra={"networks": provenance})
+    except (OSError, ValueError) as exc:  # the folder changed while the games ran
+        p.exit(2, f"{p.prog}: error: {exc}\n")
+    print(f"{len(ps)} positions in {len(manifest['shards'])} shards under {out}: {ps.counts()}")
     return 0
 
 

@@ -216,34 +216,101 @@ def test_early_positions_are_the_openings_self_play_keeps_meeting(tmp_path, monk
     crashed equity benchmark. Ply 1 of every game is the starting position, so one ply gives exactly one
     position. Without exploration (epsilon 0) two plies give it and one play for each of the 15 opening rolls
     (a game never opens on a double: docs/RULES.md, section 2), 16 positions, once 300 games have met
-    every roll. The script writes a position set that ``positions --exclude`` reads, and a set generated
-    with it as ``exclude`` holds none of its positions."""
+    every roll. The script writes, for two networks, the union of what each network's games meet (the k-th
+    with seed [seed, k]), each position once; the same arguments write the same shards (same SHA-256); the
+    manifest names each network's SHA-256; ``positions --exclude`` reads the set, and a set generated with it
+    as ``exclude`` holds none of its positions."""
     from conftest import load_script
 
     from nard_ai.core.board import starting_board
     from nard_ai.eval.evaluator import NetworkEvaluator
     from nard_ai.model.network import default_checkpoint_path, load_checkpoint
-    from nard_ai.training.positions import generate_positions, load_keys, position_keys
+    from nard_ai.training.positions import generate_positions, load_keys, position_keys, read_position_set
+    from nard_ai.training.store import file_sha256
 
     script = load_script(monkeypatch, "benchmarks/early_positions.py")
-    evaluator = NetworkEvaluator(load_checkpoint(default_checkpoint_path()).network)
+    default = default_checkpoint_path()
+    rich = default.parent / "nard-rich.pt"
+    evaluator = NetworkEvaluator(load_checkpoint(default).network)
     one = script.early_positions(evaluator, 50, 1, seed=5)
     np.testing.assert_array_equal(one, starting_board()[None])
     two = script.early_positions(evaluator, 300, 2, seed=5, epsilon=0.0)
     assert len(two) == 16 and len(set(position_keys(two))) == 16
 
-    out = tmp_path / "early"
-    net = str(default_checkpoint_path())
-    assert (
-        script.main(["--out", str(out), "--network", net, "--games", "200", "--plies", "4", "--seed", "3"])
-        == 0
-    )
-    keys = load_keys([out])
-    found = script.early_positions(evaluator, 200, 4, seed=[3, 0])
-    assert keys == set(position_keys(found))
+    argv = [
+        "--network",
+        str(default),
+        "--network",
+        str(rich),
+        "--games",
+        "200",
+        "--plies",
+        "4",
+        "--seed",
+        "3",
+    ]
+    assert script.main(["--out", str(tmp_path / "a"), *argv]) == 0
+    assert script.main(["--out", str(tmp_path / "b"), *argv]) == 0
+    first, again = read_position_set(tmp_path / "a"), read_position_set(tmp_path / "b")
+    assert [s["sha256"] for s in first["shards"]] == [s["sha256"] for s in again["shards"]]
+    assert [n["sha256"] for n in first["networks"]] == [file_sha256(default), file_sha256(rich)]
+    keys = load_keys([tmp_path / "a"])
+    assert first["count"] == len(keys)  # each position once
+    rich_evaluator = NetworkEvaluator(load_checkpoint(rich).network)
+    union = set(position_keys(script.early_positions(evaluator, 200, 4, seed=[3, 0])))
+    union |= set(position_keys(script.early_positions(rich_evaluator, 200, 4, seed=[3, 1])))
+    assert keys == union
+    assert script.main(["--out", str(tmp_path / "c"), "--network", str(rich), "--plies", "2", "--games",
+                        "300", "--epsilon", "0", "--seed", "5"]) == 0  # fmt: skip
+    assert read_position_set(tmp_path / "c")["count"] == 16
+
     ps = generate_positions(evaluator, 40, seed=7, proportions={"contact": 1.0}, exclude=keys)
     assert len(ps) == 40 and not keys & set(position_keys(ps.boards))
     assert ps.info["excluded_seen"] > 0
+
+    with pytest.raises(ValueError, match="games must be an integer >= 1"):
+        script.early_positions(evaluator, 0, 2, seed=1)
+    with pytest.raises(ValueError, match="epsilon must be a number in"):
+        script.early_positions(evaluator, 10, 2, seed=1, epsilon=float("nan"))
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("missing network", "no checkpoint at"),
+        ("not a checkpoint", "not a readable nard_ai checkpoint"),
+        ("out is a set", "already holds a position set"),
+        ("out is a file", "is a file, not a folder"),
+        ("negative seed", "--seed >= 0"),
+    ],
+)
+def test_early_positions_refuses_bad_input_in_one_line(case, message, tmp_path, monkeypatch, capsys):
+    """benchmarks/early_positions.py: bad input is one error line and exit status 2 (the brief: a clear
+    error, never a crash), before any game is played, and nothing is written."""
+    from conftest import load_script
+
+    from nard_ai.model.network import default_checkpoint_path
+
+    script = load_script(monkeypatch, "benchmarks/early_positions.py")
+    net, out, seed = str(default_checkpoint_path()), tmp_path / "out", "1"
+    if case == "missing network":
+        net = str(tmp_path / "missing.pt")
+    elif case == "not a checkpoint":
+        (tmp_path / "junk.pt").write_text("junk")
+        net = str(tmp_path / "junk.pt")
+    elif case == "out is a set":
+        out.mkdir()
+        (out / "positions.json").write_text("{}")
+    elif case == "out is a file":
+        out.write_text("a file")
+    else:
+        seed = "-1"
+    before = sorted(tmp_path.rglob("*"))
+    with pytest.raises(SystemExit) as exit_:
+        script.main(["--out", str(out), "--network", net, "--games", "5", "--plies", "2", "--seed", seed])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and message in err and "Traceback" not in err
+    assert sorted(tmp_path.rglob("*")) == before
 
 
 def test_the_shipped_contact_rollouts_are_the_sets_positions_rolled_out():

@@ -113,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
 def _positions(args) -> int:
     from nard_ai.model.network import default_checkpoint_path, load_checkpoint
     from nard_ai.training.positions import (
+        check_new_set_folder,
         generate_positions,
         load_keys,
         parse_proportions,
@@ -120,9 +121,7 @@ def _positions(args) -> int:
     )
     from nard_ai.training.store import file_sha256
 
-    out = Path(args.out)
-    if (out / "positions.json").exists():
-        raise ValueError(f"{out} already holds a position set; choose another --out")
+    out = check_new_set_folder(args.out)
     proportions = parse_proportions(args.classes) if args.classes else None
     network = Path(args.network) if args.network else default_checkpoint_path()
     exclude_keys = load_keys(args.exclude) if args.exclude else None

@@ -550,13 +550,11 @@ def write_position_set(
     Shards without a manifest (a write that was killed) are replaced.
 
     Raises:
-        ValueError: ``folder`` already holds a complete position set (a manifest).
+        ValueError: ``folder`` is a file or already holds a complete position set (a manifest).
     """
     shard_size = _check_int("shard_size", shard_size, 1)
-    folder = Path(folder)
+    folder = check_new_set_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    if (folder / MANIFEST).exists():
-        raise ValueError(f"{folder} already holds a position set; choose another --out")
     remove_stale_temporaries(folder)
     for stale in folder.glob("positions-*.csv"):
         stale.unlink()
@@ -583,6 +581,20 @@ def write_position_set(
     }
     atomic_write_json(folder / MANIFEST, manifest)
     return manifest
+
+
+def check_new_set_folder(folder: str | os.PathLike) -> Path:
+    """``folder`` as a Path, if a new position set can be written there (it need not exist yet).
+
+    Raises:
+        ValueError: ``folder`` is a file, or already holds a complete position set (a manifest).
+    """
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{folder} is a file, not a folder; choose another --out")
+    if (folder / MANIFEST).exists():
+        raise ValueError(f"{folder} already holds a position set; choose another --out")
+    return folder
 
 
 def read_position_set(folder: str | os.PathLike) -> dict:
