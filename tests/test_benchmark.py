@@ -102,6 +102,48 @@ def test_equity_errors_are_zero_against_the_agents_own_values_and_exact_against_
     assert table[0].figures["equity_mae"] == pytest.approx(expected, abs=1e-6)
 
 
+def test_a_label_folder_scores_like_an_agent_on_the_positions_both_folders_hold(tmp_path, capsys):
+    """``equities REF --labels OTHER`` (README, "Which labels should the next generation learn from?"):
+    LabelValues gives a folder's own labels back, so a folder scored against itself is 0 error; a folder
+    holding 2 of the reference's 56 shards is scored on those 50 positions only; a folder labelling none
+    of them, an empty one, or neither --agent nor --labels is one error line and exit status 2."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from nard_ai.formats.position_id import board_from_position_id
+    from nard_ai.training.store import LabelValues, read_labels
+
+    root = Path(__file__).resolve().parent.parent / "benchmarks"
+    ref = root / "contact-rollout"
+    ids, labels = read_labels(ref)
+    values = LabelValues(ref)
+    boards = np.array([board_from_position_id(p) for p in ids[:30]], dtype=np.int8)
+    probs, equity = values.value(boards)
+    np.testing.assert_array_equal(probs, labels[:30])
+    np.testing.assert_allclose(equity, cubeless_equity(labels[:30]))
+    part = tmp_path / "part"
+    part.mkdir()
+    for name in ("labels-00003.csv", "labels-00003.json", "labels-00007.csv", "labels-00007.json"):
+        shutil.copy(ref / name, part / name)
+    assert bm.main(["equities", str(ref), "--labels", str(ref), "--labels", str(part), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    mine, partial = rows[f"labels {ref}"][0], rows[f"labels {part}"][0]
+    assert (mine["class"], mine["cases"], mine["equity_mae"]) == ("all", 1400, 0.0)
+    assert (partial["cases"], partial["equity_mae"]) == (50, 0.0)
+    with pytest.raises(ValueError, match="does not label position"):
+        LabelValues(part).value(boards[:1])  # shard 0's first position
+    (tmp_path / "empty").mkdir()
+    for argv, message in [
+        (["--labels", str(root / "races-rollout")], "labels none of the positions"),
+        (["--labels", str(tmp_path / "empty")], "holds no complete label shard"),
+        ([], "at least one --agent or --labels"),
+    ]:
+        assert bm.main(["equities", str(ref), *argv]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [

@@ -45,7 +45,10 @@ rolled out by :func:`nard_ai.training.labels.run_labels` with
 agent (its ``evaluate``, at its ply, pre-roll) and reports per class the mean
 absolute error of the cubeless equity (``win - lose + gammons + backgammons``,
 :func:`nard_ai.core.outcomes.cubeless_equity`) and of the win and gammon
-probabilities, against the labels.
+probabilities, against the labels. Another label folder can be scored the
+same way (:class:`nard_ai.training.store.LabelValues`, ``equities REF --labels OTHER``): its labels
+of the positions both folders hold, as the values of an agent; that is how
+label methods are compared (README, "Strength benchmarks by position class").
 
 Cube benchmark (a CSV file and its JSON sidecar)
 ------------------------------------------------
@@ -93,7 +96,7 @@ from nard_ai.formats.position_id import board_from_position_id, position_id
 from nard_ai.model.atomic import atomic_write_bytes
 from nard_ai.reports.error_rate import ErrorRateResult, _check_referee, play_values, sample_cases
 from nard_ai.search.lookahead import STANDARD_RULES, agent_value
-from nard_ai.training.store import atomic_write_json, code_version, file_sha256, read_labels
+from nard_ai.training.store import LabelValues, atomic_write_json, code_version, file_sha256, read_labels
 
 __all__ = [
     "MOVES_FORMAT",
@@ -735,7 +738,15 @@ def main(argv: list[str] | None = None) -> int:
     mv.add_argument("--json", action="store_true")
     eq = sub.add_parser("equities", help="equity errors of agents against a label folder (rollouts)")
     eq.add_argument("labels", help="a label folder (nard_ai.training.store)")
-    eq.add_argument("--agent", action="append", required=True, help="agent spec (repeat for several)")
+    eq.add_argument("--agent", action="append", default=[], help="agent spec (repeat for several)")
+    eq.add_argument(
+        "--labels",
+        action="append",
+        default=[],
+        dest="other_labels",
+        metavar="FOLDER",
+        help="another label folder, scored on the positions both hold (repeat for several)",
+    )
     eq.add_argument("--json", action="store_true")
     mc = sub.add_parser("make-cubes", help="sample money cube positions, gnubg program 2-ply as the referee")
     mc.add_argument("--out", required=True, help="the benchmark's .csv (a .json sidecar goes beside it)")
@@ -842,11 +853,19 @@ def main(argv: list[str] | None = None) -> int:
                 print("    confusion (referee's group: agent's groups) " + "; ".join(
                     f"{g}: " + " ".join(f"{confusion[g][h]}" for h in CUBE_GROUPS) for g in CUBE_GROUPS))  # fmt: skip
             return 0
+        if not args.agent and not args.other_labels:
+            return fail("equities needs at least one --agent or --labels")
         ids, labels = read_labels(args.labels)
         if not ids:
             return fail(f"{args.labels} holds no complete label shard")
         boards = np.array([board_from_position_id(p) for p in ids], dtype=np.int8)
+        others = [LabelValues(folder) for folder in args.other_labels]  # read (and checked) first
         rows = {spec: score_equities(agent_from_spec(spec, seed=1), boards, labels) for spec in args.agent}
+        for other in others:
+            both = np.array([pid in other for pid in ids])
+            if not both.any():
+                return fail(f"{other.folder} labels none of the positions of {args.labels}")
+            rows[f"labels {other.folder}"] = score_equities(other, boards[both], labels[both])
         if args.json:
             print(json.dumps({k: [r.to_dict() for r in v] for k, v in rows.items()}, indent=1))
         else:

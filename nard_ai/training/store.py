@@ -64,6 +64,7 @@ import numpy as np
 from nard_ai.model.atomic import atomic_write_bytes, remove_unlocked_temporaries
 
 __all__ = [
+    "LabelValues",
     "DECIMALS",
     "LABEL_COLUMNS",
     "POSITION_COLUMNS",
@@ -266,3 +267,49 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
         ids += i
         parts.append(p)
     return ids, (np.concatenate(parts) if parts else np.zeros((0, 5)))
+
+
+class LabelValues:
+    """A label folder as an agent: ``value(boards)`` gives each position's labelled probabilities.
+
+    Lets :func:`nard_ai.reports.benchmark.score_equities` score one label method against another (a cheap label against
+    long rollouts of the same positions).
+
+    Args:
+        folder: a label folder (this module's format) (its complete shards are read).
+
+    Raises:
+        FileNotFoundError: no such folder.
+        ValueError: it holds no complete label shard, or a shard that does not parse.
+    """
+
+    def __init__(self, folder: str | Path):
+        ids, probs = read_labels(folder)
+        if not ids:
+            raise ValueError(f"{folder} holds no complete label shard")
+        self.folder = str(folder)
+        self._row = {pid: k for k, pid in enumerate(ids)}
+        self._probs = probs
+
+    def __contains__(self, pid: str) -> bool:
+        """Whether the folder labels the position with this gnubg Position ID (side on roll)."""
+        return pid in self._row
+
+    def value(self, boards: np.ndarray):
+        """``(probs (N, 5) float64, cubeless equity (N,))`` of ``(N, 26)`` int8 boards, side on roll.
+
+        Raises:
+            ValueError: a board the folder does not label.
+        """
+        from nard_ai.formats.position_id import position_id
+
+        rows = []
+        for board in np.asarray(boards, dtype=np.int8).reshape(-1, 26):
+            pid = position_id(board)
+            if pid not in self._row:
+                raise ValueError(f"{self.folder} does not label position {pid}")
+            rows.append(self._row[pid])
+        from nard_ai.core.outcomes import cubeless_equity
+
+        probs = self._probs[rows]
+        return probs, cubeless_equity(probs)
