@@ -90,8 +90,14 @@ def main(argv=None) -> int:
     p.add_argument("--epsilon", type=float, default=0.05, help="chance of a random play (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed, >= 0 (default 0)")
     args = p.parse_args(argv)
-    if args.games < 1 or args.plies < 1 or not 0.0 <= args.epsilon <= 1.0 or args.seed < 0:
-        p.error("--games and --plies must be >= 1, --epsilon in [0, 1], --seed >= 0")
+    for bad, message in (
+        (args.games < 1, f"--games must be >= 1, got {args.games}"),
+        (args.plies < 1, f"--plies must be >= 1, got {args.plies}"),
+        (not 0.0 <= args.epsilon <= 1.0, f"--epsilon must be in [0, 1], got {args.epsilon}"),
+        (args.seed < 0, f"--seed must be >= 0, got {args.seed}"),
+    ):
+        if bad:
+            p.exit(2, f"{p.prog}: error: {message}\n")
 
     import numba
     import torch

@@ -136,6 +136,8 @@ def test_a_label_folder_scores_like_an_agent_on_the_positions_both_folders_hold(
     (tmp_path / "empty").mkdir()
     for argv, message in [
         (["--labels", str(root / "races-rollout")], "labels none of the positions"),
+        # the label folders are checked before any agent is loaded or scored
+        (["--agent", str(tmp_path / "no.pt"), "--labels", str(root / "races-rollout")], "labels none of"),
         (["--labels", str(tmp_path / "empty")], "holds no complete label shard"),
         ([], "at least one --agent or --labels"),
     ]:
@@ -323,7 +325,8 @@ def test_early_positions_are_the_openings_self_play_keeps_meeting(tmp_path, monk
         ("not a checkpoint", "not a readable nard_ai checkpoint"),
         ("out is a set", "already holds a position set"),
         ("out is a file", "is a file, not a folder"),
-        ("negative seed", "--seed >= 0"),
+        ("negative seed", "--seed must be >= 0"),
+        ("out under a file", "is a file, not a folder"),
     ],
 )
 def test_early_positions_refuses_bad_input_in_one_line(case, message, tmp_path, monkeypatch, capsys):
@@ -345,6 +348,9 @@ def test_early_positions_refuses_bad_input_in_one_line(case, message, tmp_path, 
         (out / "positions.json").write_text("{}")
     elif case == "out is a file":
         out.write_text("a file")
+    elif case == "out under a file":
+        out.write_text("a file")
+        out = out / "sub"
     else:
         seed = "-1"
     before = sorted(tmp_path.rglob("*"))

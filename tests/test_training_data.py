@@ -424,6 +424,9 @@ def test_the_command_line_exits_2_with_a_message_on_bad_input(small_set, tmp_pat
     assert main(["positions", "--count", "5", "--out", str(tmp_path / "a-file")]) == 2
     err = capsys.readouterr().err
     assert "is a file, not a folder" in err and "Traceback" not in err
+    assert main(["positions", "--count", "5", "--out", str(tmp_path / "a-file" / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert "a-file is a file, not a folder" in err and "Traceback" not in err
     assert main(["positions", "--count", "5", "--out", str(tmp_path / "p"), "--classes", "x=1"]) == 2
     assert "unknown position class" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:

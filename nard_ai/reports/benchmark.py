@@ -482,7 +482,8 @@ def score_equities(agent, boards: np.ndarray, labels: np.ndarray) -> list[ClassF
     """Mean absolute errors of ``agent``'s pre-roll evaluation against labels, per class.
 
     Args:
-        agent: anything with ``evaluate(boards) -> (probs (N, 5), equity (N,))``.
+        agent: anything with ``value(boards) -> (probs (N, 5), equity (N,))`` (an agent, or a label
+            folder as :class:`nard_ai.training.store.LabelValues`).
         boards: ``(N, 26)`` int8 positions, side on roll's view.
         labels: ``(N, 5)`` gnubg-order cumulative probabilities (e.g. rollouts) for the side on roll.
 
@@ -859,12 +860,13 @@ def main(argv: list[str] | None = None) -> int:
         if not ids:
             return fail(f"{args.labels} holds no complete label shard")
         boards = np.array([board_from_position_id(p) for p in ids], dtype=np.int8)
-        others = [LabelValues(folder) for folder in args.other_labels]  # read (and checked) first
-        rows = {spec: score_equities(agent_from_spec(spec, seed=1), boards, labels) for spec in args.agent}
-        for other in others:
-            both = np.array([pid in other for pid in ids])
+        others = [LabelValues(folder) for folder in args.other_labels]  # read and checked before any agent
+        shared = [np.array([pid in other for pid in ids]) for other in others]
+        for other, both in zip(others, shared, strict=True):
             if not both.any():
                 return fail(f"{other.folder} labels none of the positions of {args.labels}")
+        rows = {spec: score_equities(agent_from_spec(spec, seed=1), boards, labels) for spec in args.agent}
+        for other, both in zip(others, shared, strict=True):
             rows[f"labels {other.folder}"] = score_equities(other, boards[both], labels[both])
         if args.json:
             print(json.dumps({k: [r.to_dict() for r in v] for k, v in rows.items()}, indent=1))

@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)  # exits 2 on a usage error
     try:
         return {"positions": _positions, "label": _label, "overlap": _overlap}[args.command](args)
-    except (ValueError, FileNotFoundError, ConnectionError) as exc:  # ConnectionError: no Ray cluster
+    except (ValueError, OSError) as exc:  # OSError: a file or folder (and ConnectionError: no Ray cluster)
         print(f"python -m nard_ai.training {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -587,11 +587,15 @@ def check_new_set_folder(folder: str | os.PathLike) -> Path:
     """``folder`` as a Path, if a new position set can be written there (it need not exist yet).
 
     Raises:
-        ValueError: ``folder`` is a file, or already holds a complete position set (a manifest).
+        ValueError: ``folder`` (or a folder on its path) is a file, or it already holds a complete
+            position set (a manifest).
     """
     folder = Path(folder)
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"{folder} is a file, not a folder; choose another --out")
+    for path in (folder, *folder.parents):  # the folder itself, or the nearest part of its path that exists
+        if path.exists():
+            if not path.is_dir():
+                raise ValueError(f"{path} is a file, not a folder; choose another --out")
+            break
     if (folder / MANIFEST).exists():
         raise ValueError(f"{folder} already holds a position set; choose another --out")
     return folder
