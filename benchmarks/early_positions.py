@@ -55,15 +55,13 @@ def early_positions(evaluator, games: int, plies: int, seed, epsilon: float = 0.
         ValueError: ``games`` or ``plies`` not an integer >= 1, ``epsilon`` not a finite number
             in [0, 1], or a seed ``np.random.default_rng`` refuses (a negative one).
     """
-    from nard_ai.training.positions import _check_float, _check_int
+    from nard_ai.search import STANDARD_RULES
+    from nard_ai.training.positions import _check_float, _check_int, _self_play, position_keys
 
     games = _check_int("games", games, 1)
     plies = _check_int("plies", plies, 1)
     epsilon = _check_float("epsilon", epsilon, 0.0, 1.0)
     rng = np.random.default_rng(seed)
-    from nard_ai.search import STANDARD_RULES
-    from nard_ai.training.positions import _self_play, position_keys
-
     seen: dict[bytes, np.ndarray] = {}
     count = [0]
 
@@ -111,7 +109,7 @@ def main(argv=None) -> int:
         position_keys,
         write_position_set,
     )
-    from nard_ai.training.store import file_sha256
+    from nard_ai.training.store import file_provenance
 
     try:  # every check before the first game
         out = check_new_set_folder(args.out)
@@ -127,17 +125,18 @@ def main(argv=None) -> int:
         found = early_positions(
             NetworkEvaluator(network), args.games, args.plies, [args.seed, k], args.epsilon
         )
-        new = [b for key, b in zip(position_keys(found), found, strict=True) if key not in keys]
-        keys.update(position_keys(found))
+        found_keys = position_keys(found)
+        new = [b for key, b in zip(found_keys, found, strict=True) if key not in keys]
+        keys.update(found_keys)
         boards.extend(new)
         print(f"{path}: {len(found)} positions, {len(new)} new ({time.perf_counter() - t0:.0f} s)")
     boards = np.array(boards, dtype=np.int8).reshape(-1, 26)
     settings = {"games": args.games, "plies": args.plies, "epsilon": args.epsilon, "seed": args.seed}
-    provenance = [{"file": q.name, "path": str(q.resolve()), "sha256": file_sha256(q)} for q in paths]
     ps = PositionSet(boards, classify_positions(boards), {"early_positions": settings})
     try:
-        manifest = write_position_set(out, ps, shard_size=100_000, extra={"networks": provenance})
-    except (OSError, ValueError) as exc:  # the folder changed while the games ran
+        networks_seen = [file_provenance(q) for q in paths]
+        manifest = write_position_set(out, ps, shard_size=100_000, extra={"networks": networks_seen})
+    except (OSError, ValueError) as exc:  # a network file or the folder changed while the games ran
         p.exit(2, f"{p.prog}: error: {exc}\n")
     print(f"{len(ps)} positions in {len(manifest['shards'])} shards under {out}: {ps.counts()}")
     return 0

@@ -119,7 +119,7 @@ def _positions(args) -> int:
         parse_proportions,
         write_position_set,
     )
-    from nard_ai.training.store import file_sha256
+    from nard_ai.training.store import file_provenance, file_sha256
 
     out = check_new_set_folder(args.out)
     proportions = parse_proportions(args.classes) if args.classes else None
@@ -160,7 +160,7 @@ def _positions(args) -> int:
             executor.close()
     seconds = time.perf_counter() - t0
     extra = {
-        "network": {"file": network.name, "path": str(network.resolve()), "sha256": file_sha256(network)},
+        "network": file_provenance(network),
         "exclude": [
             {"path": str(Path(d).resolve()), "manifest_sha256": file_sha256(Path(d) / "positions.json")}
             for d in args.exclude

@@ -75,6 +75,7 @@ __all__ = [
     "atomic_write_json",
     "code_version",
     "consistent_probs",
+    "file_provenance",
     "file_sha256",
     "format_labels_csv",
     "format_positions_csv",
@@ -102,6 +103,12 @@ def file_sha256(path: str | os.PathLike) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def file_provenance(path: str | os.PathLike) -> dict:
+    """A manifest's record of an input file: ``{"file": name, "path": resolved path, "sha256": digest}``."""
+    path = Path(path)
+    return {"file": path.name, "path": str(path.resolve()), "sha256": file_sha256(path)}
 
 
 def atomic_write_json(path: str | os.PathLike, obj) -> Path:
@@ -272,11 +279,11 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
 class LabelValues:
     """A label folder as an agent: ``value(boards)`` gives each position's labelled probabilities.
 
-    Lets :func:`nard_ai.reports.benchmark.score_equities` score one label method against another (a cheap label against
-    long rollouts of the same positions).
+    Lets :func:`nard_ai.reports.benchmark.score_equities` score one label method against another
+    (a cheap label against long rollouts of the same positions).
 
     Args:
-        folder: a label folder (this module's format) (its complete shards are read).
+        folder: a label folder of this module's format; its complete shards are read.
 
     Raises:
         FileNotFoundError: no such folder.
@@ -301,6 +308,7 @@ class LabelValues:
         Raises:
             ValueError: a board the folder does not label.
         """
+        from nard_ai.core.outcomes import cubeless_equity
         from nard_ai.formats.position_id import position_id
 
         rows = []
@@ -309,7 +317,5 @@ class LabelValues:
             if pid not in self._row:
                 raise ValueError(f"{self.folder} does not label position {pid}")
             rows.append(self._row[pid])
-        from nard_ai.core.outcomes import cubeless_equity
-
         probs = self._probs[rows]
         return probs, cubeless_equity(probs)
