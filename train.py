@@ -154,7 +154,8 @@ class Args:
     """show a tqdm progress bar"""
     supervised: str = ""
     """instead of self-play, fit the network (--resume: the one in --checkpoint; else a new one) to this
-    labels folder (nard_ai.training.supervised; uses --lr (default 2e-4 here), --batch-size, --seed)"""
+    labels folder, or to several comma-separated, e.g. lab-1,lab-2 (nard_ai.training.supervised; uses --lr
+    (default 2e-4 here), --batch-size, --seed)"""
     init_from: str = ""
     """--supervised, new network: start from this checkpoint's weights, widened to --encoder (whose inputs must
     begin with the checkpoint's encoder's, as expert's do with rich's: the new inputs start at zero weight) and
@@ -166,6 +167,10 @@ class Args:
     fresh_nets: str = ""
     """--init-from: comma-separated nets (contact, crashed, race) that start from random weights instead of the
     checkpoint's, e.g. race, to fit a race net anew on --encoder expert_race's race inputs"""
+    train_nets: str = ""
+    """--supervised: comma-separated nets (contact, crashed, race) that learn (default: all); the others keep
+    their weights and the label rows the network routes to them are left out, e.g. contact,crashed to fit
+    those nets on contact and crashed labels without touching the race net"""
     epochs: int = 20
     """--supervised: at most this many epochs"""
     patience: int = 3
@@ -199,6 +204,16 @@ class Args:
     def fresh_names(self) -> tuple[str, ...]:
         """--fresh-nets as a tuple of names (empty entries dropped)."""
         return tuple(n.strip() for n in self.fresh_nets.split(",") if n.strip())
+
+    @property
+    def train_names(self) -> tuple[str, ...]:
+        """--train-nets as a tuple of names (empty entries dropped; empty: every net)."""
+        return tuple(n.strip() for n in self.train_nets.split(",") if n.strip())
+
+    @property
+    def label_folders(self) -> list[str]:
+        """--supervised as a list of labels folders."""
+        return [f.strip() for f in self.supervised.split(",")]
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2, before any file is written)."""
@@ -243,15 +258,20 @@ class Args:
             raise ValueError("argument --init-from: only with --supervised on a new network (not --resume)")
         if self.lr_schedule != "constant" and not self.supervised:
             raise ValueError("argument --lr-schedule: only with --supervised (TD self-play keeps --lr)")
-        if self.fresh_nets and any(not n.strip() for n in self.fresh_nets.split(",")):
-            raise ValueError(f"argument --fresh-nets: an empty name in {self.fresh_nets!r}")
         if self.fresh_nets and not self.init_from:
             raise ValueError(
                 "argument --fresh-nets: only with --init-from (the checkpoint whose other nets are kept)"
             )
-        for name in self.fresh_names:
-            if name not in PHASE_NETS:
-                raise ValueError(f"argument --fresh-nets: {name!r} is not one of {', '.join(PHASE_NETS)}")
+        for flag, names in (("fresh-nets", self.fresh_nets), ("train-nets", self.train_nets)):
+            if names and any(not n.strip() for n in names.split(",")):
+                raise ValueError(f"argument --{flag}: an empty name in {names!r}")
+            for name in (n.strip() for n in names.split(",") if n.strip()):
+                if name not in PHASE_NETS:
+                    raise ValueError(f"argument --{flag}: {name!r} is not one of {', '.join(PHASE_NETS)}")
+        if self.train_nets and not self.supervised:
+            raise ValueError("argument --train-nets: only with --supervised")
+        if self.supervised and any(not f for f in self.label_folders):
+            raise ValueError(f"argument --supervised: an empty folder name in {self.supervised!r}")
         if self.supervised and self.ray:
             raise ValueError(
                 "argument --ray: --supervised fits on this machine; label positions on Ray with "
@@ -452,11 +472,12 @@ def supervised(args: Args, given: set[str] | None) -> None:
     fresh_dir, fresh_root = not log_dir.exists(), not log_dir.parent.exists()
     writer = SummaryWriter(str(log_dir))
     try:
-        history = run_supervised(args.supervised, args.checkpoint_path, config, network=network, writer=writer,
+        history = run_supervised(args.label_folders, args.checkpoint_path, config, network=network, writer=writer,
                                  should_stop=lambda: _STOP["requested"],
                                  init_from=args.init_from or None, fresh=args.fresh_names,
                                  hidden=new_hidden,
-                                 race_hidden=args.race_shape if args.init_from else None)  # fmt: skip
+                                 race_hidden=args.race_shape if args.init_from else None,
+                                 train_nets=args.train_names)  # fmt: skip
     except (FileNotFoundError, ValueError) as exc:
         writer.close()
         if fresh_dir:  # a run refused before training leaves no TensorBoard run behind

@@ -167,6 +167,13 @@ def test_sigkill_loses_at_most_one_round_and_the_run_resumes(tmp_path):
             ["--crashed-net", "--no-race-net"],
             "argument --crashed-net: needs --race-net and --encoder rich or expert",
         ),
+        (["--train-nets", "contact"], "argument --train-nets: only with --supervised"),
+        (["--supervised", "x", "--train-nets", "contact,"], "argument --train-nets: an empty name"),
+        (
+            ["--supervised", "x", "--train-nets", "contact,bar"],
+            "argument --train-nets: 'bar' is not one of contact, crashed, race",
+        ),
+        (["--supervised", "a,,b"], "argument --supervised: an empty folder name in 'a,,b'"),
     ],
 )
 def test_train_argument_checks(tmp_path, argv, message):

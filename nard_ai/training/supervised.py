@@ -38,7 +38,7 @@ import hashlib
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,21 +102,37 @@ def exclusive_targets(p5: np.ndarray) -> np.ndarray:
     return p6.astype(np.float32)
 
 
-def load_labelled(folder: str | Path) -> LabelledSet:
-    """All complete label shards of ``folder`` (:func:`nard_ai.training.store.read_labels`) as boards and
-    exclusive targets.
+def load_labelled(folders: str | Path | Sequence[str | Path]) -> LabelledSet:
+    """All complete label shards (:func:`nard_ai.training.store.read_labels`) of one labels folder, or of
+    several in the order given, as boards and exclusive targets. A position labelled in two folders
+    gives two rows (its two targets; both on the same side of the validation split, which depends on
+    the position only: :func:`validation_mask`).
 
     Raises:
         FileNotFoundError: no such folder.
-        ValueError: a shard that does not parse, a malformed Position ID, or no labelled rows.
+        ValueError: no folder, a folder named twice, a shard that does not parse, a malformed
+            Position ID, or a folder with no labelled rows.
     """
-    ids, p5 = read_labels(folder)
-    if not ids:
-        raise ValueError(f"{folder}: no complete label shards")
+    folders = [folders] if isinstance(folders, (str, Path)) else list(folders)
+    if not folders:
+        raise ValueError("no labels folder given")
+    seen: dict[Path, str | Path] = {}
+    ids: list[str] = []
+    parts = []
+    for folder in folders:
+        key = Path(folder).resolve()
+        if key in seen:
+            raise ValueError(f"labels folder {folder} named twice (as {seen[key]} before)")
+        seen[key] = folder
+        i, p5 = read_labels(folder)
+        if not i:
+            raise ValueError(f"{folder}: no complete label shards")
+        ids += i
+        parts.append(p5)
     boards = np.empty((len(ids), 26), dtype=np.int8)
     for i, pid in enumerate(ids):
         boards[i] = board_from_position_id(pid)
-    return LabelledSet(ids, boards, exclusive_targets(p5))
+    return LabelledSet(ids, boards, exclusive_targets(np.concatenate(parts)))
 
 
 def validation_mask(ids: list[str], fraction: float, seed: int = 0) -> np.ndarray:
@@ -251,6 +267,12 @@ def train_supervised(
         writer: a TensorBoard ``SummaryWriter`` (or ``None``); scalars per epoch, epoch 0 = the start.
         on_best: called after each epoch that sets a new best validation loss (e.g. to save a checkpoint).
         should_stop: polled between minibatches; True ends the run after restoring the best weights.
+
+    Parameters whose ``requires_grad`` is False (the nets :func:`run_supervised` freezes) are left out
+    of the optimizer, so they keep their values bit for bit.
+
+    Raises:
+        ValueError: a bad ``config``, no training or no validation rows, or every parameter frozen.
     """
     config.validate()
     if len(train) == 0 or len(val) == 0:
@@ -261,7 +283,11 @@ def train_supervised(
     x_val = torch.from_numpy(enc.encode(val.boards))
     t_val = torch.from_numpy(val.targets)
     val_entropy = _entropy(val.targets)
-    optimizer = torch.optim.AdamW(network.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    # frozen nets (run_supervised's train_nets) are not the optimizer's: they stay as they are
+    trainable = [q for q in network.parameters() if q.requires_grad]
+    if not trainable:
+        raise ValueError("every parameter of the network is frozen: nothing to train")
+    optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=config.weight_decay)
     generator = torch.Generator().manual_seed(config.seed)
     steps_per_epoch = -(-len(x_train) // config.batch_size)
     total_steps, step = config.epochs * steps_per_epoch, 0
@@ -340,7 +366,7 @@ def train_supervised(
 
 
 def run_supervised(
-    label_dir: str | Path,
+    label_dir: str | Path | Sequence[str | Path],
     checkpoint: str | Path,
     config: SupervisedConfig = SupervisedConfig(),
     *,
@@ -351,8 +377,9 @@ def run_supervised(
     fresh: tuple[str, ...] = (),
     hidden: tuple[int, ...] | None = None,
     race_hidden: tuple[int, ...] | None = None,
+    train_nets: tuple[str, ...] = (),
 ) -> History:
-    """Train on ``label_dir`` and write ``checkpoint`` at each new best epoch.
+    """Train on ``label_dir`` (a labels folder, or several: :func:`load_labelled`) and write ``checkpoint`` at each new best epoch.
 
     ``network=None`` continues the network in ``checkpoint`` (its TD settings, games and RNG state are
     kept); else ``network`` (e.g. a fresh one) is trained and written there. With ``init_from`` (a
@@ -366,12 +393,21 @@ def run_supervised(
     net (``None``: ``network.config.race_hidden``, else the checkpoint's), even where it equals
     ``hidden`` (which ``network``'s config would store as None).
 
+    ``train_nets`` (names from :data:`PHASE_NETS`; empty: every net) are the nets that learn: the
+    others are frozen (their weights come out bit for bit as they went in) and the rows the network
+    routes to them (:meth:`nard_ai.model.network.Network.routes`) are left out of training and
+    validation, so the validation loss is that of the trained nets' positions. For example
+    ``("contact", "crashed")`` fits those two nets to contact and crashed labels without the race
+    net also training on the labels' few race or bear-off rows (README, "Generation 12 trial").
+
     Raises:
         ValueError: ``init_from`` without ``network``, or an encoder that does not extend the
             checkpoint's, or nothing to widen (the same encoder, no crashed net added, no fresh net), or
             a crashed net for a checkpoint without a race net, or a ``fresh`` name the network lacks
             (:func:`widened`), or ``fresh`` without ``init_from``, or a ``fresh`` net with no training
-            rows of its phase (it would stay random); a bad labels folder or checkpoint.
+            rows of its phase (it would stay random); a ``train_nets`` name the network lacks, a ``fresh``
+            net not in ``train_nets`` (when given), no training or validation rows of the trained nets;
+            a bad labels folder or checkpoint.
     """
     config.validate()
     checkpoint = Path(checkpoint)
@@ -417,6 +453,9 @@ def run_supervised(
         raise ValueError("hidden and race_hidden need init_from (a new network has the shape of network)")
     held_out = validation_mask(data.ids, config.val_fraction, config.split_seed)
     train, val = data.subset(~held_out), data.subset(held_out)
+    frozen, left_out = [], 0
+    if train_nets:
+        frozen, (train, val), left_out = _select_nets(network, train_nets, fresh, train, val, label_dir)
     if fresh:
         routes = network.routes(train.boards)
         for name in fresh:
@@ -425,12 +464,17 @@ def run_supervised(
                     f"fresh net {name!r} would stay untrained: {label_dir} has no {name} positions "
                     "in its training rows"
                 )
-    log.info("%s: %d positions, %d for training, %d held out", label_dir, len(data), len(train), len(val))
+    labels = [str(f) for f in label_dir] if not isinstance(label_dir, (str, Path)) else [str(label_dir)]
+    log.info(
+        "%s: %d positions, %d for training, %d held out%s", ", ".join(labels), len(data), len(train),
+        len(val), f", {left_out} of other nets left out" if train_nets else "",
+    )  # fmt: skip
     run_info: dict[str, Any] = {
-        "labels": str(label_dir),
+        "labels": labels[0] if len(labels) == 1 else labels,
         "config": asdict(config),
         "source": source,
-        "rows": {"train": len(train), "val": len(val)},
+        "rows": {"train": len(train), "val": len(val), **({"left_out": left_out} if train_nets else {})},
+        **({"train_nets": list(train_nets)} if train_nets else {}),
     }
 
     def save(history: History) -> None:
@@ -447,9 +491,15 @@ def run_supervised(
             extra={**extra, "supervised": runs},
         )  # fmt: skip
 
-    history = train_supervised(
-        network, train, val, config, writer=writer, on_best=save, should_stop=should_stop
-    )
+    for module in frozen:
+        module.requires_grad_(False)
+    try:
+        history = train_supervised(
+            network, train, val, config, writer=writer, on_best=save, should_stop=should_stop
+        )
+    finally:
+        for module in frozen:
+            module.requires_grad_(True)
     if history.best_epoch:
         save(history)  # the final record (epochs after the best one, early stop)
     elif not resumed:
@@ -463,6 +513,45 @@ def run_supervised(
 PHASE_NETS = ("contact", "crashed", "race")
 """The nets of a network by phase (``mlp``, ``crashed_mlp``, ``race_mlp``), as :func:`widened`'s
 ``fresh`` names them."""
+
+
+def _select_nets(
+    network: Network,
+    train_nets: tuple[str, ...],
+    fresh: tuple[str, ...],
+    train: LabelledSet,
+    val: LabelledSet,
+    label_dir,
+) -> tuple[list[torch.nn.Module], tuple[LabelledSet, LabelledSet], int]:
+    """For :func:`run_supervised`'s ``train_nets``: the modules to freeze, the training and validation
+    rows routed to the trained nets, and how many rows were left out. Raises ValueError as it documents."""
+    modules = {"contact": network.mlp, "crashed": network.crashed_mlp, "race": network.race_mlp}
+    nets = [name for name in PHASE_NETS if modules[name] is not None]
+    for name in train_nets:
+        if name not in nets:
+            raise ValueError(
+                f"train net {name!r}: the network's nets are {', '.join(nets)}"
+                + ("" if name in PHASE_NETS else f" (of {', '.join(PHASE_NETS)})")
+            )
+    for name in fresh:
+        if name not in train_nets:
+            raise ValueError(
+                f"fresh net {name!r} is not among the trained nets ({', '.join(train_nets)}): it would stay random"
+            )
+    kept = [PHASE_NETS.index(name) for name in train_nets]
+
+    def rows(part: LabelledSet) -> LabelledSet:
+        routes = network.routes(part.boards)
+        return part if routes is None else part.subset(np.isin(routes, kept))
+
+    chosen = (rows(train), rows(val))
+    if not len(chosen[0]) or not len(chosen[1]):
+        raise ValueError(
+            f"{label_dir}: {len(chosen[0])} training and {len(chosen[1])} held-out rows of the nets "
+            f"{', '.join(train_nets)}: need both"
+        )
+    left_out = len(train) + len(val) - len(chosen[0]) - len(chosen[1])
+    return [modules[name] for name in nets if name not in train_nets], chosen, left_out
 
 
 def widened(
@@ -521,7 +610,9 @@ def widened(
     if race_hidden is not None:
         race_hidden = tuple(int(h) for h in race_hidden)
         if not cfg.race_net:
-            raise ValueError("race_hidden (train.py --race-hidden): the checkpoint has no race net to reshape")
+            raise ValueError(
+                "race_hidden (train.py --race-hidden): the checkpoint has no race net to reshape"
+            )
         if race_hidden != cfg.net_hidden("race_mlp") and "race" not in fresh:
             raise ValueError(
                 f"race net shape {list(race_hidden)} (race_hidden, train.py --race-hidden): the checkpoint's "
