@@ -106,7 +106,8 @@ def test_a_label_folder_scores_like_an_agent_on_the_positions_both_folders_hold(
     """``equities REF --labels OTHER`` (README, "Which labels should the next generation learn from?"):
     LabelValues gives a folder's own labels back, so a folder scored against itself is 0 error; a folder
     holding 2 of the reference's 56 shards is scored on those 50 positions only; a folder labelling none
-    of them, an empty one, or neither --agent nor --labels is one error line and exit status 2."""
+    of them (the table names the part), an empty one, a file, or neither --agent nor --labels is one error
+    line and exit status 2."""
     import json
     import shutil
     from pathlib import Path
@@ -133,12 +134,15 @@ def test_a_label_folder_scores_like_an_agent_on_the_positions_both_folders_hold(
     assert (partial["cases"], partial["equity_mae"]) == (50, 0.0)
     with pytest.raises(ValueError, match="does not label position"):
         LabelValues(part).value(boards[:1])  # shard 0's first position
+    assert bm.main(["equities", str(ref), "--labels", str(part)]) == 0  # the table names the part it scores
+    assert f"labels {part} (50 of 1400)" in capsys.readouterr().out
     (tmp_path / "empty").mkdir()
     for argv, message in [
         (["--labels", str(root / "races-rollout")], "labels none of the positions"),
         # the label folders are checked before any agent is loaded or scored
         (["--agent", str(tmp_path / "no.pt"), "--labels", str(root / "races-rollout")], "labels none of"),
         (["--labels", str(tmp_path / "empty")], "holds no complete label shard"),
+        (["--labels", str(ref / "labels-00000.csv")], "is a file, not a labels folder"),
         ([], "at least one --agent or --labels"),
     ]:
         assert bm.main(["equities", str(ref), *argv]) == 2

@@ -875,6 +875,10 @@ def main(argv: list[str] | None = None) -> int:
             cols = ["equity_mae", "ci95", "win_mae", "gammon_mae", "equity_bias"]
             fmt = {"equity_mae": "%.4f", "ci95": "± %.4f", "win_mae": "%.4f", "gammon_mae": "%.4f",
                    "equity_bias": "%+.4f"}  # fmt: skip
+            for other, both in zip(others, shared, strict=True):  # a folder holding part: say which part
+                if not both.all():
+                    name = f"labels {other.folder}"
+                    rows[f"{name} ({int(both.sum())} of {len(ids)})"] = rows.pop(name)
             print(_format_table(title, cols, rows, fmt))
         return 0
     except (ValueError, FileNotFoundError, RuntimeError, OSError) as exc:

@@ -255,9 +255,13 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
 
     Raises:
         FileNotFoundError: ``folder`` does not exist.
-        ValueError: a shard that does not parse.
+        ValueError: ``folder`` is a file; a shard that does not parse.
     """
     folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(
+            f"{folder} is a file, not a labels folder (one of labels-*.csv shards and their sidecars)"
+        )
     if not folder.is_dir():
         raise FileNotFoundError(f"no labels folder {folder}")
     ids: list[str] = []
@@ -287,7 +291,7 @@ class LabelValues:
 
     Raises:
         FileNotFoundError: no such folder.
-        ValueError: it holds no complete label shard, or a shard that does not parse.
+        ValueError: a file, not a folder; it holds no complete label shard, or a shard that does not parse.
     """
 
     def __init__(self, folder: str | Path):
