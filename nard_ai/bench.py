@@ -648,7 +648,9 @@ def run_network_benchmark(paths=(), repeats: int = 3, seed: int = 0, positions: 
             "ply1_ms": statistics.median(r["ply1"]),
             "selfplay_games_per_s": statistics.median(r["selfplay"]),
             "hidden": list(nets[name].config.hidden),
-            "race_hidden": list(nets[name].config.net_hidden("race_mlp")) if nets[name].race_mlp is not None else None,
+            "race_hidden": list(nets[name].config.net_hidden("race_mlp"))
+            if nets[name].race_mlp is not None
+            else None,
             "encoder": nets[name].encoder.key,
         }
         for name, r in runs.items()

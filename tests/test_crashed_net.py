@@ -213,7 +213,11 @@ def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_p
     path = Path(__file__).resolve().parent.parent / "checkpoints" / "nard-expert.pt"
     network = load_checkpoint(path).network
     assert network.config == NetworkConfig(
-        encoder="expert_race", hidden=(256,), race_net=True, crashed_net=True, activation="sigmoid",
+        encoder="expert_race",
+        hidden=(256,),
+        race_net=True,
+        crashed_net=True,
+        activation="sigmoid",
         race_hidden=(512, 512),
     )
     # generation 10, the default before it, ships beside it for comparison: the same contact and crashed nets
@@ -222,7 +226,9 @@ def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_p
         encoder="expert_race", hidden=(256,), race_net=True, crashed_net=True, activation="sigmoid"
     )
     for name in ("mlp", "crashed_mlp"):
-        for a, b in zip(getattr(network, name).parameters(), getattr(previous, name).parameters(), strict=True):
+        for a, b in zip(
+            getattr(network, name).parameters(), getattr(previous, name).parameters(), strict=True
+        ):
             assert torch.equal(a, b)
     agent = agent_from_spec(str(path))
     start = starting_board()

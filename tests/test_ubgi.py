@@ -379,7 +379,9 @@ def test_constructor_and_error_arguments_are_checked():
 
 def test_the_command_line_rejects_bad_options(capsys):
     status, _, err = run_cli(["ubgi", "--checkpoint", "nowhere.pt"], capsys)
-    assert status == 2 and "nard ubgi: error: no checkpoint file 'nowhere.pt' (the path does not exist)" in err
+    assert (
+        status == 2 and "nard ubgi: error: no checkpoint file 'nowhere.pt' (the path does not exist)" in err
+    )
     status, _, err = run_cli(["ubgi", "--checkpoint", str(REPO / "checkpoints")], capsys)
     assert status == 2 and f"no checkpoint file '{REPO / 'checkpoints'}' (the path is a directory)" in err
     status, _, err = run_cli(["ubgi", "--ply", "3"], capsys)

@@ -690,7 +690,9 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             )
         if (net_info["encoder"], net_info["encoder_version"]) != (enc.name, enc.version):
             raise ValueError("the network and encoder entries disagree")
-        config = NetworkConfig(**{**net_info, "hidden": tuple(net_info["hidden"])})  # race_hidden: a tuple there
+        config = NetworkConfig(
+            **{**net_info, "hidden": tuple(net_info["hidden"])}
+        )  # race_hidden: a tuple there
         network = Network(config)
         network.load_state_dict(payload["state_dict"], strict=True)
     except (KeyError, TypeError, RuntimeError, ValueError) as exc:

@@ -54,7 +54,11 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("positions", help="generate a deduplicated, stratified position set from self-play")
-    g.add_argument("--network", default=None, help="checkpoint to play (default: the default network, checkpoints/nard-expert.pt)")
+    g.add_argument(
+        "--network",
+        default=None,
+        help="checkpoint to play (default: the default network, checkpoints/nard-expert.pt)",
+    )
     g.add_argument("--count", type=positive_int, required=True, help="positions wanted")
     g.add_argument("--out", required=True, help="output folder (must not hold a position set)")
     g.add_argument("--seed", type=non_negative_int, default=0)
