@@ -170,7 +170,8 @@ class Args:
     train_nets: str = ""
     """--supervised: comma-separated nets (contact, crashed, race) that learn (default: all); the others keep
     their weights and the label rows the network routes to them are left out, e.g. contact,crashed to fit
-    those nets on contact and crashed labels without touching the race net"""
+    those nets on contact and crashed labels without touching the race net. The others must come from a
+    checkpoint (--resume, or --init-from and not in --fresh-nets): a net left random is an error"""
     epochs: int = 20
     """--supervised: at most this many epochs"""
     patience: int = 3
@@ -207,12 +208,13 @@ class Args:
 
     @property
     def train_names(self) -> tuple[str, ...]:
-        """--train-nets as a tuple of names (empty entries dropped; empty: every net)."""
+        """--train-nets as a tuple of names, spaces around them stripped (empty: every net)."""
         return tuple(n.strip() for n in self.train_nets.split(",") if n.strip())
 
     @property
     def label_folders(self) -> list[str]:
-        """--supervised as a list of labels folders."""
+        """--supervised as a list of labels folders, spaces around them stripped (so a folder name with a
+        comma, or with spaces at its ends, cannot be given)."""
         return [f.strip() for f in self.supervised.split(",")]
 
     def validate(self) -> None:
@@ -270,6 +272,8 @@ class Args:
                     raise ValueError(f"argument --{flag}: {name!r} is not one of {', '.join(PHASE_NETS)}")
         if self.train_nets and not self.supervised:
             raise ValueError("argument --train-nets: only with --supervised")
+        if len(set(self.train_names)) < len(self.train_names):
+            raise ValueError(f"argument --train-nets: a net named twice in {self.train_nets!r}")
         if self.supervised and any(not f for f in self.label_folders):
             raise ValueError(f"argument --supervised: an empty folder name in {self.supervised!r}")
         if self.supervised and self.ray:
@@ -409,7 +413,7 @@ def _supervised_shapes(args: Args, given: set[str] | None) -> tuple[tuple[int, .
     except (FileNotFoundError, ValueError) as exc:
         _fail(str(exc))
     if cfg is None:  # a new network: --hidden x --layers and --race-hidden (validate checked them)
-        return None, max(args.hidden, *(args.race_shape or ()))
+        return None, max((args.hidden, *(args.race_shape or ())))
     if args.resume:
         return None, max((*cfg.hidden, *cfg.net_hidden("race_mlp")))
     new_hidden = None

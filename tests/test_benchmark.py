@@ -134,8 +134,13 @@ def test_a_label_folder_scores_like_an_agent_on_the_positions_both_folders_hold(
     assert (partial["cases"], partial["equity_mae"]) == (50, 0.0)
     with pytest.raises(ValueError, match="does not label position"):
         LabelValues(part).value(boards[:1])  # shard 0's first position
-    assert bm.main(["equities", str(ref), "--labels", str(part)]) == 0  # the table names the part it scores
-    assert f"labels {part} (50 of 1400)" in capsys.readouterr().out
+    # the table names the part a folder scores, in the order given (a folder given twice: one row)
+    assert (
+        bm.main(["equities", str(ref), "--labels", str(part), "--labels", str(ref), "--labels", str(part)])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert f"labels {part} (50 of 1400)" in out and out.index(f"labels {part}") < out.index(f"labels {ref}\n")
     (tmp_path / "empty").mkdir()
     for argv, message in [
         (["--labels", str(root / "races-rollout")], "labels none of the positions"),

@@ -58,32 +58,44 @@ def test_train_nets_freezes_the_others_and_leaves_their_rows_out(two_folders, mi
     run's record counts the race rows left out (the boards' own race flags, :mod:`nard_ai.core.classes`)."""
     a, b = two_folders
     net = _three_nets()
-    race_before = {k: v.clone() for k, v in net.race_mlp.state_dict().items()}
-    contact_before = {k: v.clone() for k, v in net.mlp.state_dict().items()}
     path = tmp_path / "t.pt"
+    save_checkpoint(path, net)  # continued (resume): every net starts trained, as the checkpoint's
     config = SupervisedConfig(lr=3e-3, batch_size=64, epochs=2, patience=2)
-    history = run_supervised([a, b], path, config, network=net, train_nets=("contact", "crashed"))
+    history = run_supervised([a, b], path, config, train_nets=("contact", "crashed"))
     assert history.best_epoch >= 1
-    for k, v in load_checkpoint(path).network.race_mlp.state_dict().items():
-        assert torch.equal(v, race_before[k]), k
-    assert any(not torch.equal(v, contact_before[k]) for k, v in net.mlp.state_dict().items())
-    assert all(p.requires_grad for p in net.parameters())  # the freeze ends with the run
+    trained = load_checkpoint(path).network
+    for k, v in trained.race_mlp.state_dict().items():
+        assert torch.equal(v, net.race_mlp.state_dict()[k]), k
+    assert any(not torch.equal(v, net.mlp.state_dict()[k]) for k, v in trained.mlp.state_dict().items())
+    assert any(
+        not torch.equal(v, net.crashed_mlp.state_dict()[k])
+        for k, v in trained.crashed_mlp.state_dict().items()
+    )
     record = load_checkpoint(path).extra["supervised"][-1]
     race = int(np.asarray(race_flags(mixed_boards), dtype=bool).sum())
     assert record["train_nets"] == ["contact", "crashed"]
     assert record["labels"] == [str(a), str(b)]
     assert record["rows"]["left_out"] == race
     assert record["rows"]["train"] + record["rows"]["val"] == len(mixed_boards) - race
-    # only the crashed net: contact and race rows out, the contact net frozen too
-    net = _three_nets()
+    # only the crashed net, on a network given in memory and widened from a checkpoint (init_from, a new
+    # encoder): contact and race rows out, the contact net frozen too; the freeze ends with the run
+    src = tmp_path / "src.pt"
+    torch.manual_seed(5)
+    save_checkpoint(src, Network(NetworkConfig(encoder="rich", hidden=(8,), race_net=True, crashed_net=True)))
+    target = _three_nets()
     race_rows = np.asarray(race_flags(mixed_boards), dtype=bool)
     crashed = int((crashed_any(mixed_boards) & ~race_rows).sum())  # gnubg's crashed class, not a race
     assert 0 < crashed < len(mixed_boards) - race
-    run_supervised([a, b], tmp_path / "c.pt", config, network=net, train_nets=("crashed",))
+    run_supervised([a, b], tmp_path / "c.pt", config, network=target, init_from=src, train_nets=("crashed",))
+    assert all(q.requires_grad for q in target.parameters())
     record = load_checkpoint(tmp_path / "c.pt").extra["supervised"][-1]
     assert record["rows"]["train"] + record["rows"]["val"] == crashed
-    for k, v in load_checkpoint(tmp_path / "c.pt").network.mlp.state_dict().items():
-        assert torch.equal(v, _three_nets().mlp.state_dict()[k]), k
+    assert record["rows"]["left_out"] == len(mixed_boards) - crashed
+    probe = mixed_boards[~race_rows & ~crashed_any(mixed_boards)]  # contact boards: the frozen contact net
+    np.testing.assert_allclose(
+        load_checkpoint(tmp_path / "c.pt").network.probs6(probe), load_checkpoint(src).network.probs6(probe),
+        atol=1e-6,
+    )  # fmt: skip
 
 
 def test_train_nets_errors(two_folders, mixed_boards, tmp_path):
@@ -91,10 +103,12 @@ def test_train_nets_errors(two_folders, mixed_boards, tmp_path):
     config = SupervisedConfig(epochs=1)
     torch.manual_seed(2)
     two = Network(NetworkConfig(encoder="rich", hidden=(8,), race_net=True))
+    save_checkpoint(tmp_path / "two.pt", two)
     with pytest.raises(ValueError, match="train net 'crashed': the network's nets are contact, race"):
-        run_supervised(a, tmp_path / "x.pt", config, network=two, train_nets=("crashed",))
-    with pytest.raises(ValueError, match=r"train net 'bar': .* \(of contact, crashed, race\)"):
-        run_supervised(a, tmp_path / "x.pt", config, network=two, train_nets=("bar",))
+        run_supervised(a, tmp_path / "two.pt", config, train_nets=("crashed",))
+    # a new network (neither resumed nor init_from): the nets left out would stay random
+    with pytest.raises(ValueError, match="a new network's other nets would stay random"):
+        run_supervised(a, tmp_path / "x.pt", config, network=_three_nets(), train_nets=("contact",))
     save_checkpoint(tmp_path / "src.pt", _three_nets())
     with pytest.raises(ValueError, match="fresh net 'race' is not among the trained nets"):
         run_supervised(
@@ -104,8 +118,8 @@ def test_train_nets_errors(two_folders, mixed_boards, tmp_path):
     races = tmp_path / "races"
     race = np.asarray(race_flags(mixed_boards), dtype=bool)
     write_label_shard(races, "00000", mixed_boards[race], np.tile([PROBS], (int(race.sum()), 1)))
-    with pytest.raises(ValueError, match="0 training and 0 held-out rows of the nets contact"):
-        run_supervised(races, tmp_path / "x.pt", config, network=_three_nets(), train_nets=("contact",))
+    with pytest.raises(ValueError, match="races: 0 training and 0 held-out rows of the nets contact"):
+        run_supervised(races, tmp_path / "src.pt", config, train_nets=("contact",))
     assert not (tmp_path / "x.pt").exists()
 
 
@@ -130,3 +144,33 @@ def test_train_py_takes_several_folders_and_train_nets(two_folders, tmp_path):
         tmp_path,
     )  # fmt: skip
     assert r.returncode == 2 and "no labels folder" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_train_py_supervised_on_a_new_network_and_one_line_errors(two_folders, mixed_boards, tmp_path):
+    """A new network fitted by train.py --supervised (neither --resume nor --init-from; this crashed with a
+    TypeError in the size check before 2026-12-05); --train-nets on a new network, and a folder without
+    rows of the trained nets, are one line naming the folder as given (not a Python list)."""
+    a, _ = two_folders
+    r = run_train_py(
+        ["--supervised", str(a), "--checkpoint", str(tmp_path / "new.pt"), "--encoder", "expert_race",
+         "--crashed-net", "--hidden", "8", "--epochs", "1", "--no-progress", "--threads", "1"], tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert load_checkpoint(tmp_path / "new.pt").network.config.hidden == (8,)
+    r = run_train_py(
+        ["--supervised", str(a), "--checkpoint", str(tmp_path / "new2.pt"), "--encoder", "expert_race",
+         "--crashed-net", "--hidden", "8", "--train-nets", "contact", "--no-progress"], tmp_path,
+    )  # fmt: skip
+    assert r.returncode == 2 and "a new network's other nets would stay random" in r.stderr
+    assert not (tmp_path / "new2.pt").exists()
+    races = tmp_path / "races"
+    race = np.asarray(race_flags(mixed_boards), dtype=bool)
+    write_label_shard(races, "00000", mixed_boards[race], np.tile([PROBS], (int(race.sum()), 1)))
+    r = run_train_py(
+        ["--supervised", str(races), "--checkpoint", str(tmp_path / "new.pt"), "--resume", "--train-nets",
+         "contact", "--no-progress"], tmp_path,
+    )  # fmt: skip
+    err = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and err[-1] == (
+        f"train.py: error: {races}: 0 training and 0 held-out rows of the nets contact: need both"
+    )

@@ -174,6 +174,10 @@ def test_sigkill_loses_at_most_one_round_and_the_run_resumes(tmp_path):
             "argument --train-nets: 'bar' is not one of contact, crashed, race",
         ),
         (["--supervised", "a,,b"], "argument --supervised: an empty folder name in 'a,,b'"),
+        (
+            ["--supervised", "x", "--train-nets", "contact, contact"],
+            "argument --train-nets: a net named twice in 'contact, contact'",
+        ),
     ],
 )
 def test_train_argument_checks(tmp_path, argv, message):

@@ -746,7 +746,8 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         dest="other_labels",
         metavar="FOLDER",
-        help="another label folder, scored on the positions both hold (repeat for several)",
+        help="another label folder, scored on the positions both hold (repeat for several); a folder "
+        "holding part of them is named with that part in the table, e.g. 'labels F (200 of 1400)'",
     )
     eq.add_argument("--json", action="store_true")
     mc = sub.add_parser("make-cubes", help="sample money cube positions, gnubg program 2-ply as the referee")
@@ -866,8 +867,9 @@ def main(argv: list[str] | None = None) -> int:
             if not both.any():
                 return fail(f"{other.folder} labels none of the positions of {args.labels}")
         rows = {spec: score_equities(agent_from_spec(spec, seed=1), boards, labels) for spec in args.agent}
-        for other, both in zip(others, shared, strict=True):
-            rows[f"labels {other.folder}"] = score_equities(other, boards[both], labels[both])
+        for other, both in zip(others, shared, strict=True):  # the table names the part a folder scores
+            part = "" if args.json or both.all() else f" ({int(both.sum())} of {len(ids)})"
+            rows[f"labels {other.folder}{part}"] = score_equities(other, boards[both], labels[both])
         if args.json:
             print(json.dumps({k: [r.to_dict() for r in v] for k, v in rows.items()}, indent=1))
         else:
@@ -875,10 +877,6 @@ def main(argv: list[str] | None = None) -> int:
             cols = ["equity_mae", "ci95", "win_mae", "gammon_mae", "equity_bias"]
             fmt = {"equity_mae": "%.4f", "ci95": "± %.4f", "win_mae": "%.4f", "gammon_mae": "%.4f",
                    "equity_bias": "%+.4f"}  # fmt: skip
-            for other, both in zip(others, shared, strict=True):  # a folder holding part: say which part
-                if not both.all():
-                    name = f"labels {other.folder}"
-                    rows[f"{name} ({int(both.sum())} of {len(ids)})"] = rows.pop(name)
             print(_format_table(title, cols, rows, fmt))
         return 0
     except (ValueError, FileNotFoundError, RuntimeError, OSError) as exc:

@@ -260,7 +260,7 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise ValueError(
-            f"{folder} is a file, not a labels folder (one of labels-*.csv shards and their sidecars)"
+            f"{folder} is a file, not a labels folder (a folder holding labels-*.csv shards and their sidecars)"
         )
     if not folder.is_dir():
         raise FileNotFoundError(f"no labels folder {folder}")

@@ -49,6 +49,7 @@ import torch
 from nard_ai.formats.position_id import board_from_position_id
 from nard_ai.model.learn import td_loss
 from nard_ai.model.network import (
+    NETS,
     OUTCOME_POINTS,
     Network,
     NetworkConfig,
@@ -110,8 +111,8 @@ def load_labelled(folders: str | Path | Sequence[str | Path]) -> LabelledSet:
 
     Raises:
         FileNotFoundError: no such folder.
-        ValueError: no folder, a folder named twice, a shard that does not parse, a malformed
-            Position ID, or a folder with no labelled rows.
+        ValueError: no folder, a folder named twice, a file where a folder is named, a shard that does
+            not parse, a malformed Position ID, or a folder with no labelled rows.
     """
     folders = [folders] if isinstance(folders, (str, Path)) else list(folders)
     if not folders:
@@ -406,8 +407,9 @@ def run_supervised(
             a crashed net for a checkpoint without a race net, or a ``fresh`` name the network lacks
             (:func:`widened`), or ``fresh`` without ``init_from``, or a ``fresh`` net with no training
             rows of its phase (it would stay random); a ``train_nets`` name the network lacks, a ``fresh``
-            net not in ``train_nets`` (when given), no training or validation rows of the trained nets;
-            a bad labels folder or checkpoint.
+            net not in ``train_nets`` (when given), ``train_nets`` for a new network (neither resumed nor
+            ``init_from``: the others would stay random), no training or validation rows of the trained
+            nets; a bad labels folder or checkpoint.
     """
     config.validate()
     checkpoint = Path(checkpoint)
@@ -424,7 +426,15 @@ def run_supervised(
         source = {"path": str(checkpoint), "sha256": file_sha256(checkpoint)}
     else:
         games, args, rng, extra, source = 0, {}, None, {}, None
-    data = load_labelled(label_dir)
+    folders = [label_dir] if isinstance(label_dir, (str, Path)) else list(label_dir)
+    labels = [str(f) for f in folders]
+    where = ", ".join(labels)  # the folders, for messages
+    if train_nets and not resumed and init_from is None:
+        raise ValueError(
+            f"train nets {', '.join(train_nets)}: a new network's other nets would stay random "
+            "(train every net, or start from a checkpoint: resume or init_from)"
+        )
+    data = load_labelled(folders)
     if init_from is not None:
         if network is None:
             raise ValueError("init_from needs a network naming the encoder to widen to")
@@ -455,18 +465,17 @@ def run_supervised(
     train, val = data.subset(~held_out), data.subset(held_out)
     frozen, left_out = [], 0
     if train_nets:
-        frozen, (train, val), left_out = _select_nets(network, train_nets, fresh, train, val, label_dir)
+        frozen, (train, val), left_out = _select_nets(network, train_nets, fresh, train, val, where)
     if fresh:
         routes = network.routes(train.boards)
         for name in fresh:
             if not (routes == PHASE_NETS.index(name)).any():
                 raise ValueError(
-                    f"fresh net {name!r} would stay untrained: {label_dir} has no {name} positions "
+                    f"fresh net {name!r} would stay untrained: {where}: no {name} positions "
                     "in its training rows"
                 )
-    labels = [str(f) for f in label_dir] if not isinstance(label_dir, (str, Path)) else [str(label_dir)]
     log.info(
-        "%s: %d positions, %d for training, %d held out%s", ", ".join(labels), len(data), len(train),
+        "%s: %d positions, %d for training, %d held out%s", where, len(data), len(train),
         len(val), f", {left_out} of other nets left out" if train_nets else "",
     )  # fmt: skip
     run_info: dict[str, Any] = {
@@ -521,18 +530,23 @@ def _select_nets(
     fresh: tuple[str, ...],
     train: LabelledSet,
     val: LabelledSet,
-    label_dir,
+    where: str,
 ) -> tuple[list[torch.nn.Module], tuple[LabelledSet, LabelledSet], int]:
-    """For :func:`run_supervised`'s ``train_nets``: the modules to freeze, the training and validation
-    rows routed to the trained nets, and how many rows were left out. Raises ValueError as it documents."""
-    modules = {"contact": network.mlp, "crashed": network.crashed_mlp, "race": network.race_mlp}
+    """For :func:`run_supervised`'s ``train_nets``: ``(the modules to freeze, (the training rows, the
+    held-out rows) the network routes to the trained nets, how many rows were left out)``.
+
+    Route numbers are indices into :data:`nard_ai.model.network.NETS` (``mlp``, ``crashed_mlp``,
+    ``race_mlp``), which :data:`PHASE_NETS` names in the same order.
+
+    Raises:
+        ValueError: a name the network lacks, a ``fresh`` net not among ``train_nets``, no training or
+            no held-out rows of the trained nets (``where`` names the labels in the message).
+    """
+    modules = {name: getattr(network, attr) for name, attr in zip(PHASE_NETS, NETS, strict=True)}
     nets = [name for name in PHASE_NETS if modules[name] is not None]
     for name in train_nets:
         if name not in nets:
-            raise ValueError(
-                f"train net {name!r}: the network's nets are {', '.join(nets)}"
-                + ("" if name in PHASE_NETS else f" (of {', '.join(PHASE_NETS)})")
-            )
+            raise ValueError(f"train net {name!r}: the network's nets are {', '.join(nets)}")
     for name in fresh:
         if name not in train_nets:
             raise ValueError(
@@ -547,7 +561,7 @@ def _select_nets(
     chosen = (rows(train), rows(val))
     if not len(chosen[0]) or not len(chosen[1]):
         raise ValueError(
-            f"{label_dir}: {len(chosen[0])} training and {len(chosen[1])} held-out rows of the nets "
+            f"{where}: {len(chosen[0])} training and {len(chosen[1])} held-out rows of the nets "
             f"{', '.join(train_nets)}: need both"
         )
     left_out = len(train) + len(val) - len(chosen[0]) - len(chosen[1])
