@@ -380,7 +380,8 @@ def run_supervised(
     race_hidden: tuple[int, ...] | None = None,
     train_nets: tuple[str, ...] = (),
 ) -> History:
-    """Train on ``label_dir`` (a labels folder, or several: :func:`load_labelled`) and write ``checkpoint`` at each new best epoch.
+    """Train on ``label_dir`` (a labels folder, or several: :func:`load_labelled`) and write
+    ``checkpoint`` at each new best epoch.
 
     ``network=None`` continues the network in ``checkpoint`` (its TD settings, games and RNG state are
     kept); else ``network`` (e.g. a fresh one) is trained and written there. With ``init_from`` (a
