@@ -72,6 +72,11 @@ MAX_SEED = 2**64 - 1
 """torch.manual_seed takes at most a 64-bit unsigned seed."""
 
 
+def _comma_list(text: str) -> list[str]:
+    """A comma-separated flag's entries, spaces around each stripped (empty entries kept, for the checks)."""
+    return [part.strip() for part in text.split(",")]
+
+
 def check_sizes(pool: int, hidden: int, batch_size: int, flag: str = "--hidden") -> None:
     """Raise ``ValueError`` (one line naming the flags) when ``pool`` or ``batch_size`` times ``hidden``
     is above :data:`MAX_POOL_X_HIDDEN` or :data:`MAX_BATCH_X_HIDDEN`; ``flag`` names where the width came
@@ -204,18 +209,18 @@ class Args:
     @property
     def fresh_names(self) -> tuple[str, ...]:
         """--fresh-nets as a tuple of names (empty entries dropped)."""
-        return tuple(n.strip() for n in self.fresh_nets.split(",") if n.strip())
+        return tuple(n for n in _comma_list(self.fresh_nets) if n)
 
     @property
     def train_names(self) -> tuple[str, ...]:
-        """--train-nets as a tuple of names, spaces around them stripped (empty: every net)."""
-        return tuple(n.strip() for n in self.train_nets.split(",") if n.strip())
+        """--train-nets as a tuple of names (empty entries dropped; empty: every net)."""
+        return tuple(n for n in _comma_list(self.train_nets) if n)
 
     @property
     def label_folders(self) -> list[str]:
-        """--supervised as a list of labels folders, spaces around them stripped (so a folder name with a
-        comma, or with spaces at its ends, cannot be given)."""
-        return [f.strip() for f in self.supervised.split(",")]
+        """--supervised as a list of labels folders (so a folder name with a comma, or with spaces at its
+        ends, cannot be given)."""
+        return _comma_list(self.supervised)
 
     def validate(self) -> None:
         """Reject impossible values (argparse reports the ValueError and exits 2, before any file is written)."""
@@ -265,16 +270,16 @@ class Args:
                 "argument --fresh-nets: only with --init-from (the checkpoint whose other nets are kept)"
             )
         for flag, names in (("fresh-nets", self.fresh_nets), ("train-nets", self.train_nets)):
-            if names and any(not n.strip() for n in names.split(",")):
+            if names and not all(_comma_list(names)):
                 raise ValueError(f"argument --{flag}: an empty name in {names!r}")
-            for name in (n.strip() for n in names.split(",") if n.strip()):
+            for name in _comma_list(names) if names else ():
                 if name not in PHASE_NETS:
                     raise ValueError(f"argument --{flag}: {name!r} is not one of {', '.join(PHASE_NETS)}")
         if self.train_nets and not self.supervised:
             raise ValueError("argument --train-nets: only with --supervised")
         if len(set(self.train_names)) < len(self.train_names):
             raise ValueError(f"argument --train-nets: a net named twice in {self.train_nets!r}")
-        if self.supervised and any(not f for f in self.label_folders):
+        if self.supervised and not all(self.label_folders):
             raise ValueError(f"argument --supervised: an empty folder name in {self.supervised!r}")
         if self.supervised and self.ray:
             raise ValueError(
