@@ -107,8 +107,17 @@ def test_train_nets_errors(two_folders, mixed_boards, tmp_path):
     with pytest.raises(ValueError, match="train net 'crashed': the network's nets are contact, race"):
         run_supervised(a, tmp_path / "two.pt", config, train_nets=("crashed",))
     # a new network (neither resumed nor init_from): the nets left out would stay random
-    with pytest.raises(ValueError, match="a new network's other nets would stay random"):
+    with pytest.raises(ValueError, match="a new network's crashed, race would stay random"):
         run_supervised(a, tmp_path / "x.pt", config, network=_three_nets(), train_nets=("contact",))
+    # naming every net of a new network is training it all
+    run_supervised(
+        a, tmp_path / "all.pt", config, network=_three_nets(), train_nets=("contact", "crashed", "race")
+    )
+    assert load_checkpoint(tmp_path / "all.pt").extra["supervised"][-1]["train_nets"] == [
+        "contact",
+        "crashed",
+        "race",
+    ]
     save_checkpoint(tmp_path / "src.pt", _three_nets())
     with pytest.raises(ValueError, match="fresh net 'race' is not among the trained nets"):
         run_supervised(
@@ -161,7 +170,7 @@ def test_train_py_supervised_on_a_new_network_and_one_line_errors(two_folders, m
         ["--supervised", str(a), "--checkpoint", str(tmp_path / "new2.pt"), "--encoder", "expert_race",
          "--crashed-net", "--hidden", "8", "--train-nets", "contact", "--no-progress"], tmp_path,
     )  # fmt: skip
-    assert r.returncode == 2 and "a new network's other nets would stay random" in r.stderr
+    assert r.returncode == 2 and "a new network's crashed, race would stay random" in r.stderr
     assert not (tmp_path / "new2.pt").exists()
     races = tmp_path / "races"
     race = np.asarray(race_flags(mixed_boards), dtype=bool)

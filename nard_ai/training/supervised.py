@@ -408,9 +408,9 @@ def run_supervised(
             a crashed net for a checkpoint without a race net, or a ``fresh`` name the network lacks
             (:func:`widened`), or ``fresh`` without ``init_from``, or a ``fresh`` net with no training
             rows of its phase (it would stay random); a ``train_nets`` name the network lacks, a ``fresh``
-            net not in ``train_nets`` (when given), ``train_nets`` for a new network (neither resumed nor
-            ``init_from``: the others would stay random), no training or validation rows of the trained
-            nets; a bad labels folder or checkpoint.
+            net not in ``train_nets`` (when given), ``train_nets`` leaving out a net of a new network
+            (neither resumed nor ``init_from``: it would stay random), no training or validation rows of
+            the trained nets; a bad labels folder or checkpoint.
     """
     config.validate()
     checkpoint = Path(checkpoint)
@@ -430,10 +430,14 @@ def run_supervised(
     folders = [label_dir] if isinstance(label_dir, (str, Path)) else list(label_dir)
     labels = [str(f) for f in folders]
     where = ", ".join(labels)  # the folders, for messages
-    if train_nets and not resumed and init_from is None:
+    untrained = [
+        name for name, attr in zip(PHASE_NETS, NETS, strict=True) if getattr(network, attr) is not None
+    ]
+    untrained = [name for name in untrained if name not in train_nets]
+    if train_nets and untrained and not resumed and init_from is None:
         raise ValueError(
-            f"train nets {', '.join(train_nets)}: a new network's other nets would stay random "
-            "(train every net, or start from a checkpoint: resume or init_from)"
+            f"train nets {', '.join(train_nets)}: a new network's {', '.join(untrained)} would stay random "
+            "(train every net, or start from a checkpoint: resume or init_from, train.py --resume or --init-from)"
         )
     data = load_labelled(folders)
     if init_from is not None:
