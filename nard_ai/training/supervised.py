@@ -430,10 +430,7 @@ def run_supervised(
     folders = [label_dir] if isinstance(label_dir, (str, Path)) else list(label_dir)
     labels = [str(f) for f in folders]
     where = ", ".join(labels)  # the folders, for messages
-    untrained = [
-        name for name, attr in zip(PHASE_NETS, NETS, strict=True) if getattr(network, attr) is not None
-    ]
-    untrained = [name for name in untrained if name not in train_nets]
+    untrained = [name for name in _nets_of(network) if name not in train_nets]
     if train_nets and untrained and not resumed and init_from is None:
         raise ValueError(
             f"train nets {', '.join(train_nets)}: a new network's {', '.join(untrained)} would stay random "
@@ -469,12 +466,12 @@ def run_supervised(
     held_out = validation_mask(data.ids, config.val_fraction, config.split_seed)
     train, val = data.subset(~held_out), data.subset(held_out)
     frozen, left_out = [], 0
+    routes = network.routes(train.boards) if train_nets or fresh else None  # one pass serves both
     if train_nets:
-        frozen, (train, val), left_out = _select_nets(network, train_nets, fresh, train, val, where)
-    if fresh:
-        routes = network.routes(train.boards)
+        frozen, (train, val), left_out = _select_nets(network, train_nets, fresh, train, val, routes, where)
+    if fresh:  # a fresh net is among train_nets (checked there), so the selection kept these rows
         for name in fresh:
-            if not (routes == PHASE_NETS.index(name)).any():
+            if routes is None or not (routes == PHASE_NETS.index(name)).any():
                 raise ValueError(
                     f"fresh net {name!r} would stay untrained: {where}: no {name} positions "
                     "in its training rows"
@@ -529,26 +526,36 @@ PHASE_NETS = ("contact", "crashed", "race")
 ``fresh`` names them."""
 
 
+def _nets_of(network: Network) -> dict[str, torch.nn.Module]:
+    """The nets ``network`` has, by their :data:`PHASE_NETS` name, in that order (route numbers are
+    indices into :data:`nard_ai.model.network.NETS`, which :data:`PHASE_NETS` names in the same
+    order)."""
+    modules = {name: getattr(network, attr) for name, attr in zip(PHASE_NETS, NETS, strict=True)}
+    return {name: module for name, module in modules.items() if module is not None}
+
+
 def _select_nets(
     network: Network,
     train_nets: tuple[str, ...],
     fresh: tuple[str, ...],
     train: LabelledSet,
     val: LabelledSet,
+    train_routes: np.ndarray | None,
     where: str,
 ) -> tuple[list[torch.nn.Module], tuple[LabelledSet, LabelledSet], int]:
     """For :func:`run_supervised`'s ``train_nets``: ``(the modules to freeze, (the training rows, the
     held-out rows) the network routes to the trained nets, how many rows were left out)``.
 
-    Route numbers are indices into :data:`nard_ai.model.network.NETS` (``mlp``, ``crashed_mlp``,
-    ``race_mlp``), which :data:`PHASE_NETS` names in the same order.
+    ``train_routes`` are ``network.routes(train.boards)`` (computed once by the caller); route numbers
+    are indices into :data:`nard_ai.model.network.NETS` (``mlp``, ``crashed_mlp``, ``race_mlp``),
+    which :data:`PHASE_NETS` names in the same order.
 
     Raises:
         ValueError: a name the network lacks, a ``fresh`` net not among ``train_nets``, no training or
             no held-out rows of the trained nets (``where`` names the labels in the message).
     """
-    modules = {name: getattr(network, attr) for name, attr in zip(PHASE_NETS, NETS, strict=True)}
-    nets = [name for name in PHASE_NETS if modules[name] is not None]
+    modules = _nets_of(network)
+    nets = list(modules)
     for name in train_nets:
         if name not in nets:
             raise ValueError(f"train net {name!r}: the network's nets are {', '.join(nets)}")
@@ -559,11 +566,10 @@ def _select_nets(
             )
     kept = [PHASE_NETS.index(name) for name in train_nets]
 
-    def rows(part: LabelledSet) -> LabelledSet:
-        routes = network.routes(part.boards)
+    def rows(part: LabelledSet, routes: np.ndarray | None) -> LabelledSet:
         return part if routes is None else part.subset(np.isin(routes, kept))
 
-    chosen = (rows(train), rows(val))
+    chosen = (rows(train, train_routes), rows(val, network.routes(val.boards)))
     if not len(chosen[0]) or not len(chosen[1]):
         raise ValueError(
             f"{where}: {len(chosen[0])} training and {len(chosen[1])} held-out rows of the nets "
