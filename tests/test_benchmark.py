@@ -15,6 +15,7 @@ import pytest
 from nard_ai.core.classes import CLASS_NAMES
 from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.reports import benchmark as bm
+from nard_ai.reports import cube_benchmark as cb
 from nard_ai.search import load_agent
 
 
@@ -192,19 +193,19 @@ class _OwnReferee:
 def test_a_cube_benchmark_fills_its_quotas_reads_back_and_its_own_referee_agrees_fully(agent, tmp_path):
     referee = _OwnReferee(agent)
     quotas = {"no_double": 4, "double_take": 3, "double_pass": 3, "too_good": 2}
-    ids, classes, analyses = bm.make_cube_benchmark(quotas, agent, seed=2, analyse=referee, chunk=50)
-    groups = [bm.cube_group(a.action) for a in analyses]
+    ids, classes, analyses = cb.make_cube_benchmark(quotas, agent, seed=2, analyse=referee, chunk=50)
+    groups = [cb.cube_group(a.action) for a in analyses]
     assert groups == ["no_double"] * 4 + ["double_take"] * 3 + ["double_pass"] * 3 + ["too_good"] * 2
-    path = bm.write_cube_benchmark(tmp_path / "cubes.csv", ids, classes, analyses, {"referee": "own 0-ply"})
-    boards, cubes, actions, meta = bm.read_cube_benchmark(path)
+    path = cb.write_cube_benchmark(tmp_path / "cubes.csv", ids, classes, analyses, {"referee": "own 0-ply"})
+    boards, cubes, actions, meta = cb.read_cube_benchmark(path)
     assert len(boards) == 12 and meta["groups"] == quotas and actions == [a.action for a in analyses]
     assert all(c.value == 1 and c.owner == cubes[0].owner for c in cubes)  # money, cube 1 centred
-    rows, confusion = bm.score_cubes(agent, boards, cubes, actions)
+    rows, confusion = cb.score_cubes(agent, boards, cubes, actions)
     assert rows[0].figures["agreement"] == 1.0
     assert confusion["double_take"] == {"no_double": 0, "double_take": 3, "double_pass": 0, "too_good": 0}
     path.write_text(path.read_text().replace("no_double,", "double_take,", 1))
     with pytest.raises(ValueError, match="SHA-256"):
-        bm.read_cube_benchmark(path)
+        cb.read_cube_benchmark(path)
 
 
 @pytest.mark.parametrize(
@@ -212,7 +213,7 @@ def test_a_cube_benchmark_fills_its_quotas_reads_back_and_its_own_referee_agrees
 )
 def test_bad_cube_quotas_say_what_is_wrong(spec, message):
     with pytest.raises(ValueError, match=message):
-        bm.parse_cube_quotas(spec)
+        cb.parse_cube_quotas(spec)
 
 
 def test_the_shipped_benchmarks_read_and_match_this_engine():
@@ -225,7 +226,7 @@ def test_the_shipped_benchmarks_read_and_match_this_engine():
     assert moves.cases == 1200 and moves.meta["referee"] == "gnubg:2"
     counts = {name: int((moves.classes == CLASS_NAMES.index(name)).sum()) for name in bm.REPORTED}
     assert counts == {"contact": 500, "crashed": 250, "race": 350, "bearoff": 100}
-    boards, cubes, actions, meta = bm.read_cube_benchmark(root / "cubes-gnubg2.csv")
+    boards, cubes, actions, meta = cb.read_cube_benchmark(root / "cubes-gnubg2.csv")
     assert len(boards) == 550 and meta["groups"] == {
         "no_double": 150,
         "double_take": 150,
@@ -420,3 +421,70 @@ def test_the_shipped_contact_rollouts_are_the_sets_positions_rolled_out():
     win, win_g, win_bg, lose_g, lose_bg = labels.T
     assert (win >= win_g - 1e-9).all() and (win_g >= win_bg - 1e-9).all() and (lose_g >= lose_bg - 1e-9).all()
     assert ((0 <= labels) & (labels <= 1)).all()
+
+
+def test_paired_figures_are_the_mean_and_interval_of_the_per_case_differences_by_class():
+    """``paired_figures`` (module docstring, "Paired against a baseline"): per class the mean of the
+    differences and ``1.96 std / sqrt(n)`` (sample std), worked here by hand."""
+    c, r = CLASS_NAMES.index("contact"), CLASS_NAMES.index("race")
+    classes = np.array([c, c, c, r, r])
+    diff = np.array([0.001, 0.002, 0.003, -0.004, 0.0])
+    rows = {row.name: row for row in bm.paired_figures(classes, diff, 1000.0)}
+    assert list(rows) == ["all", "contact", "race"]
+    assert rows["contact"].figures["paired"] == pytest.approx(2.0)  # (1 + 2 + 3) / 3 mp
+    assert rows["contact"].figures["paired_ci95"] == pytest.approx(1.96 * 1.0 / np.sqrt(3))  # std 1 mp
+    assert rows["race"].figures["paired"] == pytest.approx(-2.0)
+    assert rows["race"].figures["paired_ci95"] == pytest.approx(1.96 * np.sqrt(8.0) / np.sqrt(2))
+    assert rows["all"].figures["paired"] == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="4 differences but 5 cases"):
+        bm.paired_figures(classes, diff[:4])
+
+
+def test_moves_against_a_baseline_that_loses_nothing_pairs_to_the_agents_own_error_rate(small, capsys):
+    """``moves --baseline``: the small benchmark's referee is the default's own 0-ply, so the default
+    loses 0 on every case; any agent's per-case change against it is then its own loss, and the paired
+    figures equal its mp/move and interval, class by class; the baseline paired with itself is 0 ± 0."""
+    _, path = small
+    argv = ["moves", str(path), "--agent", "pubeval", "--agent", "default", "--baseline", "default"]
+    assert bm.main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["baseline"] == "default"
+    for row in out["agents"]["pubeval"]:
+        if row["cases"] > 1:
+            assert row["paired"] == pytest.approx(row["mp_per_move"]), row["class"]
+            assert row["paired_ci95"] == pytest.approx(row["ci95"]), row["class"]
+    assert out["agents"]["pubeval"][0]["paired"] > 0
+    assert all(row["paired"] == 0 and row["paired_ci95"] == 0 for row in out["agents"]["default"])
+    assert bm.main(argv) == 0
+    text = capsys.readouterr().out
+    assert "paired: change against default" in text and "paired_ci95 ±" in text
+    assert bm.main(["moves", str(path), "--agent", "default", "--baseline", "no-such.pt"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no checkpoint at no-such.pt" in err[0]
+
+
+def test_equities_against_a_baseline_pairs_position_by_position(capsys):
+    """``equities --baseline``: the mean of per-position differences is the difference of the two mean
+    absolute errors (to rounding), with an interval narrower than either error's own; label folders'
+    rows carry no paired figures; --baseline without an --agent, or a bad baseline spec, is one error."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    ref = root / "benchmarks" / "contact-rollout"
+    older = root / "checkpoints" / "nard-sup256.pt"  # not gen10: it shares the default's contact nets
+    argv = ["equities", str(ref), "--agent", str(older), "--baseline", "default", "--labels", str(ref)]
+    assert bm.main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert bm.main(["equities", str(ref), "--agent", "default", "--json"]) == 0
+    base = {row["class"]: row for row in json.loads(capsys.readouterr().out)["default"]}
+    for row in out["agents"][str(older)]:
+        assert row["paired"] == pytest.approx(row["equity_mae"] - base[row["class"]]["equity_mae"], abs=1e-12)
+        assert 0 < row["paired_ci95"] < row["ci95"]
+    assert "paired" not in out["agents"][f"labels {ref}"][0]
+    for bad, message in [
+        (["--baseline", "default", "--labels", str(ref)], "give at least one --agent"),
+        (["--agent", "default", "--baseline", "no-such.pt"], "no checkpoint at no-such.pt"),
+    ]:
+        assert bm.main(["equities", str(ref), *bad]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0]

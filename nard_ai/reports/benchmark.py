@@ -50,28 +50,19 @@ same way (:class:`nard_ai.training.store.LabelValues`, ``equities REF --labels O
 of the positions both folders hold, as the values of an agent; that is how
 label methods are compared (README, "Strength benchmarks by position class").
 
-Cube benchmark (a CSV file and its JSON sidecar)
-------------------------------------------------
-Money positions (cube 1, centred, no Jacoby rule, no beavers) from
-self-play, each with the gnubg **program's** cube analysis at 2-ply
-(:func:`nard_ai.gnubg.agent.gnubg_cube_analysis`, gnubg's ``eval`` in a child
-process) as the referee, stratified by gnubg's action in four groups
-(:data:`CUBE_GROUPS`: no double, double/take, double/pass, too good; gnubg's
-too good/take and too good/pass are one group, "optional double" counts as a
-double). Candidates are the positions whose sampling agent's cubeless equity
-lies in ``[0.1, 1.8]`` (where a double can be right).
+Paired against a baseline (``moves --baseline SPEC``, ``equities --baseline SPEC``)
+-------------------------------------------------------------------------------------
+Two networks' errors on the same cases are strongly correlated, so the
+difference of their means is known far better than either mean's interval
+suggests. With a baseline agent, each agent's rows also get ``paired``: the
+mean over the cases of (the agent's loss or absolute equity error minus the
+baseline's on the same case), with its 95% interval ``paired_ci95`` (``1.96
+std / sqrt(n)`` of the per-case differences; :func:`paired_figures`), in
+mp/move for moves and cubeless ppg for equities; negative is better than the
+baseline.
 
-* ``NAME.csv``: header ``id,class,gnubg_action,no_double,double_take,double_pass``:
-  the ``PositionID:MatchID`` (side on roll to roll, no dice), the class,
-  gnubg's action (one of :data:`nard_ai.cube.ACTIONS`) and its three cubeful
-  equities (ppg per unit of the cube).
-* ``NAME.json``: ``format = "nard_ai.cube_benchmark"``, the referee, counts per
-  group, the sampling, the CSV's SHA-256 and the code version.
-
-:func:`score_cubes` takes an agent's own cube decision
-(:func:`nard_ai.cube.cube_decision` at the agent's ply) for each position
-and reports the agreement of the four groups with gnubg's, overall and per
-gnubg group, with the confusion counts.
+Cube benchmark: :mod:`nard_ai.reports.cube_benchmark` (its file format, making and scoring); its
+commands are this module's ``make-cubes`` and ``cubes``.
 
 Command line: ``python -m nard_ai.reports.benchmark make-moves|moves|equities|make-cubes|cubes`` (``--help``).
 """
@@ -79,8 +70,6 @@ Command line: ``python -m nard_ai.reports.benchmark make-moves|moves|equities|ma
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import sys
 import time
@@ -94,6 +83,18 @@ from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.formats.position_id import board_from_position_id, position_id
 from nard_ai.model.atomic import atomic_write_bytes
+from nard_ai.reports.benchmark_files import EQUITY_DECIMALS, ClassFigures
+from nard_ai.reports.benchmark_files import parse_counts as _parse_counts
+from nard_ai.reports.benchmark_files import read_checked as _read_checked
+from nard_ai.reports.cube_benchmark import (
+    CUBE_GROUPS,
+    CUBE_WINDOW,
+    make_cube_benchmark,
+    parse_cube_quotas,
+    read_cube_benchmark,
+    score_cubes,
+    write_cube_benchmark,
+)
 from nard_ai.reports.error_rate import ErrorRateResult, _check_referee, play_values, sample_cases
 from nard_ai.search.lookahead import STANDARD_RULES, agent_value
 from nard_ai.training.store import LabelValues, atomic_write_json, code_version, file_sha256, read_labels
@@ -108,19 +109,14 @@ __all__ = [
     "read_move_benchmark",
     "score_moves",
     "score_equities",
-    "CUBES_FORMAT",
-    "CUBE_GROUPS",
-    "cube_group",
-    "make_cube_benchmark",
-    "read_cube_benchmark",
-    "score_cubes",
+    "equity_errors",
+    "paired_figures",
     "main",
 ]
 
 MOVES_FORMAT = "nard_ai.move_benchmark"
 MOVES_FORMAT_VERSION = 1
 MOVE_COLUMNS = ("case", "position_id", "dice", "class", "play", "equity")
-EQUITY_DECIMALS = 6
 #: Classes a benchmark reports, in this order (``over`` positions have no play and no value).
 REPORTED = ("contact", "crashed", "race", "bearoff")
 
@@ -152,39 +148,7 @@ class MoveBenchmark:
         return len(self.boards)
 
 
-@dataclass(frozen=True)
-class ClassFigures:
-    """One row of a benchmark table: a class (or ``all``), its cases and the figures."""
-
-    name: str
-    cases: int
-    figures: dict
-
-    def to_dict(self) -> dict:
-        return {"class": self.name, "cases": self.cases, **self.figures}
-
-
 # --------------------------------------------------------------------------- cases
-
-
-def _parse_counts(spec: str, names: tuple[str, ...], word: str) -> dict[str, int]:
-    """``"NAME=COUNT,..."`` with each NAME one of ``names`` -> counts (the quotas of both benchmarks)."""
-    out: dict[str, int] = {}
-    for part in spec.split(","):
-        if not part.strip():
-            continue
-        name, sep, value = part.partition("=")
-        name = name.strip()
-        if not sep or name not in names:
-            raise ValueError(
-                f"quotas must be {word}=COUNT,... with {word} one of {', '.join(names)}; got {part!r}"
-            )
-        if not value.strip().isdigit():
-            raise ValueError(f"quota {part!r}: the count must be an integer >= 0")
-        out[name] = int(value)
-    if not out or sum(out.values()) == 0:
-        raise ValueError(f"quotas {spec!r}: give at least one {word.lower()} a count above 0")
-    return out
 
 
 def parse_quotas(spec: str) -> dict[str, int]:
@@ -326,36 +290,6 @@ def write_move_benchmark(path: str | Path, bench: MoveBenchmark) -> Path:
     return path
 
 
-def _read_checked(
-    path, what: str, fmt: str, version: int, columns: tuple
-) -> tuple[Path, list[list[str]], dict]:
-    """A benchmark CSV and its sidecar, checked: ``(path, rows with the header first, sidecar)``.
-
-    Raises:
-        FileNotFoundError: no CSV or no sidecar.
-        ValueError: a sidecar of another format or version, a CSV whose SHA-256 is not the sidecar's,
-            a wrong header, a row with another number of fields.
-    """
-    path = Path(path)
-    side = path.with_suffix(".json")
-    if not path.is_file():
-        raise FileNotFoundError(f"no {what} {path}")
-    if not side.is_file():
-        raise FileNotFoundError(f"{path} has no sidecar {side.name}")
-    meta = json.loads(side.read_text(encoding="utf-8"))
-    if meta.get("format") != fmt or meta.get("format_version") != version:
-        raise ValueError(f"{side}: not a {fmt} v{version} sidecar")
-    if file_sha256(path) != meta.get("csv_sha256"):
-        raise ValueError(f"{path} does not match its sidecar's SHA-256 (edited or damaged)")
-    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
-    if not rows or tuple(rows[0]) != columns:
-        raise ValueError(f"{path}: the header must be {','.join(columns)!r}")
-    for n, row in enumerate(rows[1:], start=2):
-        if len(row) != len(columns):
-            raise ValueError(f"{path}, line {n}: expected {len(columns)} fields, got {len(row)}")
-    return path, rows, meta
-
-
 def read_move_benchmark(path: str | Path) -> MoveBenchmark:
     """Read a move benchmark written by :func:`write_move_benchmark`, checking it (module docstring).
 
@@ -478,6 +412,55 @@ def score_moves(
     return result, _table(bench.classes, figures)
 
 
+def equity_errors(agent, boards: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(probs (N, 5) float64, err (N,) float64)``: ``agent``'s pre-roll probabilities of ``boards``
+    (side on roll's view) and its cubeless equity minus the labels' (ppg), case by case.
+
+    Raises:
+        ValueError: as many boards as labels are needed.
+    """
+    boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 26)
+    labels = np.asarray(labels, dtype=np.float64).reshape(-1, 5)
+    if len(boards) != len(labels):
+        raise ValueError(f"{len(boards)} boards but {len(labels)} labels")
+    probs = np.empty((len(boards), 5), dtype=np.float64)
+    for s in range(0, len(boards), 1024):
+        probs[s : s + 1024] = np.asarray(agent_value(agent, boards[s : s + 1024]).probs, dtype=np.float64)
+    return probs, cubeless_equity(probs) - cubeless_equity(labels)
+
+
+def paired_figures(classes: np.ndarray, diff: np.ndarray, scale: float = 1.0) -> list[ClassFigures]:
+    """Per class (``all`` first, the rows of the benchmark tables): ``paired``, the mean of ``diff``
+    (an agent's per-case error minus a baseline's on the same cases), and ``paired_ci95``, its 95%
+    interval ``1.96 std / sqrt(n)`` (module docstring, "Paired against a baseline"), both times
+    ``scale`` (1000 for mp/move).
+
+    Args:
+        classes: ``(N,)`` class numbers (:data:`CLASS_NAMES` indices).
+        diff: ``(N,)`` float per-case differences.
+
+    Raises:
+        ValueError: ``classes`` and ``diff`` of different lengths.
+    """
+    diff = np.asarray(diff, dtype=np.float64).reshape(-1)
+    if len(diff) != len(classes):
+        raise ValueError(f"{len(diff)} differences but {len(classes)} cases")
+
+    def figures(mask):
+        mean, ci = _mean_ci(diff[mask], scale)
+        return {"paired": mean, "paired_ci95": ci}
+
+    return _table(np.asarray(classes), figures)
+
+
+def _with_paired(table: list[ClassFigures], paired: list[ClassFigures]) -> list[ClassFigures]:
+    """``table``'s rows with ``paired_figures``'s figures added (the same classes, in the same order)."""
+    assert [r.name for r in table] == [r.name for r in paired]
+    return [
+        ClassFigures(r.name, r.cases, {**r.figures, **q.figures}) for r, q in zip(table, paired, strict=True)
+    ]
+
+
 def score_equities(agent, boards: np.ndarray, labels: np.ndarray) -> list[ClassFigures]:
     """Mean absolute errors of ``agent``'s pre-roll evaluation against labels, per class.
 
@@ -494,13 +477,14 @@ def score_equities(agent, boards: np.ndarray, labels: np.ndarray) -> list[ClassF
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 26)
     labels = np.asarray(labels, dtype=np.float64).reshape(-1, 5)
-    if len(boards) != len(labels):
-        raise ValueError(f"{len(boards)} boards but {len(labels)} labels")
-    probs = np.empty((len(boards), 5), dtype=np.float64)
-    for s in range(0, len(boards), 1024):
-        probs[s : s + 1024] = np.asarray(agent_value(agent, boards[s : s + 1024]).probs, dtype=np.float64)
-    err = cubeless_equity(probs) - cubeless_equity(labels)
-    classes = classify_positions(boards)
+    probs, err = equity_errors(agent, boards, labels)
+    return _equity_table(classify_positions(boards), probs, labels, err)
+
+
+def _equity_table(
+    classes: np.ndarray, probs: np.ndarray, labels: np.ndarray, err: np.ndarray
+) -> list[ClassFigures]:
+    """:func:`score_equities`'s rows from :func:`equity_errors`' ``probs`` and ``err``."""
 
     def figures(mask):
         mae, ci = _mean_ci(np.abs(err[mask]))
@@ -515,188 +499,6 @@ def score_equities(agent, boards: np.ndarray, labels: np.ndarray) -> list[ClassF
     return _table(classes, figures)
 
 
-# --------------------------------------------------------------------------- cube benchmark
-
-CUBES_FORMAT = "nard_ai.cube_benchmark"
-CUBES_FORMAT_VERSION = 1
-CUBE_COLUMNS = ("id", "class", "gnubg_action", "no_double", "double_take", "double_pass")
-CUBE_GROUPS = ("no_double", "double_take", "double_pass", "too_good")
-#: The sampling agent's cubeless equity range of the candidates (module docstring).
-CUBE_WINDOW = (0.1, 1.8)
-
-
-def cube_group(action: str) -> str:
-    """The benchmark's group of a cube action: ``too_good_take`` and ``too_good_pass`` are ``too_good``."""
-    return "too_good" if action.startswith("too_good") else action
-
-
-def parse_cube_quotas(spec: str) -> dict[str, int]:
-    """``"no_double=150,double_take=150,double_pass=150,too_good=100"`` -> positions per group.
-
-    Raises:
-        ValueError: an unknown group, a count that is not an integer >= 0, all zero.
-    """
-    return _parse_counts(spec, CUBE_GROUPS, "GROUP")
-
-
-def make_cube_benchmark(
-    quotas: dict[str, int],
-    sampler,
-    seed: int = 0,
-    *,
-    ply: int = 2,
-    chunk: int = 100,
-    max_candidates: int = 50_000,
-    analyse=None,
-    progress=None,
-) -> tuple[list[str], list[str], list]:
-    """Money cube positions from ``sampler``'s self-play, ``quotas[group]`` per gnubg group (module docstring).
-
-    Args:
-        quotas: positions wanted per :data:`CUBE_GROUPS` group.
-        sampler: the agent whose self-play gives the positions (``choose_plays``, ``evaluate``).
-        seed: seed of the self-play.
-        ply: gnubg's ply.
-        chunk: candidates per gnubg run.
-        max_candidates: give up (ValueError) after analysing this many.
-        analyse: the referee, ``analyse(list of (board, CubeState), ply) -> analyses``; default
-            :func:`nard_ai.gnubg.agent.gnubg_cube_analysis` (tests pass another).
-        progress: optional ``progress(filled, wanted)``.
-
-    Returns:
-        ``(ids, classes, analyses)`` in group order: ``PositionID:MatchID`` strings, class names and
-        the referee's analyses (``action``, ``no_double``, ``double_take``, ``double_pass``).
-    """
-    from nard_ai.cube import CubeState
-    from nard_ai.gnubg.agent import gnubg_cube_analysis, gnubg_id_for_cube
-
-    analyse = analyse or gnubg_cube_analysis
-    want = {g: int(quotas.get(g, 0)) for g in CUBE_GROUPS}
-    got: dict[str, list] = {g: [] for g in CUBE_GROUPS}
-    seen: set[bytes] = set()
-    analysed = 0
-    r = 0
-    while any(len(got[g]) < want[g] for g in CUBE_GROUPS):
-        if analysed >= max_candidates:
-            short = {g: f"{len(got[g])}/{want[g]}" for g in CUBE_GROUPS if len(got[g]) < want[g]}
-            raise ValueError(f"{analysed} candidates did not fill the quotas: {short}")
-        boards, _ = sample_cases(4 * chunk, sampler, seed + r, keep=0.1, unforced=False)
-        r += 1
-        eq = agent_value(sampler, boards).equity
-        keep = (eq >= CUBE_WINDOW[0]) & (eq <= CUBE_WINDOW[1])
-        fresh = []
-        for b in boards[keep]:
-            key = b.tobytes()
-            if key not in seen:
-                seen.add(key)
-                fresh.append(b)
-        for s in range(0, len(fresh), chunk):
-            part = fresh[s : s + chunk]
-            analyses = analyse([(b, CubeState()) for b in part], ply)
-            analysed += len(part)
-            for b, a in zip(part, analyses, strict=True):
-                g = cube_group(a.action)
-                if len(got[g]) < want[g]:
-                    got[g].append((b, a))
-            if progress is not None:
-                progress(sum(min(len(got[g]), want[g]) for g in CUBE_GROUPS), sum(want.values()))
-            if all(len(got[g]) >= want[g] for g in CUBE_GROUPS):
-                break
-    items = [item for g in CUBE_GROUPS for item in got[g]]
-    boards = np.array([b for b, _ in items], dtype=np.int8).reshape(-1, 26)
-    classes = [CLASS_NAMES[k] for k in classify_positions(boards)] if len(boards) else []
-    ids = [gnubg_id_for_cube(b, CubeState()) for b, _ in items]
-    return ids, classes, [a for _, a in items]
-
-
-def write_cube_benchmark(
-    path: str | Path, ids: list[str], classes: list[str], analyses: list, meta: dict
-) -> Path:
-    """Write ``PATH`` (``.csv``) and its ``.json`` sidecar (module docstring, "Cube benchmark"), atomically."""
-    path = Path(path)
-    if path.suffix != ".csv":
-        raise ValueError(f"a cube benchmark is a .csv file (with a .json sidecar), got {path}")
-    lines = [",".join(CUBE_COLUMNS)]
-    for pid, cls, a in zip(ids, classes, analyses, strict=True):
-        nums = ",".join(f"{x + 0.0:.{EQUITY_DECIMALS}f}" for x in (a.no_double, a.double_take, a.double_pass))
-        lines.append(f"{pid},{cls},{a.action},{nums}")
-    atomic_write_bytes(path, ("\n".join(lines) + "\n").encode())
-    groups = {g: sum(cube_group(a.action) == g for a in analyses) for g in CUBE_GROUPS}
-    atomic_write_json(
-        path.with_suffix(".json"),
-        {
-            "format": CUBES_FORMAT,
-            "format_version": CUBES_FORMAT_VERSION,
-            "positions": len(ids),
-            "groups": groups,
-            **meta,
-            "csv": path.name,
-            "csv_sha256": file_sha256(path),
-            "code": code_version(),
-        },
-    )
-    return path
-
-
-def read_cube_benchmark(path: str | Path) -> tuple[np.ndarray, list, list[str], dict]:
-    """``(boards (N, 26) int8, cube states, gnubg's actions, sidecar)`` of a cube benchmark.
-
-    Raises:
-        FileNotFoundError: no CSV or no sidecar.
-        ValueError: a sidecar of another format, a CSV that does not match it, a bad row.
-    """
-    from nard_ai.cube import ACTIONS
-    from nard_ai.formats.position import parse_position
-    from nard_ai.reports.position import cube_state_from_match
-
-    path, rows, meta = _read_checked(path, "cube benchmark", CUBES_FORMAT, CUBES_FORMAT_VERSION, CUBE_COLUMNS)
-    boards, cubes, actions = [], [], []
-    for n, row in enumerate(rows[1:], start=2):
-        if row[2] not in ACTIONS:
-            raise ValueError(f"{path}, line {n}: unknown cube action {row[2]!r}")
-        try:
-            board, state = parse_position(row[0])
-            cubes.append(cube_state_from_match(state))
-        except ValueError as exc:
-            raise ValueError(f"{path}, line {n}: {exc}") from None
-        boards.append(board)
-        actions.append(row[2])
-    return np.array(boards, dtype=np.int8).reshape(-1, 26), cubes, actions, meta
-
-
-def score_cubes(
-    agent, boards: np.ndarray, cubes: list, actions: list[str]
-) -> tuple[list[ClassFigures], dict]:
-    """Agreement of ``agent``'s cube decisions with the referee's, in the four :data:`CUBE_GROUPS`.
-
-    Returns:
-        ``(rows, confusion)``: rows ``all`` then one per referee group with ``agreement`` (fraction)
-        and ``agree``; ``confusion[referee group][agent group]`` counts.
-    """
-    from nard_ai.cube import cube_decision
-
-    ply = int(getattr(agent, "ply", 0) or 0)
-    ours = [cube_group(cube_decision(b, c, ply, agent).action) for b, c in zip(boards, cubes, strict=True)]
-    theirs = [cube_group(a) for a in actions]
-    confusion = {g: dict.fromkeys(CUBE_GROUPS, 0) for g in CUBE_GROUPS}
-    for t, o in zip(theirs, ours, strict=True):
-        confusion[t][o] += 1
-    same = np.array([t == o for t, o in zip(theirs, ours, strict=True)])
-    rows = [ClassFigures("all", len(same), {"agreement": float(same.mean()) if len(same) else float("nan"),
-                                             "agree": int(same.sum())})]  # fmt: skip
-    for g in CUBE_GROUPS:
-        mask = np.array([t == g for t in theirs])
-        if mask.any():
-            rows.append(
-                ClassFigures(
-                    g,
-                    int(mask.sum()),
-                    {"agreement": float(same[mask].mean()), "agree": int(same[mask].sum())},
-                )
-            )
-    return rows, confusion
-
-
 # --------------------------------------------------------------------------- command line
 
 
@@ -705,7 +507,7 @@ def _format_table(title: str, columns: list[str], rows: dict[str, list[ClassFigu
     for agent, table in rows.items():
         out.append(f"  {agent}")
         for r in table:
-            cells = "  ".join(f"{c} {fmt[c] % r.figures[c]}" for c in columns)
+            cells = "  ".join(f"{c} {fmt[c] % r.figures[c]}" for c in columns if c in r.figures)
             out.append(f"    {r.name:8s} {r.cases:6d} cases  {cells}")
     return "\n".join(out)
 
@@ -736,6 +538,12 @@ def main(argv: list[str] | None = None) -> int:
     mv = sub.add_parser("moves", help="error rates (mp/move) of agents on a move benchmark")
     mv.add_argument("bench", help="a move benchmark .csv")
     mv.add_argument("--agent", action="append", required=True, help="agent spec (repeat for several)")
+    mv.add_argument(
+        "--baseline",
+        metavar="SPEC",
+        help="agent spec: each agent's rows also give the mean per-case change of its loss against this "
+        "agent's, with a 95%% interval (negative: fewer mp/move than the baseline)",
+    )
     mv.add_argument("--json", action="store_true")
     eq = sub.add_parser("equities", help="equity errors of agents against a label folder (rollouts)")
     eq.add_argument("labels", help="a label folder (nard_ai.training.store)")
@@ -748,6 +556,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FOLDER",
         help="another label folder, scored on the positions both hold (repeat for several); a folder "
         "holding part of them is named with that part in the table, e.g. 'labels F (200 of 1400)'",
+    )
+    eq.add_argument(
+        "--baseline",
+        metavar="SPEC",
+        help="agent spec: each --agent's rows also give the mean per-position change of its absolute "
+        "equity error against this agent's, with a 95%% interval (negative: closer to the labels)",
     )
     eq.add_argument("--json", action="store_true")
     mc = sub.add_parser("make-cubes", help="sample money cube positions, gnubg program 2-ply as the referee")
@@ -795,16 +609,30 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "moves":
             bench = read_move_benchmark(args.bench)
+            base = agent_from_spec(args.baseline, seed=1) if args.baseline else None  # a bad spec fails first
             rows = {}
+            base_lost = score_moves(base, bench)[0].lost if base is not None else None
             for spec in args.agent:
-                _, table = score_moves(agent_from_spec(spec, seed=1), bench)
+                result, table = score_moves(agent_from_spec(spec, seed=1), bench)
+                if base_lost is not None:
+                    table = _with_paired(
+                        table, paired_figures(bench.classes, result.lost - base_lost, 1000.0)
+                    )
                 rows[spec] = table
+            cols = ["mp_per_move", "ci95", "bad"] + (["paired", "paired_ci95"] if base is not None else [])
             if args.json:
-                print(json.dumps({k: [r.to_dict() for r in v] for k, v in rows.items()}, indent=1))
+                out = {k: [r.to_dict() for r in v] for k, v in rows.items()}
+                print(
+                    json.dumps(
+                        {"baseline": args.baseline, "agents": out} if base is not None else out, indent=1
+                    )
+                )
             else:
                 title = f"move error, millipoints per move, referee {bench.meta.get('referee')}, {bench.cases} cases"
-                print(_format_table(title, ["mp_per_move", "ci95", "bad"], rows,
-                                    {"mp_per_move": "%6.1f", "ci95": "± %4.1f", "bad": "%4d"}))  # fmt: skip
+                if base is not None:
+                    title += f"; paired: change against {args.baseline}, case by case"
+                print(_format_table(title, cols, rows, {"mp_per_move": "%6.1f", "ci95": "± %4.1f", "bad": "%4d",
+                                                        "paired": "%+5.2f", "paired_ci95": "± %4.2f"}))  # fmt: skip
             return 0
         if args.command == "make-cubes":
             out = Path(args.out)
@@ -866,17 +694,33 @@ def main(argv: list[str] | None = None) -> int:
         for other, both in zip(others, shared, strict=True):
             if not both.any():
                 return fail(f"{other.folder} labels none of the positions of {args.labels}")
-        rows = {spec: score_equities(agent_from_spec(spec, seed=1), boards, labels) for spec in args.agent}
+        if args.baseline and not args.agent:
+            return fail("--baseline compares agents: give at least one --agent")
+        base = agent_from_spec(args.baseline, seed=1) if args.baseline else None
+        classes = classify_positions(boards)
+        base_err = np.abs(equity_errors(base, boards, labels)[1]) if base is not None else None
+        rows = {}
+        for spec in args.agent:
+            probs, err = equity_errors(agent_from_spec(spec, seed=1), boards, labels)
+            rows[spec] = _equity_table(classes, probs, labels, err)
+            if base_err is not None:
+                rows[spec] = _with_paired(rows[spec], paired_figures(classes, np.abs(err) - base_err))
         for other, both in zip(others, shared, strict=True):  # the table names the part a folder scores
             part = "" if args.json or both.all() else f" ({int(both.sum())} of {len(ids)})"
             rows[f"labels {other.folder}{part}"] = score_equities(other, boards[both], labels[both])
         if args.json:
-            print(json.dumps({k: [r.to_dict() for r in v] for k, v in rows.items()}, indent=1))
+            out = {k: [r.to_dict() for r in v] for k, v in rows.items()}
+            print(
+                json.dumps({"baseline": args.baseline, "agents": out} if base is not None else out, indent=1)
+            )
         else:
             title = f"equity error against {args.labels}, {len(ids)} positions (cubeless ppg)"
             cols = ["equity_mae", "ci95", "win_mae", "gammon_mae", "equity_bias"]
             fmt = {"equity_mae": "%.4f", "ci95": "± %.4f", "win_mae": "%.4f", "gammon_mae": "%.4f",
-                   "equity_bias": "%+.4f"}  # fmt: skip
+                   "equity_bias": "%+.4f", "paired": "%+.4f", "paired_ci95": "± %.4f"}  # fmt: skip
+            if base is not None:
+                title += f"; paired: change against {args.baseline}, position by position"
+                cols += ["paired", "paired_ci95"]  # label folders' rows have none: not agents
             print(_format_table(title, cols, rows, fmt))
         return 0
     except (ValueError, FileNotFoundError, RuntimeError, OSError) as exc:

@@ -1,0 +1,79 @@
+"""What the benchmark files share (:mod:`nard_ai.reports.benchmark`, :mod:`nard_ai.reports.cube_benchmark`):
+a table row, the quota parser, the checked reader of a CSV and its JSON sidecar, the decimals stored."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from nard_ai.training.store import file_sha256
+
+__all__ = ["EQUITY_DECIMALS", "ClassFigures", "parse_counts", "read_checked"]
+
+EQUITY_DECIMALS = 6
+"""Decimals of the equities a benchmark CSV stores (ppg; 1e-6 is far below any error reported)."""
+
+
+@dataclass(frozen=True)
+class ClassFigures:
+    """One row of a benchmark table: a class (or ``all``), its cases and the figures."""
+
+    name: str
+    cases: int
+    figures: dict
+
+    def to_dict(self) -> dict:
+        return {"class": self.name, "cases": self.cases, **self.figures}
+
+
+def parse_counts(spec: str, names: tuple[str, ...], word: str) -> dict[str, int]:
+    """``"NAME=COUNT,..."`` with each NAME one of ``names`` -> counts (the quotas of both benchmarks)."""
+    out: dict[str, int] = {}
+    for part in spec.split(","):
+        if not part.strip():
+            continue
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        if not sep or name not in names:
+            raise ValueError(
+                f"quotas must be {word}=COUNT,... with {word} one of {', '.join(names)}; got {part!r}"
+            )
+        if not value.strip().isdigit():
+            raise ValueError(f"quota {part!r}: the count must be an integer >= 0")
+        out[name] = int(value)
+    if not out or sum(out.values()) == 0:
+        raise ValueError(f"quotas {spec!r}: give at least one {word.lower()} a count above 0")
+    return out
+
+
+def read_checked(
+    path, what: str, fmt: str, version: int, columns: tuple
+) -> tuple[Path, list[list[str]], dict]:
+    """A benchmark CSV and its sidecar, checked: ``(path, rows with the header first, sidecar)``.
+
+    Raises:
+        FileNotFoundError: no CSV or no sidecar.
+        ValueError: a sidecar of another format or version, a CSV whose SHA-256 is not the sidecar's,
+            a wrong header, a row with another number of fields.
+    """
+    path = Path(path)
+    side = path.with_suffix(".json")
+    if not path.is_file():
+        raise FileNotFoundError(f"no {what} {path}")
+    if not side.is_file():
+        raise FileNotFoundError(f"{path} has no sidecar {side.name}")
+    meta = json.loads(side.read_text(encoding="utf-8"))
+    if meta.get("format") != fmt or meta.get("format_version") != version:
+        raise ValueError(f"{side}: not a {fmt} v{version} sidecar")
+    if file_sha256(path) != meta.get("csv_sha256"):
+        raise ValueError(f"{path} does not match its sidecar's SHA-256 (edited or damaged)")
+    rows = list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+    if not rows or tuple(rows[0]) != columns:
+        raise ValueError(f"{path}: the header must be {','.join(columns)!r}")
+    for n, row in enumerate(rows[1:], start=2):
+        if len(row) != len(columns):
+            raise ValueError(f"{path}, line {n}: expected {len(columns)} fields, got {len(row)}")
+    return path, rows, meta
