@@ -59,7 +59,10 @@ mean over the cases of (the agent's loss or absolute equity error minus the
 baseline's on the same case), with its 95% interval ``paired_ci95`` (``1.96
 std / sqrt(n)`` of the per-case differences; :func:`paired_figures`), in
 mp/move for moves and cubeless ppg for equities; negative is better than the
-baseline.
+baseline. ``--json`` keeps its shape (``{agent spec: [rows]}``); an agent's
+rows then also hold ``paired``, ``paired_ci95`` and ``paired_against`` (the
+baseline's spec); label folders' rows (``equities --labels``) have none.
+The baseline's own figures are printed only when it is also an ``--agent``.
 
 Cube benchmark: :mod:`nard_ai.reports.cube_benchmark` (its file format, making and scoring); its
 commands are this module's ``make-cubes`` and ``cubes``.
@@ -86,9 +89,11 @@ from nard_ai.model.atomic import atomic_write_bytes
 from nard_ai.reports.benchmark_files import EQUITY_DECIMALS, ClassFigures
 from nard_ai.reports.benchmark_files import parse_counts as _parse_counts
 from nard_ai.reports.benchmark_files import read_checked as _read_checked
-from nard_ai.reports.cube_benchmark import (
+from nard_ai.reports.cube_benchmark import (  # the commands' parts; also re-exported as before the split
     CUBE_GROUPS,
     CUBE_WINDOW,
+    CUBES_FORMAT,
+    cube_group,
     make_cube_benchmark,
     parse_cube_quotas,
     read_cube_benchmark,
@@ -112,6 +117,12 @@ __all__ = [
     "equity_errors",
     "paired_figures",
     "main",
+    "CUBES_FORMAT",
+    "CUBE_GROUPS",
+    "cube_group",
+    "make_cube_benchmark",
+    "read_cube_benchmark",
+    "score_cubes",
 ]
 
 MOVES_FORMAT = "nard_ai.move_benchmark"
@@ -417,12 +428,14 @@ def equity_errors(agent, boards: np.ndarray, labels: np.ndarray) -> tuple[np.nda
     (side on roll's view) and its cubeless equity minus the labels' (ppg), case by case.
 
     Raises:
-        ValueError: as many boards as labels are needed.
+        ValueError: as many boards as labels are needed; an agent without real probabilities (pubeval,
+            random: they rank plays by their own score).
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 26)
     labels = np.asarray(labels, dtype=np.float64).reshape(-1, 5)
     if len(boards) != len(labels):
         raise ValueError(f"{len(boards)} boards but {len(labels)} labels")
+    _check_referee(agent)  # pubeval and random rank plays by a score: no equity to compare
     probs = np.empty((len(boards), 5), dtype=np.float64)
     for s in range(0, len(boards), 1024):
         probs[s : s + 1024] = np.asarray(agent_value(agent, boards[s : s + 1024]).probs, dtype=np.float64)
@@ -453,11 +466,13 @@ def paired_figures(classes: np.ndarray, diff: np.ndarray, scale: float = 1.0) ->
     return _table(np.asarray(classes), figures)
 
 
-def _with_paired(table: list[ClassFigures], paired: list[ClassFigures]) -> list[ClassFigures]:
-    """``table``'s rows with ``paired_figures``'s figures added (the same classes, in the same order)."""
+def _with_paired(table: list[ClassFigures], paired: list[ClassFigures], against: str) -> list[ClassFigures]:
+    """``table``'s rows with ``paired_figures``'s figures and ``paired_against`` (the baseline's spec)
+    added (the same classes, in the same order)."""
     assert [r.name for r in table] == [r.name for r in paired]
     return [
-        ClassFigures(r.name, r.cases, {**r.figures, **q.figures}) for r, q in zip(table, paired, strict=True)
+        ClassFigures(r.name, r.cases, {**r.figures, **q.figures, "paired_against": against})
+        for r, q in zip(table, paired, strict=True)
     ]
 
 
@@ -609,24 +624,22 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "moves":
             bench = read_move_benchmark(args.bench)
-            base = agent_from_spec(args.baseline, seed=1) if args.baseline else None  # a bad spec fails first
+            base = (
+                agent_from_spec(args.baseline, seed=1) if args.baseline is not None else None
+            )  # fails first
             rows = {}
             base_lost = score_moves(base, bench)[0].lost if base is not None else None
             for spec in args.agent:
                 result, table = score_moves(agent_from_spec(spec, seed=1), bench)
                 if base_lost is not None:
                     table = _with_paired(
-                        table, paired_figures(bench.classes, result.lost - base_lost, 1000.0)
+                        table, paired_figures(bench.classes, result.lost - base_lost, 1000.0), args.baseline
                     )
                 rows[spec] = table
             cols = ["mp_per_move", "ci95", "bad"] + (["paired", "paired_ci95"] if base is not None else [])
             if args.json:
                 out = {k: [r.to_dict() for r in v] for k, v in rows.items()}
-                print(
-                    json.dumps(
-                        {"baseline": args.baseline, "agents": out} if base is not None else out, indent=1
-                    )
-                )
+                print(json.dumps(out, indent=1))
             else:
                 title = f"move error, millipoints per move, referee {bench.meta.get('referee')}, {bench.cases} cases"
                 if base is not None:
@@ -694,9 +707,9 @@ def main(argv: list[str] | None = None) -> int:
         for other, both in zip(others, shared, strict=True):
             if not both.any():
                 return fail(f"{other.folder} labels none of the positions of {args.labels}")
-        if args.baseline and not args.agent:
+        if args.baseline is not None and not args.agent:
             return fail("--baseline compares agents: give at least one --agent")
-        base = agent_from_spec(args.baseline, seed=1) if args.baseline else None
+        base = agent_from_spec(args.baseline, seed=1) if args.baseline is not None else None
         classes = classify_positions(boards)
         base_err = np.abs(equity_errors(base, boards, labels)[1]) if base is not None else None
         rows = {}
@@ -704,15 +717,15 @@ def main(argv: list[str] | None = None) -> int:
             probs, err = equity_errors(agent_from_spec(spec, seed=1), boards, labels)
             rows[spec] = _equity_table(classes, probs, labels, err)
             if base_err is not None:
-                rows[spec] = _with_paired(rows[spec], paired_figures(classes, np.abs(err) - base_err))
+                rows[spec] = _with_paired(
+                    rows[spec], paired_figures(classes, np.abs(err) - base_err), args.baseline
+                )
         for other, both in zip(others, shared, strict=True):  # the table names the part a folder scores
             part = "" if args.json or both.all() else f" ({int(both.sum())} of {len(ids)})"
             rows[f"labels {other.folder}{part}"] = score_equities(other, boards[both], labels[both])
         if args.json:
             out = {k: [r.to_dict() for r in v] for k, v in rows.items()}
-            print(
-                json.dumps({"baseline": args.baseline, "agents": out} if base is not None else out, indent=1)
-            )
+            print(json.dumps(out, indent=1))
         else:
             title = f"equity error against {args.labels}, {len(ids)} positions (cubeless ppg)"
             cols = ["equity_mae", "ci95", "win_mae", "gammon_mae", "equity_bias"]
