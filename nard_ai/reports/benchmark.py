@@ -86,9 +86,7 @@ from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.formats.position_id import board_from_position_id, position_id
 from nard_ai.model.atomic import atomic_write_bytes
-from nard_ai.reports.benchmark_files import EQUITY_DECIMALS, ClassFigures
-from nard_ai.reports.benchmark_files import parse_counts as _parse_counts
-from nard_ai.reports.benchmark_files import read_checked as _read_checked
+from nard_ai.reports.benchmark_files import EQUITY_DECIMALS, ClassFigures, parse_counts, read_checked
 from nard_ai.reports.cube_benchmark import (  # the commands' parts; also re-exported as before the split
     CUBE_GROUPS,
     CUBE_WINDOW,
@@ -168,7 +166,7 @@ def parse_quotas(spec: str) -> dict[str, int]:
     Raises:
         ValueError: an unknown class (or ``over``), a count that is not an integer >= 0, all zero.
     """
-    return _parse_counts(spec, REPORTED, "CLASS")
+    return parse_counts(spec, REPORTED, "CLASS")
 
 
 def sample_stratified_cases(
@@ -309,7 +307,7 @@ def read_move_benchmark(path: str | Path) -> MoveBenchmark:
         ValueError: a sidecar of another format, a CSV that does not match it, a bad row, or a
             case whose plays are not exactly the legal plays of its position and roll.
     """
-    path, rows, meta = _read_checked(path, "move benchmark", MOVES_FORMAT, MOVES_FORMAT_VERSION, MOVE_COLUMNS)
+    path, rows, meta = read_checked(path, "move benchmark", MOVES_FORMAT, MOVES_FORMAT_VERSION, MOVE_COLUMNS)
     boards, dice, classes, afters, owner, values = [], [], [], [], [], []
     for n, row in enumerate(rows[1:], start=2):
         case = int(row[0])

@@ -32,9 +32,7 @@ import numpy as np
 
 from nard_ai.core.classes import CLASS_NAMES, classify_positions
 from nard_ai.model.atomic import atomic_write_bytes
-from nard_ai.reports.benchmark_files import EQUITY_DECIMALS, ClassFigures
-from nard_ai.reports.benchmark_files import parse_counts as _parse_counts
-from nard_ai.reports.benchmark_files import read_checked as _read_checked
+from nard_ai.reports.benchmark_files import EQUITY_DECIMALS, ClassFigures, parse_counts, read_checked
 from nard_ai.reports.error_rate import sample_cases
 from nard_ai.search.lookahead import agent_value
 from nard_ai.training.store import atomic_write_json, code_version, file_sha256
@@ -70,7 +68,7 @@ def parse_cube_quotas(spec: str) -> dict[str, int]:
     Raises:
         ValueError: an unknown group, a count that is not an integer >= 0, all zero.
     """
-    return _parse_counts(spec, CUBE_GROUPS, "GROUP")
+    return parse_counts(spec, CUBE_GROUPS, "GROUP")
 
 
 def make_cube_benchmark(
@@ -183,7 +181,7 @@ def read_cube_benchmark(path: str | Path) -> tuple[np.ndarray, list, list[str], 
     from nard_ai.formats.position import parse_position
     from nard_ai.reports.position import cube_state_from_match
 
-    path, rows, meta = _read_checked(path, "cube benchmark", CUBES_FORMAT, CUBES_FORMAT_VERSION, CUBE_COLUMNS)
+    path, rows, meta = read_checked(path, "cube benchmark", CUBES_FORMAT, CUBES_FORMAT_VERSION, CUBE_COLUMNS)
     boards, cubes, actions = [], [], []
     for n, row in enumerate(rows[1:], start=2):
         if row[2] not in ACTIONS:
