@@ -509,3 +509,54 @@ def test_the_cube_names_benchmark_exported_before_the_split_still_import_from_it
         "score_cubes",
     ):
         assert name in bm.__all__ and getattr(bm, name) is getattr(cube_benchmark, name)
+
+
+def _strict_json(text: str):
+    """json.loads refusing NaN and infinities, as strict parsers (RFC 8259) do."""
+
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_writes_a_figure_with_no_value_as_null(agent, tmp_path, capsys):
+    """A class of one case has no 95% interval (a sample std needs two): ``--json`` writes it as null,
+    never NaN, which is not JSON; the text table still prints it (as nan)."""
+    boards, dice = bm.sample_stratified_cases({"contact": 2, "race": 1}, agent, seed=5)
+    bench = bm.make_move_benchmark(boards, dice, agent, meta={"referee": "default", "seed": 5})
+    path = tmp_path / "one.csv"
+    bm.write_move_benchmark(path, bench)
+    argv = ["moves", str(path), "--agent", "default", "--baseline", "default"]
+    assert bm.main([*argv, "--json"]) == 0
+    rows = {row["class"]: row for row in _strict_json(capsys.readouterr().out)["default"]}
+    assert rows["race"]["cases"] == 1
+    assert rows["race"]["ci95"] is None and rows["race"]["paired_ci95"] is None
+    assert rows["race"]["mp_per_move"] == 0.0  # the referee is the agent itself: nothing lost
+    assert rows["contact"]["ci95"] == 0.0 and rows["all"]["paired"] == 0.0
+    assert bm.main(argv) == 0
+    assert "nan" in capsys.readouterr().out
+
+
+def test_every_agent_spec_is_checked_before_any_is_scored(small, monkeypatch, capsys):
+    """A bad --agent fails at once with one error line, not after the agents before it are scored; a
+    spec given twice is refused (the table names rows by spec, so one would hide the other)."""
+    _, path = small
+
+    def no_scoring(*_args, **_kw):
+        raise AssertionError("scored before every spec was checked")
+
+    monkeypatch.setattr(bm, "score_moves", no_scoring)
+    monkeypatch.setattr(bm, "score_cubes", no_scoring)
+    from pathlib import Path
+
+    cubes = Path(__file__).resolve().parent.parent / "benchmarks" / "cubes-gnubg2.csv"
+    for argv, message in [
+        (["moves", str(path), "--agent", "default", "--agent", "no-such.pt"], "no checkpoint at no-such.pt"),
+        (["moves", str(path), "--agent", "pubeval", "--agent", "pubeval"], "--agent pubeval is given twice"),
+        (["cubes", str(cubes), "--agent", "default", "--agent", "no-such.pt"], "no checkpoint at no-such.pt"),
+        (["cubes", str(cubes), "--agent", "default", "--agent", "default"], "--agent default is given twice"),
+    ]:
+        assert bm.main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], argv

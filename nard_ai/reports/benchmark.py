@@ -525,6 +525,22 @@ def _format_table(title: str, columns: list[str], rows: dict[str, list[ClassFigu
     return "\n".join(out)
 
 
+def _agents_of(specs: list[str], agent_from_spec) -> dict:
+    """``{spec: agent}`` for the ``--agent`` specs, all made before any is scored, so a bad spec fails
+    at once, not after minutes of scoring the others.
+
+    Raises:
+        ValueError: a spec given twice (the table's rows are named by spec; one row would hide the other),
+            or a spec ``agent_from_spec`` refuses.
+    """
+    seen: dict = {}
+    for spec in specs:
+        if spec in seen:
+            raise ValueError(f"--agent {spec} is given twice")
+        seen[spec] = agent_from_spec(spec, seed=1)
+    return seen
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m nard_ai.reports.benchmark``: make a move benchmark, or score agents on either benchmark.
 
@@ -622,13 +638,12 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "moves":
             bench = read_move_benchmark(args.bench)
-            base = (
-                agent_from_spec(args.baseline, seed=1) if args.baseline is not None else None
-            )  # fails first
+            base = agent_from_spec(args.baseline, seed=1) if args.baseline is not None else None
+            agents = _agents_of(args.agent, agent_from_spec)  # every spec checked before any scoring
             rows = {}
             base_lost = score_moves(base, bench)[0].lost if base is not None else None
-            for spec in args.agent:
-                result, table = score_moves(agent_from_spec(spec, seed=1), bench)
+            for spec, agent in agents.items():
+                result, table = score_moves(agent, bench)
                 if base_lost is not None:
                     table = _with_paired(
                         table, paired_figures(bench.classes, result.lost - base_lost, 1000.0), args.baseline
@@ -637,7 +652,7 @@ def main(argv: list[str] | None = None) -> int:
             cols = ["mp_per_move", "ci95", "bad"] + (["paired", "paired_ci95"] if base is not None else [])
             if args.json:
                 out = {k: [r.to_dict() for r in v] for k, v in rows.items()}
-                print(json.dumps(out, indent=1))
+                print(json.dumps(out, indent=1, allow_nan=False))
             else:
                 title = f"move error, millipoints per move, referee {bench.meta.get('referee')}, {bench.cases} cases"
                 if base is not None:
@@ -667,10 +682,8 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "cubes":
             boards, cubes, actions, meta = read_cube_benchmark(args.bench)
-            results = {
-                spec: score_cubes(agent_from_spec(spec, seed=1), boards, cubes, actions)
-                for spec in args.agent
-            }
+            agents = _agents_of(args.agent, agent_from_spec)
+            results = {spec: score_cubes(agent, boards, cubes, actions) for spec, agent in agents.items()}
             if args.json:
                 print(
                     json.dumps(
@@ -679,6 +692,7 @@ def main(argv: list[str] | None = None) -> int:
                             for k, v in results.items()
                         },
                         indent=1,
+                        allow_nan=False,
                     )
                 )
                 return 0
@@ -708,11 +722,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline is not None and not args.agent:
             return fail("--baseline compares agents: give at least one --agent")
         base = agent_from_spec(args.baseline, seed=1) if args.baseline is not None else None
+        agents = _agents_of(args.agent, agent_from_spec)
         classes = classify_positions(boards)
         base_err = np.abs(equity_errors(base, boards, labels)[1]) if base is not None else None
         rows = {}
-        for spec in args.agent:
-            probs, err = equity_errors(agent_from_spec(spec, seed=1), boards, labels)
+        for spec, agent in agents.items():
+            probs, err = equity_errors(agent, boards, labels)
             rows[spec] = _equity_table(classes, probs, labels, err)
             if base_err is not None:
                 rows[spec] = _with_paired(
@@ -723,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
             rows[f"labels {other.folder}{part}"] = score_equities(other, boards[both], labels[both])
         if args.json:
             out = {k: [r.to_dict() for r in v] for k, v in rows.items()}
-            print(json.dumps(out, indent=1))
+            print(json.dumps(out, indent=1, allow_nan=False))
         else:
             title = f"equity error against {args.labels}, {len(ids)} positions (cubeless ppg)"
             cols = ["equity_mae", "ci95", "win_mae", "gammon_mae", "equity_bias"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,13 @@ class ClassFigures:
     figures: dict
 
     def to_dict(self) -> dict:
-        return {"class": self.name, "cases": self.cases, **self.figures}
+        """The row for ``--json``: ``class``, ``cases`` and the figures, a figure with no value (NaN:
+        the 95% interval of a class of one case, the mean of none) as ``None``, JSON's ``null``,
+        since NaN is not JSON (RFC 8259) and strict parsers refuse it."""
+        figures = {
+            k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in self.figures.items()
+        }
+        return {"class": self.name, "cases": self.cases, **figures}
 
 
 def parse_counts(spec: str, names: tuple[str, ...], word: str) -> dict[str, int]:
