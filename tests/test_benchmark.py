@@ -560,3 +560,84 @@ def test_every_agent_spec_is_checked_before_any_is_scored(small, monkeypatch, ca
         assert bm.main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], argv
+
+
+def test_pip_edges_parse_and_refuse_with_a_clear_error():
+    assert bm.parse_pip_edges("150,200, 250,300") == (150, 200, 250, 300)
+    assert bm.parse_pip_edges("750") == (750,)
+    for bad, message in [
+        ("", "comma-separated whole numbers"),
+        ("150,abc", "comma-separated whole numbers"),
+        ("-5", "comma-separated whole numbers"),
+        ("200,150", "strictly ascending"),
+        ("150,150", "strictly ascending"),
+        ("0,100", "1 .. 750"),
+        ("100,751", "1 .. 750"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            bm.parse_pip_edges(bad)
+
+
+def test_pip_groups_band_positions_by_both_sides_pips_added():
+    """The starting position's pip total is 2 x 167 = 334 (RULES.md section 1); one mover checker on
+    the bar and the opponent's on its 1-point (all else borne off) is 25 + 1 = 26: half-open bands."""
+    from nard_ai.core.board import BAR, starting_board
+
+    start = starting_board()
+    late = np.zeros(26, np.int8)
+    late[BAR], late[24] = 1, -1  # index 24 is the opponent's 1-point: 1 pip
+    boards = np.stack([start, late, start])
+    groups = bm.pip_groups(boards, (26, 334))
+    assert [name for name, _ in groups] == ["pips<26", "pips 26-333", "pips>=334"]
+    assert [mask.tolist() for _, mask in groups] == [[False] * 3, [False, True, False], [True, False, True]]
+    assert bm.pip_groups(boards, ()) == []
+
+
+def test_equities_pips_rows_are_the_figures_of_the_band_alone(capsys):
+    """``equities --pips``: each band's row equals the table of that band's positions scored alone, the
+    bands' cases add up to all, and paired rows get the same bands."""
+    from pathlib import Path
+
+    from nard_ai.agents import agent_from_spec
+    from nard_ai.training.store import read_labels
+
+    root = Path(__file__).resolve().parent.parent
+    ref = root / "benchmarks" / "contact-rollout"
+    argv = [
+        "equities",
+        str(ref),
+        "--agent",
+        "default",
+        "--baseline",
+        "default",
+        "--pips",
+        "200,300",
+        "--json",
+    ]
+    assert bm.main(argv) == 0
+    rows = {row["class"]: row for row in _strict_json(capsys.readouterr().out)["default"]}
+    bands = ["pips<200", "pips 200-299", "pips>=300"]
+    assert [name for name in rows if name.startswith("pips")] == bands
+    assert sum(rows[b]["cases"] for b in bands) == rows["all"]["cases"] == 1400
+    ids, labels = read_labels(ref)
+    boards = np.array([bm.board_from_position_id(p) for p in ids], dtype=np.int8)
+    mask = dict(bm.pip_groups(boards, (200, 300)))["pips>=300"]
+    alone = bm.score_equities(agent_from_spec("default", seed=1), boards[mask], labels[mask])[0]
+    assert rows["pips>=300"]["cases"] == alone.cases
+    # float32 network outputs differ in the last bits with the batch they are evaluated in
+    assert rows["pips>=300"]["equity_mae"] == pytest.approx(alone.figures["equity_mae"], abs=1e-6)
+    assert rows["pips>=300"]["paired"] == 0.0
+    assert bm.main(["equities", str(ref), "--agent", "default", "--pips", "300,200"]) == 2
+    assert "strictly ascending" in capsys.readouterr().err
+
+
+def test_moves_pips_rows_split_the_cases_by_pip_total(small, capsys):
+    bench, path = small
+    assert bm.main(["moves", str(path), "--agent", "pubeval", "--pips", "100,250", "--json"]) == 0
+    rows = _strict_json(capsys.readouterr().out)["pubeval"]
+    bands = [row for row in rows if row["class"].startswith("pips")]
+    totals = bm.pip_count(bench.boards).sum(axis=1)
+    expected = {"pips<100": (totals < 100).sum(), "pips 100-249": ((totals >= 100) & (totals < 250)).sum(),
+                "pips>=250": (totals >= 250).sum()}  # fmt: skip
+    assert {row["class"]: row["cases"] for row in bands} == {k: int(v) for k, v in expected.items() if v}
+    assert sum(row["cases"] for row in bands) == bench.cases

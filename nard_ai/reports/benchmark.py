@@ -64,6 +64,16 @@ rows then also hold ``paired``, ``paired_ci95`` and ``paired_against`` (the
 baseline's spec); label folders' rows (``equities --labels``) have none.
 The baseline's own figures are printed only when it is also an ``--agent``.
 
+By pip total (``moves --pips EDGES``, ``equities --pips EDGES``)
+-----------------------------------------------------------------
+Classes say what kind of position an error is in; the **pip total** (both
+sides' pip counts added: 334 at the start, falling as the game goes on) says
+how far into the game. ``--pips 150,200,250,300`` adds, after the class rows,
+one row per band of pip totals that holds a case, named ``pips<150``,
+``pips 150-199``, ..., ``pips>=300`` (:func:`pip_groups`), with the same
+figures (and paired figures) as the class rows; ``--json`` writes them as
+rows too, their band in ``class``.
+
 Cube benchmark: :mod:`nard_ai.reports.cube_benchmark` (its file format, making and scoring); its
 commands are this module's ``make-cubes`` and ``cubes``.
 
@@ -81,6 +91,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nard_ai.core.board import NUM_CHECKERS, pip_count
 from nard_ai.core.classes import CLASS_NAMES, classify_positions
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity
@@ -114,6 +125,9 @@ __all__ = [
     "score_equities",
     "equity_errors",
     "paired_figures",
+    "parse_pip_edges",
+    "pip_groups",
+    "MAX_PIP_TOTAL",
     "main",
     "CUBES_FORMAT",
     "CUBE_GROUPS",
@@ -360,13 +374,61 @@ def read_move_benchmark(path: str | Path) -> MoveBenchmark:
 # --------------------------------------------------------------------------- scoring
 
 
-def _table(classes: np.ndarray, figures) -> list[ClassFigures]:
+def _table(classes: np.ndarray, figures, groups=()) -> list[ClassFigures]:
     rows = [ClassFigures("all", len(classes), figures(np.ones(len(classes), bool)))]
-    for name in REPORTED:
-        mask = classes == CLASS_NAMES.index(name)
+    masks = [(name, classes == CLASS_NAMES.index(name)) for name in REPORTED]
+    for name, mask in [*masks, *groups]:
         if mask.any():
             rows.append(ClassFigures(name, int(mask.sum()), figures(mask)))
     return rows
+
+
+MAX_PIP_TOTAL = 2 * NUM_CHECKERS * 25
+"""The largest pip total of a position: both sides' 15 checkers on the bar, 25 pips each (750)."""
+
+
+def parse_pip_edges(spec: str) -> tuple[int, ...]:
+    """``"150,200,250,300"`` -> ``(150, 200, 250, 300)``: the edges of the pip-total bands of ``--pips``.
+
+    Raises:
+        ValueError: not comma-separated integers, not strictly ascending, or outside 1 .. 750
+            (:data:`MAX_PIP_TOTAL`).
+    """
+    parts = [p.strip() for p in spec.split(",")]
+    if not spec.strip() or not all(p.isdigit() for p in parts):
+        raise ValueError(
+            f"--pips must be comma-separated whole numbers of pips, e.g. 150,200,250,300; got {spec!r}"
+        )
+    edges = tuple(int(p) for p in parts)
+    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        raise ValueError(f"--pips {spec}: the edges must be strictly ascending")
+    if not 1 <= edges[0] <= edges[-1] <= MAX_PIP_TOTAL:
+        raise ValueError(f"--pips {spec}: the edges must lie in 1 .. {MAX_PIP_TOTAL} (pips of both sides)")
+    return edges
+
+
+def pip_groups(boards: np.ndarray, edges) -> list[tuple[str, np.ndarray]]:
+    """Extra table rows by the position's **pip total** (both sides' pip counts added,
+    :func:`nard_ai.core.board.pip_count`): how far into the game it is (the starting position has 334;
+    a race near its end a few dozen). The benchmark tables add one row per band that holds a case.
+
+    Args:
+        boards: ``(N, 26)`` int8 positions before the roll.
+        edges: ascending pip totals (:func:`parse_pip_edges`); ``k`` edges make ``k + 1`` bands,
+            named ``pips<E0``, ``pips E0-E1'`` (``E1' = E1 - 1``: bands are half-open), ...,
+            ``pips>=Ek``.
+
+    Returns:
+        ``[(name, mask (N,) bool), ...]`` in ascending order; empty when ``edges`` is.
+    """
+    if not len(edges):
+        return []
+    total = pip_count(np.asarray(boards, dtype=np.int8).reshape(-1, 26)).sum(axis=1)
+    bands = np.digitize(total, edges)  # 0: below the first edge, k: at or above the last
+    names = [f"pips<{edges[0]}"]
+    names += [f"pips {lo}-{hi - 1}" for lo, hi in zip(edges, edges[1:], strict=False)]
+    names.append(f"pips>={edges[-1]}")
+    return [(name, bands == k) for k, name in enumerate(names)]
 
 
 def _mean_ci(x: np.ndarray, scale: float = 1.0) -> tuple[float, float]:
@@ -377,13 +439,17 @@ def _mean_ci(x: np.ndarray, scale: float = 1.0) -> tuple[float, float]:
 
 
 def score_moves(
-    agent, bench: MoveBenchmark, *, batch: int = 256
+    agent, bench: MoveBenchmark, *, batch: int = 256, pip_edges=()
 ) -> tuple[ErrorRateResult, list[ClassFigures]]:
     """Judge ``agent``'s plays by the benchmark's stored values (module docstring, "Scoring").
 
+    Args:
+        pip_edges: edges of extra rows by pip total (:func:`pip_groups`); none by default.
+
     Returns:
         ``(result, table)``: the :class:`~nard_ai.reports.error_rate.ErrorRateResult` of all cases,
-        and per class (``all`` first) ``mp_per_move``, ``ci95``, ``bad`` (losses above 0.06 ppg).
+        and per class (``all`` first, then the pip bands) ``mp_per_move``, ``ci95``, ``bad`` (losses
+        above 0.06 ppg).
 
     Raises:
         ValueError: an agent whose play is not a legal play of the case.
@@ -418,7 +484,7 @@ def score_moves(
         mp, ci = _mean_ci(lost[mask], 1000.0)
         return {"mp_per_move": mp, "ci95": ci, "bad": int((lost[mask] > 0.06).sum())}
 
-    return result, _table(bench.classes, figures)
+    return result, _table(bench.classes, figures, pip_groups(bench.boards, pip_edges))
 
 
 def equity_errors(agent, boards: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -440,7 +506,9 @@ def equity_errors(agent, boards: np.ndarray, labels: np.ndarray) -> tuple[np.nda
     return probs, cubeless_equity(probs) - cubeless_equity(labels)
 
 
-def paired_figures(classes: np.ndarray, diff: np.ndarray, scale: float = 1.0) -> list[ClassFigures]:
+def paired_figures(
+    classes: np.ndarray, diff: np.ndarray, scale: float = 1.0, groups=()
+) -> list[ClassFigures]:
     """Per class (``all`` first, the rows of the benchmark tables): ``paired``, the mean of ``diff``
     (an agent's per-case error minus a baseline's on the same cases), and ``paired_ci95``, its 95%
     interval ``1.96 std / sqrt(n)`` (module docstring, "Paired against a baseline"), both times
@@ -449,6 +517,7 @@ def paired_figures(classes: np.ndarray, diff: np.ndarray, scale: float = 1.0) ->
     Args:
         classes: ``(N,)`` class numbers (:data:`CLASS_NAMES` indices).
         diff: ``(N,)`` float per-case differences.
+        groups: extra rows after the classes, ``[(name, mask (N,) bool)]`` (:func:`pip_groups`).
 
     Raises:
         ValueError: ``classes`` and ``diff`` of different lengths.
@@ -461,7 +530,7 @@ def paired_figures(classes: np.ndarray, diff: np.ndarray, scale: float = 1.0) ->
         mean, ci = _mean_ci(diff[mask], scale)
         return {"paired": mean, "paired_ci95": ci}
 
-    return _table(np.asarray(classes), figures)
+    return _table(np.asarray(classes), figures, groups)
 
 
 def _with_paired(table: list[ClassFigures], paired: list[ClassFigures], against: str) -> list[ClassFigures]:
@@ -474,7 +543,7 @@ def _with_paired(table: list[ClassFigures], paired: list[ClassFigures], against:
     ]
 
 
-def score_equities(agent, boards: np.ndarray, labels: np.ndarray) -> list[ClassFigures]:
+def score_equities(agent, boards: np.ndarray, labels: np.ndarray, *, pip_edges=()) -> list[ClassFigures]:
     """Mean absolute errors of ``agent``'s pre-roll evaluation against labels, per class.
 
     Args:
@@ -482,20 +551,21 @@ def score_equities(agent, boards: np.ndarray, labels: np.ndarray) -> list[ClassF
             folder as :class:`nard_ai.training.store.LabelValues`).
         boards: ``(N, 26)`` int8 positions, side on roll's view.
         labels: ``(N, 5)`` gnubg-order cumulative probabilities (e.g. rollouts) for the side on roll.
+        pip_edges: edges of extra rows by pip total (:func:`pip_groups`); none by default.
 
     Returns:
-        Rows (``all`` first): ``equity_mae`` (cubeless ppg) with ``ci95``, ``win_mae``,
+        Rows (``all`` first, the classes, then the pip bands): ``equity_mae`` (cubeless ppg) with ``ci95``, ``win_mae``,
         ``gammon_mae`` (the mean of the win-gammon and lose-gammon errors), ``equity_bias``
         (mean of the agent's equity minus the label's).
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, 26)
     labels = np.asarray(labels, dtype=np.float64).reshape(-1, 5)
     probs, err = equity_errors(agent, boards, labels)
-    return _equity_table(classify_positions(boards), probs, labels, err)
+    return _equity_table(classify_positions(boards), probs, labels, err, pip_groups(boards, pip_edges))
 
 
 def _equity_table(
-    classes: np.ndarray, probs: np.ndarray, labels: np.ndarray, err: np.ndarray
+    classes: np.ndarray, probs: np.ndarray, labels: np.ndarray, err: np.ndarray, groups=()
 ) -> list[ClassFigures]:
     """:func:`score_equities`'s rows from :func:`equity_errors`' ``probs`` and ``err``."""
 
@@ -509,7 +579,7 @@ def _equity_table(
             "equity_bias": float(err[mask].mean()),
         }
 
-    return _table(classes, figures)
+    return _table(classes, figures, groups)
 
 
 # --------------------------------------------------------------------------- command line
@@ -517,12 +587,19 @@ def _equity_table(
 
 def _format_table(title: str, columns: list[str], rows: dict[str, list[ClassFigures]], fmt: dict) -> str:
     out = [title]
+    width = max([8] + [len(r.name) for table in rows.values() for r in table])
     for agent, table in rows.items():
         out.append(f"  {agent}")
         for r in table:
             cells = "  ".join(f"{c} {fmt[c] % r.figures[c]}" for c in columns if c in r.figures)
-            out.append(f"    {r.name:8s} {r.cases:6d} cases  {cells}")
+            out.append(f"    {r.name:{width}s} {r.cases:6d} cases  {cells}")
     return "\n".join(out)
+
+
+PIPS_HELP = (
+    "extra rows by the positions' pip total (both sides' pip counts added; the start is 334) in bands "
+    "cut at these ascending edges, e.g. 150,200,250,300: how far into the game the errors lie"
+)
 
 
 def _agents_of(specs: list[str], agent_from_spec) -> dict:
@@ -573,6 +650,7 @@ def main(argv: list[str] | None = None) -> int:
         help="agent spec: each agent's rows also give the mean per-case change of its loss against this "
         "agent's, with a 95%% interval (negative: fewer mp/move than the baseline)",
     )
+    mv.add_argument("--pips", metavar="EDGES", default="", help=PIPS_HELP)
     mv.add_argument("--json", action="store_true")
     eq = sub.add_parser("equities", help="equity errors of agents against a label folder (rollouts)")
     eq.add_argument("labels", help="a label folder (nard_ai.training.store)")
@@ -592,6 +670,7 @@ def main(argv: list[str] | None = None) -> int:
         help="agent spec: each --agent's rows also give the mean per-position change of its absolute "
         "equity error against this agent's, with a 95%% interval (negative: closer to the labels)",
     )
+    eq.add_argument("--pips", metavar="EDGES", default="", help=PIPS_HELP)
     eq.add_argument("--json", action="store_true")
     mc = sub.add_parser("make-cubes", help="sample money cube positions, gnubg program 2-ply as the referee")
     mc.add_argument("--out", required=True, help="the benchmark's .csv (a .json sidecar goes beside it)")
@@ -638,16 +717,17 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if args.command == "moves":
             bench = read_move_benchmark(args.bench)
+            edges = parse_pip_edges(args.pips) if args.pips else ()
             base = agent_from_spec(args.baseline, seed=1) if args.baseline is not None else None
             agents = _agents_of(args.agent, agent_from_spec)  # every spec checked before any scoring
             rows = {}
             base_lost = score_moves(base, bench)[0].lost if base is not None else None
+            groups = pip_groups(bench.boards, edges)
             for spec, agent in agents.items():
-                result, table = score_moves(agent, bench)
+                result, table = score_moves(agent, bench, pip_edges=edges)
                 if base_lost is not None:
-                    table = _with_paired(
-                        table, paired_figures(bench.classes, result.lost - base_lost, 1000.0), args.baseline
-                    )
+                    paired = paired_figures(bench.classes, result.lost - base_lost, 1000.0, groups)
+                    table = _with_paired(table, paired, args.baseline)
                 rows[spec] = table
             cols = ["mp_per_move", "ci95", "bad"] + (["paired", "paired_ci95"] if base is not None else [])
             if args.json:
@@ -710,6 +790,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if not args.agent and not args.other_labels:
             return fail("equities needs at least one --agent or --labels")
+        edges = parse_pip_edges(args.pips) if args.pips else ()
         ids, labels = read_labels(args.labels)
         if not ids:
             return fail(f"{args.labels} holds no complete label shard")
@@ -724,18 +805,20 @@ def main(argv: list[str] | None = None) -> int:
         base = agent_from_spec(args.baseline, seed=1) if args.baseline is not None else None
         agents = _agents_of(args.agent, agent_from_spec)
         classes = classify_positions(boards)
+        groups = pip_groups(boards, edges)
         base_err = np.abs(equity_errors(base, boards, labels)[1]) if base is not None else None
         rows = {}
         for spec, agent in agents.items():
             probs, err = equity_errors(agent, boards, labels)
-            rows[spec] = _equity_table(classes, probs, labels, err)
+            rows[spec] = _equity_table(classes, probs, labels, err, groups)
             if base_err is not None:
-                rows[spec] = _with_paired(
-                    rows[spec], paired_figures(classes, np.abs(err) - base_err), args.baseline
-                )
+                paired = paired_figures(classes, np.abs(err) - base_err, 1.0, groups)
+                rows[spec] = _with_paired(rows[spec], paired, args.baseline)
         for other, both in zip(others, shared, strict=True):  # the table names the part a folder scores
             part = "" if args.json or both.all() else f" ({int(both.sum())} of {len(ids)})"
-            rows[f"labels {other.folder}{part}"] = score_equities(other, boards[both], labels[both])
+            rows[f"labels {other.folder}{part}"] = score_equities(
+                other, boards[both], labels[both], pip_edges=edges
+            )
         if args.json:
             out = {k: [r.to_dict() for r in v] for k, v in rows.items()}
             print(json.dumps(out, indent=1, allow_nan=False))
