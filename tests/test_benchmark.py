@@ -548,7 +548,10 @@ def test_every_agent_spec_is_checked_before_any_is_scored(small, monkeypatch, ca
 
     monkeypatch.setattr(bm, "score_moves", no_scoring)
     monkeypatch.setattr(bm, "score_cubes", no_scoring)
+    monkeypatch.setattr(bm, "equity_errors", no_scoring)
     from pathlib import Path
+
+    ref = str(Path(__file__).resolve().parent.parent / "benchmarks" / "races-rollout")
 
     cubes = Path(__file__).resolve().parent.parent / "benchmarks" / "cubes-gnubg2.csv"
     for argv, message in [
@@ -556,6 +559,9 @@ def test_every_agent_spec_is_checked_before_any_is_scored(small, monkeypatch, ca
         (["moves", str(path), "--agent", "pubeval", "--agent", "pubeval"], "--agent pubeval is given twice"),
         (["cubes", str(cubes), "--agent", "default", "--agent", "no-such.pt"], "no checkpoint at no-such.pt"),
         (["cubes", str(cubes), "--agent", "default", "--agent", "default"], "--agent default is given twice"),
+        # pubeval has no equity: refused when made, not after the agents before it are scored
+        (["equities", ref, "--agent", "default", "--agent", "pubeval"], "no real probabilities"),
+        (["equities", ref, "--agent", "default", "--baseline", "pubeval"], "no real probabilities"),
     ]:
         assert bm.main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
@@ -569,10 +575,13 @@ def test_pip_edges_parse_and_refuse_with_a_clear_error():
         ("", "comma-separated whole numbers"),
         ("150,abc", "comma-separated whole numbers"),
         ("-5", "comma-separated whole numbers"),
+        ("\u00b2", "comma-separated whole numbers"),  # '²' is a digit to str.isdigit, not a number
+        ("\u0661\u0665\u0660", "comma-separated whole numbers"),  # Arabic-Indic 150: ASCII digits only
+        ("9" * 5000, "comma-separated whole numbers"),  # no 5000-digit int conversion
         ("200,150", "strictly ascending"),
         ("150,150", "strictly ascending"),
-        ("0,100", "1 .. 750"),
-        ("100,751", "1 .. 750"),
+        ("0,100", "edge 0 is outside 1 .. 750"),
+        ("100,751", "edge 751 is outside 1 .. 750"),
     ]:
         with pytest.raises(ValueError, match=message):
             bm.parse_pip_edges(bad)
@@ -589,6 +598,11 @@ def test_pip_groups_band_positions_by_both_sides_pips_added():
     boards = np.stack([start, late, start])
     groups = bm.pip_groups(boards, (26, 334))
     assert [name for name, _ in groups] == ["pips<26", "pips 26-333", "pips>=334"]
+    assert [name for name, _ in bm.pip_groups(boards, (26, 27, 334))][:3] == [
+        "pips<26",
+        "pips 26",
+        "pips 27-333",
+    ]
     assert [mask.tolist() for _, mask in groups] == [[False] * 3, [False, True, False], [True, False, True]]
     assert bm.pip_groups(boards, ()) == []
 
@@ -627,8 +641,9 @@ def test_equities_pips_rows_are_the_figures_of_the_band_alone(capsys):
     # float32 network outputs differ in the last bits with the batch they are evaluated in
     assert rows["pips>=300"]["equity_mae"] == pytest.approx(alone.figures["equity_mae"], abs=1e-6)
     assert rows["pips>=300"]["paired"] == 0.0
-    assert bm.main(["equities", str(ref), "--agent", "default", "--pips", "300,200"]) == 2
-    assert "strictly ascending" in capsys.readouterr().err
+    for bad, message in [("300,200", "strictly ascending"), ("", "comma-separated whole numbers")]:
+        assert bm.main(["equities", str(ref), "--agent", "default", "--pips", bad]) == 2
+        assert message in capsys.readouterr().err
 
 
 def test_moves_pips_rows_split_the_cases_by_pip_total(small, capsys):

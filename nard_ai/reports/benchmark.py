@@ -84,6 +84,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -391,19 +392,23 @@ def parse_pip_edges(spec: str) -> tuple[int, ...]:
     """``"150,200,250,300"`` -> ``(150, 200, 250, 300)``: the edges of the pip-total bands of ``--pips``.
 
     Raises:
-        ValueError: not comma-separated integers, not strictly ascending, or outside 1 .. 750
-            (:data:`MAX_PIP_TOTAL`).
+        ValueError: empty, not comma-separated whole numbers (ASCII digits), not strictly ascending,
+            or an edge outside 1 .. 750 (:data:`MAX_PIP_TOTAL`).
     """
     parts = [p.strip() for p in spec.split(",")]
-    if not spec.strip() or not all(p.isdigit() for p in parts):
+    shown = spec if len(spec) <= 60 else spec[:57] + "..."
+    if not spec.strip() or not all(re.fullmatch(r"[0-9]{1,4}", p) for p in parts):
         raise ValueError(
-            f"--pips must be comma-separated whole numbers of pips, e.g. 150,200,250,300; got {spec!r}"
+            f"--pips must be comma-separated whole numbers of pips in 1 .. {MAX_PIP_TOTAL}, e.g. "
+            f"150,200,250,300; got {shown!r}"
         )
     edges = tuple(int(p) for p in parts)
-    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
-        raise ValueError(f"--pips {spec}: the edges must be strictly ascending")
-    if not 1 <= edges[0] <= edges[-1] <= MAX_PIP_TOTAL:
-        raise ValueError(f"--pips {spec}: the edges must lie in 1 .. {MAX_PIP_TOTAL} (pips of both sides)")
+    for a, b in zip(edges, edges[1:], strict=False):
+        if b <= a:
+            raise ValueError(f"--pips {shown}: the edges must be strictly ascending ({b} after {a})")
+    for edge in edges:
+        if not 1 <= edge <= MAX_PIP_TOTAL:
+            raise ValueError(f"--pips: edge {edge} is outside 1 .. {MAX_PIP_TOTAL} (pips of both sides)")
     return edges
 
 
@@ -416,7 +421,7 @@ def pip_groups(boards: np.ndarray, edges) -> list[tuple[str, np.ndarray]]:
         boards: ``(N, 26)`` int8 positions before the roll.
         edges: ascending pip totals (:func:`parse_pip_edges`); ``k`` edges make ``k + 1`` bands,
             named ``pips<E0``, ``pips E0-E1'`` (``E1' = E1 - 1``: bands are half-open), ...,
-            ``pips>=Ek``.
+            ``pips>=Ek`` (a band of one pip total is ``pips E``).
 
     Returns:
         ``[(name, mask (N,) bool), ...]`` in ascending order; empty when ``edges`` is.
@@ -426,7 +431,10 @@ def pip_groups(boards: np.ndarray, edges) -> list[tuple[str, np.ndarray]]:
     total = pip_count(np.asarray(boards, dtype=np.int8).reshape(-1, 26)).sum(axis=1)
     bands = np.digitize(total, edges)  # 0: below the first edge, k: at or above the last
     names = [f"pips<{edges[0]}"]
-    names += [f"pips {lo}-{hi - 1}" for lo, hi in zip(edges, edges[1:], strict=False)]
+    names += [
+        f"pips {lo}" if hi == lo + 1 else f"pips {lo}-{hi - 1}"
+        for lo, hi in zip(edges, edges[1:], strict=False)
+    ]
     names.append(f"pips>={edges[-1]}")
     return [(name, bands == k) for k, name in enumerate(names)]
 
@@ -598,23 +606,26 @@ def _format_table(title: str, columns: list[str], rows: dict[str, list[ClassFigu
 
 PIPS_HELP = (
     "extra rows by the positions' pip total (both sides' pip counts added; the start is 334) in bands "
-    "cut at these ascending edges, e.g. 150,200,250,300: how far into the game the errors lie"
+    "cut at these strictly ascending edges in 1 .. 750, e.g. 150,200,250,300 gives rows pips<150, "
+    "pips 150-199, ..., pips>=300 (bands holding no case are left out): how far into the game the errors lie"
 )
 
 
-def _agents_of(specs: list[str], agent_from_spec) -> dict:
-    """``{spec: agent}`` for the ``--agent`` specs, all made before any is scored, so a bad spec fails
-    at once, not after minutes of scoring the others.
+def _agents_of(specs: list[str], agent_from_spec, check=None) -> dict:
+    """``{spec: agent}`` for the ``--agent`` specs, all made (and passed to ``check``, if given) before
+    any is scored, so a bad spec fails at once, not after minutes of scoring the others.
 
     Raises:
         ValueError: a spec given twice (the table's rows are named by spec; one row would hide the other),
-            or a spec ``agent_from_spec`` refuses.
+            a spec ``agent_from_spec`` refuses, or an agent ``check`` refuses.
     """
     seen: dict = {}
     for spec in specs:
         if spec in seen:
             raise ValueError(f"--agent {spec} is given twice")
         seen[spec] = agent_from_spec(spec, seed=1)
+        if check is not None:
+            check(seen[spec])
     return seen
 
 
@@ -650,7 +661,7 @@ def main(argv: list[str] | None = None) -> int:
         help="agent spec: each agent's rows also give the mean per-case change of its loss against this "
         "agent's, with a 95%% interval (negative: fewer mp/move than the baseline)",
     )
-    mv.add_argument("--pips", metavar="EDGES", default="", help=PIPS_HELP)
+    mv.add_argument("--pips", metavar="EDGES", help=PIPS_HELP)
     mv.add_argument("--json", action="store_true")
     eq = sub.add_parser("equities", help="equity errors of agents against a label folder (rollouts)")
     eq.add_argument("labels", help="a label folder (nard_ai.training.store)")
@@ -670,7 +681,7 @@ def main(argv: list[str] | None = None) -> int:
         help="agent spec: each --agent's rows also give the mean per-position change of its absolute "
         "equity error against this agent's, with a 95%% interval (negative: closer to the labels)",
     )
-    eq.add_argument("--pips", metavar="EDGES", default="", help=PIPS_HELP)
+    eq.add_argument("--pips", metavar="EDGES", help=PIPS_HELP)
     eq.add_argument("--json", action="store_true")
     mc = sub.add_parser("make-cubes", help="sample money cube positions, gnubg program 2-ply as the referee")
     mc.add_argument("--out", required=True, help="the benchmark's .csv (a .json sidecar goes beside it)")
@@ -716,8 +727,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 0
         if args.command == "moves":
+            edges = parse_pip_edges(args.pips) if args.pips is not None else ()
             bench = read_move_benchmark(args.bench)
-            edges = parse_pip_edges(args.pips) if args.pips else ()
             base = agent_from_spec(args.baseline, seed=1) if args.baseline is not None else None
             agents = _agents_of(args.agent, agent_from_spec)  # every spec checked before any scoring
             rows = {}
@@ -790,7 +801,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         if not args.agent and not args.other_labels:
             return fail("equities needs at least one --agent or --labels")
-        edges = parse_pip_edges(args.pips) if args.pips else ()
+        edges = parse_pip_edges(args.pips) if args.pips is not None else ()
         ids, labels = read_labels(args.labels)
         if not ids:
             return fail(f"{args.labels} holds no complete label shard")
@@ -803,7 +814,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.baseline is not None and not args.agent:
             return fail("--baseline compares agents: give at least one --agent")
         base = agent_from_spec(args.baseline, seed=1) if args.baseline is not None else None
-        agents = _agents_of(args.agent, agent_from_spec)
+        if base is not None:
+            _check_referee(base)
+        agents = _agents_of(args.agent, agent_from_spec, _check_referee)  # pubeval: no equity, refused now
         classes = classify_positions(boards)
         groups = pip_groups(boards, edges)
         base_err = np.abs(equity_errors(base, boards, labels)[1]) if base is not None else None
