@@ -118,8 +118,9 @@ __all__ = [
 CHECKPOINT_FORMAT = "nard_ai.checkpoint"
 CHECKPOINT_VERSION = 1
 DEFAULT_CHECKPOINT_NAME = "nard-expert.pt"
-"""The default network's file (README, "Generation 11"); ``nard-rich.pt`` (TD, the default until
-2026-12-04), ``nard-expert-gen10.pt`` (generation 10, the default on 2026-12-04), ``nard-sup256.pt`` and
+"""The default network's file (README, "The default network" and "Generation 14"); ``nard-rich.pt`` (TD, the
+default until 2026-12-04), ``nard-expert-gen10.pt`` (generation 10, the default on 2026-12-04),
+``nard-expert-gen11.pt`` (generation 11, the default from 2026-12-05 to 2026-12-06), ``nard-sup256.pt`` and
 ``nard-td198.pt`` ship beside it and load by path."""
 
 
