@@ -103,7 +103,8 @@ def test_gnubg_2_ply_no_redouble_take():
     2026-12-06, and generation 10 alike: ND +0.740 against DT +0.737). For generation 14, the default since
     2026-12-06, the position is as close the other way (DT +0.746 against ND +0.742: a marginal redouble);
     one knife-edge position does not judge a network's cube play, the 550-position cube benchmark does
-    (README, "Strength benchmarks by position class"), so the networks here are named, not the default."""
+    (README, "Strength benchmarks by position class"), so the test asks the named networks for gnubg's action
+    and the default only for gnubg's equity and a take within 0.01 of the boundary."""
     from pathlib import Path
 
     from nard_ai.agents import load_agent
@@ -119,3 +120,8 @@ def test_gnubg_2_ply_no_redouble_take():
         assert d.action == "no_double"
         assert d.double_take < 1.0  # take: the pass would be worth the full 1.0
         assert d.no_double == pytest.approx(0.719, abs=tol)
+    # the default network (generation 14): gnubg's no-double equity within the same tolerance, the take within
+    # 0.01 of it either way (DT +0.746 against ND +0.742 on 2026-12-06)
+    d = cube_decision(board, cube_state_from_match(state), ply=2)
+    assert d.no_double == pytest.approx(0.719, abs=0.03)
+    assert abs(d.double_take - d.no_double) < 0.01 and d.double_take < 1.0
