@@ -34,6 +34,8 @@ def test_pyproject_installs_the_shipped_checkpoints_where_the_loader_looks():
     assert f"checkpoints/{network.DEFAULT_CHECKPOINT_NAME}" in data_files
     for name in data_files:
         assert (REPO / name).is_file(), name
+    # every network in checkpoints/ ships: the README's comparisons load the earlier defaults by path
+    assert sorted(data_files) == sorted(f"checkpoints/{p.name}" for p in (REPO / "checkpoints").glob("*.pt"))
 
 
 def test_a_wheel_install_finds_the_checkpoint_under_sys_prefix(tmp_path, monkeypatch):
