@@ -34,7 +34,9 @@ and more. ``--part rules``, ``--part search``, ``--part rollout`` or
 ``--part selfplay`` runs one part only. The rollout part (:func:`run_rollout_benchmark`, key ``rollouts``)
 rolls out three positions with the default network at 0-ply, with and
 without variance reduction, and the opening at 1-ply: games/s and the 95%
-CI of the equity per 1,296 games and per second. The self-play part
+CI of the equity per 1,296 games and per second;
+``--network PATH`` rolls out another checkpoint too, the two taking turns in
+one process, with its games/s as ratios to the default network's. The self-play part
 (:func:`run_selfplay_benchmark`, key ``selfplay``) times ``train.py``'s
 training loop on the TD network ``nard-rich.pt`` (``train.py``'s default architecture: ``rich``, 128
 hidden units, a race net), against the same with one worker thread (the baseline) and the td198
@@ -49,6 +51,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -425,6 +428,10 @@ def run_benchmarks(
 ) -> dict:
     """Run the benchmarks of ``part`` (one of :data:`PARTS`).
 
+    ``networks`` are the checkpoints ``--part networks`` compares with the default network (none:
+    the other shipped ones), and those ``--part rollout`` rolls out beside it
+    (:func:`run_rollout_benchmark`'s ``compare``); the other parts ignore them.
+
     Returns the figures as a dict.
     """
     if part not in PARTS:
@@ -442,7 +449,8 @@ def run_benchmarks(
             result["search_skipped"] = str(exc)
     if part in ("all", "rollout"):
         try:
-            result["rollouts"] = run_rollout_benchmark(repeats=min(repeats, 3), seed=seed)
+            compare = networks if part == "rollout" else ()
+            result["rollouts"] = run_rollout_benchmark(repeats=min(repeats, 3), seed=seed, compare=compare)
         except (ImportError, FileNotFoundError) as exc:  # no torch, or no shipped checkpoint
             result["rollouts"] = None
             result["rollouts_skipped"] = str(exc)
@@ -748,6 +756,7 @@ def run_rollout_benchmark(
     seed: int = 0,
     ply1_games: int = 36,
     checkpoint: str | None = None,
+    compare: tuple[str, ...] = (),
 ) -> dict:
     """Rollouts of the default network (:func:`nard_ai.play.rollout.rollout`): games/s and the CI they buy.
 
@@ -763,18 +772,31 @@ def run_rollout_benchmark(
     way, once) when ``ply1_games > 0``. ``checkpoint`` names another network
     than the default one.
 
+    ``compare`` names further checkpoints rolled out the same way in the same
+    process, each round of ``repeats`` giving every network its turn (``checkpoint``'s
+    first) on the same seeds, so that a machine that drifts between rounds
+    (this one does, by up to ±30%) moves all of them alike; their figures go
+    under ``"compared"``, keyed by path, and :func:`format_rollout_table` gives
+    their games/s as ratios to the first network's.
+
     Returns:
         ``{"network": agent name, "threads": [torch, numba], "positions": {name: {"plain": F,
         "vr": F}}, "one_thread": {"plain": F}, "ply1": {"plain": F, "vr": F} or None}``, each ``F`` a dict with ``games``, ``games_per_s``,
-        ``equity``, ``ci``, ``ci_1296``, ``ci_per_s`` and ``mean_plies``.
+        ``equity``, ``ci``, ``ci_1296``, ``ci_per_s`` and ``mean_plies``; with ``compare``, also
+        ``"compared": {path: the same dict for that network}``.
+
+    Raises:
+        FileNotFoundError: ``checkpoint`` or a ``compare`` path is not a file.
     """
     import torch
 
     from nard_ai.agents import load_agent
     from nard_ai.play.rollout import rollout
 
-    agent = load_agent(checkpoint)
-    rollout(starting_board(), 36, agent=agent, variance_reduction=True)  # load every kernel first
+    specs = [checkpoint, *compare]
+    agents = [load_agent(c) for c in specs]
+    for agent in agents:
+        rollout(starting_board(), 36, agent=agent, variance_reduction=True)  # load every kernel first
 
     def summary(runs) -> dict:
         rate = statistics.median(r.games_per_s for r in runs)
@@ -790,59 +812,87 @@ def run_rollout_benchmark(
             "mean_plies": statistics.median(r.mean_plies for r in runs),
         }
 
-    positions: dict = {}
-    one_thread = []
-    for name, board in _rollout_positions().items():
-        plain, lucky = [], []
-        for k in range(repeats):
-            plain.append(rollout(board, games, agent=agent, seed=seed + k, variance_reduction=False))
-            lucky.append(rollout(board, vr_games, agent=agent, seed=seed + k, variance_reduction=True))
-            if name == "opening":
-                one_thread.append(
-                    rollout(board, games, agent=agent, seed=seed + k, variance_reduction=False, threads=1)
-                )
-        positions[name] = {"plain": summary(plain), "vr": summary(lucky)}
-    result: dict = {
-        "network": agent.name,
-        "threads": [torch.get_num_threads(), numba.get_num_threads()],
-        "positions": positions,
-        "one_thread": {"plain": summary(one_thread)},
-        "ply1": None,
-    }
-    if ply1_games > 0:
-        agent1 = load_agent(checkpoint, ply=1)
-        board = starting_board()
-        result["ply1"] = {
-            "plain": summary([rollout(board, ply1_games, agent=agent1, seed=seed, variance_reduction=False)]),
-            "vr": summary([rollout(board, ply1_games, agent=agent1, seed=seed, variance_reduction=True)]),
+    boards = _rollout_positions()
+    runs = [{name: ([], []) for name in boards} for _ in agents]
+    one_thread: list[list] = [[] for _ in agents]
+    for k in range(repeats):
+        for name, board in boards.items():
+            for i, agent in enumerate(agents):  # the networks take turns, position by position
+                plain, lucky = runs[i][name]
+                plain.append(rollout(board, games, agent=agent, seed=seed + k, variance_reduction=False))
+                lucky.append(rollout(board, vr_games, agent=agent, seed=seed + k, variance_reduction=True))
+                if name == "opening":
+                    one_thread[i].append(
+                        rollout(board, games, agent=agent, seed=seed + k, variance_reduction=False, threads=1)
+                    )
+    results = []
+    for i, agent in enumerate(agents):
+        result: dict = {
+            "network": agent.name,
+            "threads": [torch.get_num_threads(), numba.get_num_threads()],
+            "positions": {
+                name: {"plain": summary(plain), "vr": summary(lucky)}
+                for name, (plain, lucky) in runs[i].items()
+            },
+            "one_thread": {"plain": summary(one_thread[i])},
+            "ply1": None,
         }
-    return result
+        if ply1_games > 0:
+            agent1 = load_agent(specs[i], ply=1)
+            board = starting_board()
+            result["ply1"] = {
+                "plain": summary(
+                    [rollout(board, ply1_games, agent=agent1, seed=seed, variance_reduction=False)]
+                ),
+                "vr": summary([rollout(board, ply1_games, agent=agent1, seed=seed, variance_reduction=True)]),
+            }
+        results.append(result)
+    first = results[0]
+    if compare:
+        first["compared"] = dict(zip(compare, results[1:], strict=True))
+    return first
 
 
-def format_rollout_table(rollouts: dict) -> list[str]:
-    """The rollout figures of :func:`run_rollout_benchmark` as lines of a plain-text table."""
+def format_rollout_table(rollouts: dict, baseline: dict | None = None) -> list[str]:
+    """The rollout figures of :func:`run_rollout_benchmark` as lines of a plain-text table.
+
+    With ``baseline`` (another network's figures from the same run), a last column gives each row's
+    games/s as a ratio to the baseline's same row. The networks under ``rollouts["compared"]``
+    follow, each in its own table with that column against ``rollouts``.
+    """
+    ratio_head = f" {'x ' + str(baseline.get('network', 'baseline')):>16}" if baseline else ""
     lines = [
         f"rollouts of {rollouts.get('network', 'the default network')} (medians): games/s, "
         "equity 95% CI per 1,296 games and per second",
         f"{'position':>10} {'ply':>4} {'luck adj.':>10} {'threads':>8} {'games/s':>9} {'CI/1296 g':>10} "
-        f"{'CI/1 s':>8} {'plies':>6}",
+        f"{'CI/1 s':>8} {'plies':>6}{ratio_head}",
     ]
-    rows = []
-    threads = "/".join(str(t) for t in rollouts["threads"])
-    for name, both in rollouts["positions"].items():
-        rows += [(name, 0, "no", threads, both["plain"]), (name, 0, "yes", threads, both["vr"])]
-    rows.append(("opening", 0, "no", "1/1", rollouts["one_thread"]["plain"]))
-    if rollouts.get("ply1"):
-        rows += [
-            ("opening", 1, "no", threads, rollouts["ply1"]["plain"]),
-            ("opening", 1, "yes", threads, rollouts["ply1"]["vr"]),
-        ]
-    for name, ply, luck, threads, f in rows:
+
+    def rows_of(r: dict) -> list[tuple]:
+        threads = "/".join(str(t) for t in r["threads"])
+        rows = []
+        for name, both in r["positions"].items():
+            rows += [(name, 0, "no", threads, both["plain"]), (name, 0, "yes", threads, both["vr"])]
+        rows.append(("opening", 0, "no", "1/1", r["one_thread"]["plain"]))
+        if r.get("ply1"):
+            rows += [
+                ("opening", 1, "no", threads, r["ply1"]["plain"]),
+                ("opening", 1, "yes", threads, r["ply1"]["vr"]),
+            ]
+        return rows
+
+    base_rows = rows_of(baseline) if baseline else None
+    for j, (name, ply, luck, threads, f) in enumerate(rows_of(rollouts)):
+        ratio = ""
+        if base_rows is not None and j < len(base_rows):
+            ratio = f" {f['games_per_s'] / base_rows[j][4]['games_per_s']:>15.2f}x"
         lines.append(
             f"{name:>10} {ply:>4} {luck:>10} {threads:>8} {f['games_per_s']:>9,.1f} {f['ci_1296']:>10.4f} "
-            f"{f['ci_per_s']:>8.4f} {f['mean_plies']:>6.1f}"
+            f"{f['ci_per_s']:>8.4f} {f['mean_plies']:>6.1f}{ratio}"
         )
     lines.append("threads: torch/numba; rollout()'s default is the process's (one per core)")
+    for other in (rollouts.get("compared") or {}).values():
+        lines += format_rollout_table(other, baseline=rollouts)
     return lines
 
 
@@ -875,9 +925,15 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         metavar="PATH",
         help="--part networks: a checkpoint to compare with the default network (repeatable; default: the "
-        "other shipped networks)",
+        "other shipped networks); --part rollout: a checkpoint rolled out too, taking turns with the default "
+        "network in this process, its games/s also as ratios to the default's (repeatable)",
     )
     args = parser.parse_args(argv)
+    if args.network and args.part not in ("networks", "rollout"):
+        parser.error(f"--network needs --part networks or --part rollout, not --part {args.part}")
+    for path in args.network:
+        if not Path(path).is_file():
+            parser.error(f"--network {path}: no such checkpoint file")
     for name in ("positions", "games", "repeats", "search_positions"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")

@@ -430,6 +430,53 @@ def test_the_rollout_benchmark_scales_its_intervals_to_1296_games_and_one_second
     assert len(lines) == 2 + 3 * 2 + 1 + 1
 
 
+@pytest.mark.skipif(not default_checkpoint_path().is_file(), reason="no shipped network")
+def test_the_rollout_benchmark_compares_networks_taking_turns_on_the_same_seeds():
+    """``--part rollout --network PATH``: the compared network's rollouts, interleaved with the
+    default's, are the rollouts it plays alone on the same seeds (a seed fixes a rollout, whatever ran
+    between), and its table gives each row's games/s as a ratio to the default's same row."""
+    from nard_ai.bench import format_rollout_table, run_rollout_benchmark
+
+    small = str(default_checkpoint_path().with_name("nard-td198.pt"))
+    both = run_rollout_benchmark(games=36, vr_games=36, repeats=1, ply1_games=0, compare=(small,))
+    alone = run_rollout_benchmark(games=36, vr_games=36, repeats=1, ply1_games=0, checkpoint=small)
+    other = both["compared"][small]
+    assert both["network"] == "nard-expert.pt:0" and other["network"] == "nard-td198.pt:0"
+    for name in ("opening", "race", "bearoff"):
+        for mode in ("plain", "vr"):
+            assert other["positions"][name][mode]["equity"] == alone["positions"][name][mode]["equity"]
+            assert (
+                other["positions"][name][mode]["mean_plies"] == alone["positions"][name][mode]["mean_plies"]
+            )
+    lines = format_rollout_table(both)
+    assert len(lines) == 2 * (2 + 3 * 2 + 1 + 1)
+    row = lines[10 + 2]  # the compared table's first row: the opening, 0-ply, no luck adjustment
+    ratio = (
+        other["positions"]["opening"]["plain"]["games_per_s"]
+        / both["positions"]["opening"]["plain"]["games_per_s"]
+    )
+    assert row.startswith("   opening") and row.endswith(f"{ratio:.2f}x")
+    assert "x nard-expert.pt:0" in lines[11]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--part", "search", "--network", "checkpoints/nard-td198.pt"],
+            "--network needs --part networks or",
+        ),
+        (["--part", "rollout", "--network", "no/such.pt"], "--network no/such.pt: no such checkpoint file"),
+    ],
+)
+def test_the_benchmark_refuses_a_network_it_cannot_use(argv, message, capsys):
+    from nard_ai.bench import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2 and message in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("beavers", [False, True])
 def test_rollout_cube_actions_match_cube_decision(beavers):
     """The rollout's doubler and taker act as nard_ai.cube.cube_decision_from_probs says (money play,
