@@ -41,6 +41,10 @@ one process, with its games/s as ratios to the default network's. The self-play 
 training loop on the TD network ``nard-rich.pt`` (``train.py``'s default architecture: ``rich``, 128
 hidden units, a race net), against the same with one worker thread (the baseline) and the td198
 network.
+
+Long because it holds all five benchmark parts (rules, search against gnubg, rollouts, self-play,
+network costs) behind one command line and one table formatter; a package of one module per
+part is the way to split it.
 """
 
 from __future__ import annotations
