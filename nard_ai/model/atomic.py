@@ -16,6 +16,7 @@ bear-off cache (:mod:`nard_ai.eval.bearoff`) and the training data files
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -30,6 +31,7 @@ __all__ = [
     "STALE_AFTER_S",
     "atomic_write",
     "atomic_write_bytes",
+    "file_sha256",
     "remove_stale_temporaries",
     "remove_unlocked_temporaries",
 ]
@@ -172,3 +174,12 @@ def remove_unlocked_temporaries(folder: str | os.PathLike) -> list[Path]:
         The files removed.
     """
     return _remove_unlocked(Path(folder), re.compile(r"\..+" + re.escape(TMP_SUFFIX)), 0.0, owned=True)
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 hex digest of a file's bytes (read in 1 MiB blocks); ``OSError`` if it cannot be read."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -62,7 +62,6 @@ failed export never leaves a half-written file.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -77,6 +76,7 @@ import torch
 from torch import nn
 
 from nard_ai.core.board import BAR, LAYOUT_VERSION, NUM_CHECKERS, NUM_POINTS, OPP_BAR, starting_board
+from nard_ai.model.atomic import file_sha256
 from nard_ai.model.embedding import CONSTANT_UNIT
 from nard_ai.model.encoding import RICH_SIDE_FEATURES, Encoder
 from nard_ai.model.expert import EXPERT_NAMES
@@ -377,14 +377,6 @@ def _check_boards() -> np.ndarray:
     return np.stack([start, contact, race, crashed]).astype(np.int8)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _temporary(path: Path) -> tuple[int, str]:
     """A temporary file beside ``path`` (``ValueError`` naming the path when it cannot be written)."""
     if path.is_dir():
@@ -428,7 +420,7 @@ def export_onnx(path: str | os.PathLike, checkpoint: str | os.PathLike | None = 
     network = loaded.network
     encoder = network.encoder
     input_layout(encoder)  # a ValueError for an encoder whose inputs a frontend could not know
-    digest = _sha256(source)
+    digest = file_sha256(source)
     nets = phase_nets(network)
     metadata = {
         "format": FORMAT,

@@ -9,9 +9,14 @@
         --method rollout --games 1296 --rollout-ply 0
     python -m nard_ai.training overlap runs/train-pos runs/bench-pos
     python -m nard_ai.training label --positions runs/train-pos --out runs/train-2ply --ray auto
+    python -m nard_ai.training ensemble --out runs/ens.pt runs/a.pt runs/b.pt runs/c.pt
 
 ``label --ray auto|local|ADDRESS`` (or ``RAY_ADDRESS`` set) labels the shards
 on a Ray cluster (:mod:`nard_ai.distributed`; the same files as a local run).
+
+``ensemble`` writes one checkpoint whose logits are the mean of the members'
+(:mod:`nard_ai.model.ensemble`: their hidden layers side by side), an
+ordinary network every command loads.
 
 Exit status: 0 done; 1 ``overlap`` found shared positions; 2 bad input (a
 message, no traceback); 130 interrupted (rerun the same ``label`` command to
@@ -111,6 +116,13 @@ def _parser() -> argparse.ArgumentParser:
     o = sub.add_parser("overlap", help="count positions two position sets share (exit 1 if any)")
     o.add_argument("first")
     o.add_argument("second")
+
+    e = sub.add_parser(
+        "ensemble",
+        help="one checkpoint whose logits are the mean of two or more networks' (hidden layers side by side)",
+    )
+    e.add_argument("--out", required=True, help="the checkpoint to write (must not exist)")
+    e.add_argument("members", nargs="+", help="two or more checkpoints of one encoder, activation and nets")
     return p
 
 
@@ -229,11 +241,24 @@ def _overlap(args) -> int:
     return 1 if shared else 0
 
 
+def _ensemble(args) -> int:
+    from nard_ai.model.ensemble import ensemble_checkpoint
+
+    ckpt = ensemble_checkpoint(args.members, args.out)
+    cfg = ckpt.network.config
+    race = cfg.net_hidden("race_mlp") if cfg.race_net else None
+    print(
+        f"wrote {args.out}: the mean of {len(args.members)} networks' logits; "
+        f"hidden {list(cfg.hidden)}" + (f", race net {list(race)}" if race else "")
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (module docstring)."""
     args = _parser().parse_args(argv)  # exits 2 on a usage error
     try:
-        return {"positions": _positions, "label": _label, "overlap": _overlap}[args.command](args)
+        return {"positions": _positions, "label": _label, "overlap": _overlap, "ensemble": _ensemble}[args.command](args)
     except (ValueError, OSError) as exc:  # OSError: a file or folder (and ConnectionError: no Ray cluster)
         print(f"python -m nard_ai.training {args.command}: error: {exc}", file=sys.stderr)
         return 2

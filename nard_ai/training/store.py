@@ -52,7 +52,6 @@ mid-write leaves at most a ``.tmp`` file, which the next run deletes.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import os
@@ -61,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nard_ai.model.atomic import atomic_write_bytes, remove_unlocked_temporaries
+from nard_ai.model.atomic import atomic_write_bytes, file_sha256, remove_unlocked_temporaries
 
 __all__ = [
     "LabelValues",
@@ -94,15 +93,6 @@ DECIMALS = 6
 
 
 # --------------------------------------------------------------------------- files
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """SHA-256 hex digest of a file's bytes."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def file_provenance(path: str | os.PathLike) -> dict:
