@@ -18,6 +18,7 @@ from conftest import random_board
 from nard_ai.core.board import pos, starting_board, swap_sides
 from nard_ai.formats import (
     board_from_position_id,
+    boards_from_position_ids,
     from_tanboard,
     play_notation,
     position_id,
@@ -275,6 +276,53 @@ def test_random_and_mistyped_ids_never_raise_anything_but_value_error():
         decoded += 1
         assert position_id(board) == pid.strip()
     assert decoded > 100
+
+
+_MALFORMED = [
+    "4HPwATDgc/ABM",
+    "4HPwATDgc/AB=A",
+    "4HPw ATDgc/ABM",
+    "4HPwATDgc/ABMB",
+    "////////////AA",
+    _id_from_key(1 << 79),
+    _id_from_key((1 << 16) - 1),
+    "AAAAAAAAAAAAAA",
+    "AQAAAAAAAgAAAA",
+    "4HPwATDgc/ABMé",  # not ASCII
+    None,
+]
+
+
+def test_the_batch_decoder_gives_the_one_at_a_time_boards_and_errors():
+    """boards_from_position_ids (the compiled pass that reading position sets and labels uses) equals
+    board_from_position_id on every valid ID (random boards, mistyped IDs that still decode, padded ones) and
+    raises that function's error, prefixed by where, for the first malformed ID."""
+    rng = np.random.default_rng(5)
+    ids = [position_id(random_board(rng)) for _ in range(3000)]
+    alphabet = list("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+    for _ in range(3000):  # mistyped characters: those that still decode must decode alike
+        pid = list(position_id(random_board(rng)))
+        pid[int(rng.integers(0, 14))] = str(rng.choice(alphabet))
+        try:
+            board_from_position_id("".join(pid))
+        except ValueError:
+            continue
+        ids.append("".join(pid))
+    ids += [f"  {START_ID}\n", START_ID]
+    assert len(ids) > 3200  # 3,000 valid boards and the mistypings that decode (281 with this seed)
+    want = np.stack([board_from_position_id(pid) for pid in ids])
+    got = boards_from_position_ids(ids)
+    assert got.dtype == np.int8 and got.shape == (len(ids), 26)
+    np.testing.assert_array_equal(got, want)
+    assert boards_from_position_ids([]).shape == (0, 26)
+    for bad in _MALFORMED:
+        with pytest.raises(ValueError) as one:
+            board_from_position_id(bad)
+        with pytest.raises(ValueError) as batch:
+            boards_from_position_ids([START_ID, bad, START_ID], where=lambda i: f"line {i + 2}")
+        assert str(batch.value) == f"line 3: {one.value}"
+    with pytest.raises(ValueError, match="^Position ID number 0: .*14 characters"):
+        boards_from_position_ids(["4HPwATDgc/ABM"])
 
 
 def test_position_id_rejects_batches():

@@ -19,7 +19,12 @@ from nard_ai.formats.match_id import (
     parse_gnubg_id,
 )
 from nard_ai.formats.notation import parse_play, play_notation
-from nard_ai.formats.position_id import board_from_position_id, position_id, tanboard_from_position_id
+from nard_ai.formats.position_id import (
+    board_from_position_id,
+    boards_from_position_ids,
+    position_id,
+    tanboard_from_position_id,
+)
 from nard_ai.formats.tanboard import from_tanboard, to_tanboard, validate_tanboard
 from nard_ai.formats.xgid import from_xgid, to_xgid
 
@@ -32,6 +37,7 @@ __all__ = [
     "MatchState",
     "Resignation",
     "board_from_position_id",
+    "boards_from_position_ids",
     "from_match_id",
     "from_tanboard",
     "from_xgid",

@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nard_ai.core.board import BAR, NUM_CHECKERS, OPP_BAR, validate_board
+from nard_ai.core.board import BAR, BOARD_SIZE, NUM_CHECKERS, OPP_BAR, validate_board
 from nard_ai.formats.base64key import ALPHABET, decode_base64, encode_base64
 from nard_ai.formats.tanboard import from_tanboard, to_tanboard
 
@@ -206,6 +206,127 @@ def tanboard_from_position_id(pid: str) -> np.ndarray:
     except ValueError as exc:
         raise ValueError(f"Position ID {pid!r} is not a valid position: {exc}") from None
     return tan
+
+
+_DIGITS = np.full(256, -1, dtype=np.int8)
+_DIGITS[_ALPHABET_CODES] = np.arange(64, dtype=np.int8)
+
+
+@njit(cache=True, nogil=True)
+def _boards_from_codes(codes: np.ndarray, digits: np.ndarray, boards: np.ndarray) -> np.ndarray:
+    """Decode ``(N, 14)`` uint8 ASCII codes of Position IDs into ``boards`` ``(N, 26)`` int8; returns
+    ``(N,)`` bool, True where the row decoded cleanly.
+
+    The module docstring's steps backwards, as :func:`tanboard_from_position_id` takes them: the
+    14 base64 digits give 84 bits, most significant first, the last 4 unused (must be 0); key bit
+    ``k`` is bit ``8 (k // 8) + 7 - k % 8`` of that stream; then per row of gnubg's two-row board
+    (the opponent first) and per location, the 1 bits up to a 0 are the checkers there. A row with
+    anything :func:`tanboard_from_position_id` rejects (a character outside base64, unused bits
+    set, too few 0 bits, 1 bits after the 50th 0, more than 15 checkers, both players on one
+    point) is marked False and left for that function, which says what is wrong.
+    """
+    n = codes.shape[0]
+    ok = np.ones(n, dtype=np.bool_)
+    stream = np.zeros(6 * POSITION_ID_LENGTH, dtype=np.uint8)
+    for r in range(n):
+        boards[r, :] = 0
+        good = True
+        for i in range(POSITION_ID_LENGTH):
+            d = digits[codes[r, i]]
+            if d < 0:
+                good = False
+                break
+            for j in range(6):
+                stream[6 * i + j] = (d >> (5 - j)) & 1
+        if good:
+            for j in range(KEY_BITS, 6 * POSITION_ID_LENGTH):
+                if stream[j]:
+                    good = False
+        bit = 0
+        if good:
+            for row in range(2):
+                total = 0
+                for loc in range(LOCATIONS):
+                    count = 0
+                    while bit < KEY_BITS and stream[8 * (bit // 8) + 7 - (bit % 8)] == 1:
+                        count += 1
+                        bit += 1
+                    total += count
+                    if total > NUM_CHECKERS or bit >= KEY_BITS:
+                        good = False
+                        break
+                    bit += 1  # the separating 0
+                    if row == 0:  # the opponent, in its own numbering: its point q is the mover's 25 - q
+                        if loc == LOCATIONS - 1:
+                            boards[r, OPP_BAR] = -count
+                        else:
+                            boards[r, BAR - 1 - loc] = -count
+                    elif loc == LOCATIONS - 1:
+                        boards[r, BAR] = count
+                    elif count > 0:
+                        if boards[r, loc + 1] < 0:  # both players on one point
+                            good = False
+                            break
+                        boards[r, loc + 1] = count
+                if not good:
+                    break
+        if good:
+            for k in range(bit, KEY_BITS):
+                if stream[8 * (k // 8) + 7 - (k % 8)]:
+                    good = False
+        ok[r] = good
+    return ok
+
+
+def boards_from_position_ids(ids, where=None) -> np.ndarray:
+    """Decode many Position IDs at once: :func:`board_from_position_id` of each, in one compiled pass.
+
+    Reading a position set or a labels folder decodes 100,000 IDs per shard folder; one at a time
+    that took about 25 s per 100,000 here (2026-12-06), compiled about 0.1 s. An ID the kernel
+    cannot decode cleanly (or whose board :func:`nard_ai.core.board.validate_board` rejects) is
+    decoded again by :func:`board_from_position_id`, whose error is raised, so the results and
+    the errors are the one-at-a-time function's (tested).
+
+    Args:
+        ids: a sequence of Position ID strings (surrounding whitespace ignored).
+        where: ``where(i) -> str``, what to name the ``i``-th ID by in an error (default
+            ``"Position ID number i"``), e.g. a file and line.
+
+    Returns:
+        ``(N, 26)`` int8 boards, the mover's view, in the order of ``ids``.
+
+    Raises:
+        ValueError: ``"WHERE: MESSAGE"`` for the first malformed ID, MESSAGE as
+            :func:`tanboard_from_position_id` words it.
+    """
+    ids = list(ids)
+    n = len(ids)
+    boards = np.zeros((n, BOARD_SIZE), dtype=np.int8)
+    if n == 0:
+        return boards
+    where = where or (lambda i: f"Position ID number {i}")
+    text = [pid.strip() if isinstance(pid, str) else pid for pid in ids]
+    regular = np.array(
+        [isinstance(t, str) and len(t) == POSITION_ID_LENGTH and t.isascii() for t in text], dtype=bool
+    )
+    ok = np.zeros(n, dtype=bool)
+    rows = np.flatnonzero(regular)
+    if len(rows):
+        codes = np.frombuffer("".join(text[i] for i in rows).encode("ascii"), dtype=np.uint8)
+        decoded = np.empty((len(rows), BOARD_SIZE), dtype=np.int8)
+        ok[rows] = _boards_from_codes(codes.reshape(-1, POSITION_ID_LENGTH), _DIGITS, decoded)
+        boards[rows] = decoded
+        good = np.flatnonzero(ok)
+        try:
+            validate_board(boards[good])
+        except ValueError:
+            ok[:] = False  # some board is invalid (a dead position, say): find it the slow way
+    for i in np.flatnonzero(~ok):
+        try:
+            boards[i] = board_from_position_id(ids[i])
+        except ValueError as exc:
+            raise ValueError(f"{where(int(i))}: {exc}") from None
+    return boards
 
 
 def board_from_position_id(pid: str) -> np.ndarray:

@@ -258,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (module docstring)."""
     args = _parser().parse_args(argv)  # exits 2 on a usage error
     try:
-        return {"positions": _positions, "label": _label, "overlap": _overlap, "ensemble": _ensemble}[args.command](args)
+        return {"positions": _positions, "label": _label, "overlap": _overlap, "ensemble": _ensemble}[
+            args.command
+        ](args)
     except (ValueError, OSError) as exc:  # OSError: a file or folder (and ConnectionError: no Ray cluster)
         print(f"python -m nard_ai.training {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -90,7 +90,7 @@ from nard_ai.core.classes import (  # re-exported: the classes of a position set
 from nard_ai.core.game import opening_roll, roll_dice
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity
-from nard_ai.formats.position_id import board_from_position_id, position_id
+from nard_ai.formats.position_id import boards_from_position_ids, position_id
 from nard_ai.play.lockstep import Lockstep
 from nard_ai.search import STANDARD_RULES, afterstate_probs, position_probs
 from nard_ai.training.store import (
@@ -654,12 +654,7 @@ def read_positions_shard(
         if hashlib.sha256(data).hexdigest() != sha256:
             raise ValueError(f"{path}: its SHA-256 does not match the manifest (the file changed)")
     ids, names = parse_positions_csv(data, str(path))
-    boards = np.empty((len(ids), BOARD_SIZE), dtype=np.int8)
-    for i, pid in enumerate(ids):
-        try:
-            boards[i] = board_from_position_id(pid)
-        except ValueError as exc:
-            raise ValueError(f"{path}, line {i + 2}: {exc}") from None
+    boards = boards_from_position_ids(ids, where=lambda i: f"{path}, line {i + 2}")
     classes = classify_positions(boards) if len(boards) else np.zeros(0, np.int8)
     for i, (name, c) in enumerate(zip(names, classes.tolist(), strict=True)):
         if name != CLASS_NAMES[c]:

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from nard_ai.formats.position_id import board_from_position_id
+from nard_ai.formats.position_id import boards_from_position_ids
 from nard_ai.model.learn import td_loss
 from nard_ai.model.network import (
     NETS,
@@ -130,9 +130,7 @@ def load_labelled(folders: str | Path | Sequence[str | Path]) -> LabelledSet:
             raise ValueError(f"{folder}: no complete label shards")
         ids += i
         parts.append(p5)
-    boards = np.empty((len(ids), 26), dtype=np.int8)
-    for i, pid in enumerate(ids):
-        boards[i] = board_from_position_id(pid)
+    boards = boards_from_position_ids(ids)
     return LabelledSet(ids, boards, exclusive_targets(np.concatenate(parts)))
 
 
