@@ -139,3 +139,12 @@ def test_a_corrupt_member_is_refused_before_anything_is_written(tmp_path):
     with pytest.raises(ValueError, match="not a readable nard_ai checkpoint"):
         ensemble_checkpoint([good, bad], tmp_path / "x.pt")
     assert not (tmp_path / "x.pt").exists()
+
+
+def test_nets_that_share_their_first_layer_but_not_their_depth_are_not_taken_for_one():
+    """A race net of one layer and one of two with the same first layer are different nets: refused as such."""
+    a, b = _net(30, race_hidden=(6,)), _net(31, race_hidden=(6, 6))
+    b.race_mlp[0].load_state_dict(a.race_mlp[0].state_dict())
+    b.race_mlp[2].load_state_dict(a.race_mlp[2].state_dict())  # a's output layer is b's second hidden layer
+    with pytest.raises(ValueError, match="race nets have different depths"):
+        ensemble_network([a, b])

@@ -54,7 +54,11 @@ def _linears(mlp: nn.Sequential) -> list[nn.Linear]:
 
 def _same(mlps: Sequence[nn.Sequential]) -> bool:
     first = mlps[0].state_dict()
-    return all(all(torch.equal(first[key], value) for key, value in m.state_dict().items()) for m in mlps[1:])
+    for m in mlps[1:]:
+        other = m.state_dict()
+        if other.keys() != first.keys() or not all(torch.equal(first[k], other[k]) for k in first):
+            return False
+    return True
 
 
 def _merge(mlps: Sequence[nn.Sequential], into: nn.Sequential) -> None:
