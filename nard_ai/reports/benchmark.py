@@ -96,7 +96,7 @@ from nard_ai.core.board import NUM_CHECKERS, pip_count
 from nard_ai.core.classes import CLASS_NAMES, classify_positions
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity
-from nard_ai.formats.position_id import board_from_position_id, position_id
+from nard_ai.formats.position_id import board_from_position_id, boards_from_position_ids, position_id
 from nard_ai.model.atomic import atomic_write_bytes
 from nard_ai.reports.benchmark_files import EQUITY_DECIMALS, ClassFigures, parse_counts, read_checked
 from nard_ai.reports.cube_benchmark import (  # the commands' parts; also re-exported as before the split
@@ -805,7 +805,7 @@ def main(argv: list[str] | None = None) -> int:
         ids, labels = read_labels(args.labels)
         if not ids:
             return fail(f"{args.labels} holds no complete label shard")
-        boards = np.array([board_from_position_id(p) for p in ids], dtype=np.int8)
+        boards = boards_from_position_ids(ids)
         others = [LabelValues(folder) for folder in args.other_labels]  # read and checked before any agent
         shared = [np.array([pid in other for pid in ids]) for other in others]
         for other, both in zip(others, shared, strict=True):
