@@ -19,8 +19,9 @@ on a Ray cluster (:mod:`nard_ai.distributed`; the same files as a local run).
 ordinary network every command loads.
 
 Exit status: 0 done; 1 ``overlap`` found shared positions; 2 bad input (a
-message, no traceback); 130 interrupted (rerun the same ``label`` command to
-resume: complete shards are kept).
+message, no traceback); 130 interrupted by Ctrl-C, 143 stopped by SIGTERM
+(``kill PID``; rerun the same ``label`` command to resume: complete shards are
+kept, a shard in flight is relabelled).
 """
 
 from __future__ import annotations
@@ -257,13 +258,51 @@ def _ensemble(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (module docstring)."""
     args = _parser().parse_args(argv)  # exits 2 on a usage error
-    try:
-        return {"positions": _positions, "label": _label, "overlap": _overlap, "ensemble": _ensemble}[
-            args.command
-        ](args)
-    except (ValueError, OSError) as exc:  # OSError: a file or folder (and ConnectionError: no Ray cluster)
-        print(f"python -m nard_ai.training {args.command}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted; complete shards are kept: rerun the same command to resume", file=sys.stderr)
-        return 130
+    with _SigtermAsInterrupt() as stop:
+        try:
+            return {"positions": _positions, "label": _label, "overlap": _overlap, "ensemble": _ensemble}[
+                args.command
+            ](args)
+        except (
+            ValueError,
+            OSError,
+        ) as exc:  # OSError: a file or folder (and ConnectionError: no Ray cluster)
+            print(f"python -m nard_ai.training {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("interrupted; complete shards are kept: rerun the same command to resume", file=sys.stderr)
+            return 143 if stop.signalled else 130
+
+
+class _SigtermAsInterrupt:
+    """SIGTERM (``kill PID``) raises KeyboardInterrupt in the main thread for the block, as Ctrl-C does.
+
+    Without it SIGTERM ends the process at once: the label pool's workers are
+    orphaned, the run log's ``stop`` line is never written and Python's
+    resource tracker warns of leaked semaphores. ``signalled`` tells the two
+    signals apart (exit status 143 against 130). Off the main thread (a caller
+    running :func:`main` from a worker thread) the handler cannot be installed
+    and nothing changes. The previous handler is restored on exit.
+    """
+
+    def __init__(self) -> None:
+        self.signalled = False
+        self._previous = None
+
+    def _handle(self, signum, frame) -> None:
+        self.signalled = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> _SigtermAsInterrupt:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGTERM, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import signal
+
+        if self._previous is not None:
+            signal.signal(signal.SIGTERM, self._previous)

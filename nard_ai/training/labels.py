@@ -691,10 +691,13 @@ def _run_pool(todo: list[ShardTask], workers: int, finished) -> None:
     os.environ.update({k: "1" for k in saved})  # the spawned workers start with one thread each
     try:
         ctx = multiprocessing.get_context("spawn")
+        before = {c.pid for c in multiprocessing.active_children()}
         with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker) as pool:
-            pending = {pool.submit(label_shard, t) for t in todo[: 2 * workers]}
-            queue = list(todo[2 * workers :])
+            pending: set = set()
+            queue = list(todo)
             try:
+                while queue and len(pending) < 2 * workers:
+                    pending.add(pool.submit(label_shard, queue.pop(0)))
                 while pending:
                     complete, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for fut in complete:
@@ -702,16 +705,19 @@ def _run_pool(todo: list[ShardTask], workers: int, finished) -> None:
                         if queue:
                             pending.add(pool.submit(label_shard, queue.pop(0)))
             except BaseException:
-                # interrupted: drop the shards not started; those in flight finish (or their worker
-                # died with the same signal) and are counted
+                # interrupted (Ctrl-C, or SIGTERM through the command line's handler): stop this
+                # pool's workers, so that a shard in flight (a rollout shard can take an hour) is not
+                # waited for; its worker writes atomically, so the rerun relabels it. The pool then
+                # fails every future not done (no cancel(): Python 3.11's pool raises
+                # InvalidStateError on a cancelled one); the shards finished meanwhile are counted.
+                for child in multiprocessing.active_children():
+                    if child.pid not in before:
+                        child.terminate()
                 for fut in pending:
-                    fut.cancel()
-                for fut in pending:
-                    if not fut.cancelled():
-                        try:
-                            finished(fut.result())
-                        except Exception:
-                            pass
+                    try:
+                        finished(fut.result())
+                    except Exception:  # BrokenProcessPool: the worker was stopped mid-shard
+                        pass
                 raise
     finally:
         for k, v in saved.items():
