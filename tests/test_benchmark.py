@@ -14,6 +14,7 @@ import pytest
 
 from nard_ai.core.classes import CLASS_NAMES
 from nard_ai.core.outcomes import cubeless_equity
+from nard_ai.formats.position_id import board_from_position_id
 from nard_ai.reports import benchmark as bm
 from nard_ai.reports import cube_benchmark as cb
 from nard_ai.search import load_agent
@@ -88,6 +89,15 @@ def test_an_edited_csv_a_foreign_sidecar_and_stale_plays_are_errors(small, tmp_p
     (tmp_path / "stale.json").write_text(json.dumps(meta))
     with pytest.raises(ValueError, match="not this engine's legal plays"):
         bm.read_move_benchmark(stale)
+    # a malformed afterstate Position ID (column 5) on line 3 of a re-signed file: named by file and line
+    bad = tmp_path / "bad.csv"
+    cells = lines[2].split(",")
+    cells[4] = "not-an-id"
+    bad.write_text("\n".join([*lines[:2], ",".join(cells), *lines[3:]]) + "\n")
+    meta["csv_sha256"] = file_sha256(bad)
+    (tmp_path / "bad.json").write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=r"bad\.csv, line 3: .*Position ID"):
+        bm.read_move_benchmark(bad)
     with pytest.raises(FileNotFoundError):
         bm.read_move_benchmark(tmp_path / "none.csv")
 
@@ -634,7 +644,7 @@ def test_equities_pips_rows_are_the_figures_of_the_band_alone(capsys):
     assert [name for name in rows if name.startswith("pips")] == bands
     assert sum(rows[b]["cases"] for b in bands) == rows["all"]["cases"] == 1400
     ids, labels = read_labels(ref)
-    boards = np.array([bm.board_from_position_id(p) for p in ids], dtype=np.int8)
+    boards = np.array([board_from_position_id(p) for p in ids], dtype=np.int8)
     mask = dict(bm.pip_groups(boards, (200, 300)))["pips>=300"]
     alone = bm.score_equities(agent_from_spec("default", seed=1), boards[mask], labels[mask])[0]
     assert rows["pips>=300"]["cases"] == alone.cases

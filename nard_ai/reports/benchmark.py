@@ -96,7 +96,7 @@ from nard_ai.core.board import NUM_CHECKERS, pip_count
 from nard_ai.core.classes import CLASS_NAMES, classify_positions
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity
-from nard_ai.formats.position_id import board_from_position_id, boards_from_position_ids, position_id
+from nard_ai.formats.position_id import boards_from_position_ids, position_id
 from nard_ai.model.atomic import atomic_write_bytes
 from nard_ai.reports.benchmark_files import EQUITY_DECIMALS, ClassFigures, parse_counts, read_checked
 from nard_ai.reports.cube_benchmark import (  # the commands' parts; also re-exported as before the split
@@ -323,11 +323,13 @@ def read_move_benchmark(path: str | Path) -> MoveBenchmark:
             case whose plays are not exactly the legal plays of its position and roll.
     """
     path, rows, meta = read_checked(path, "move benchmark", MOVES_FORMAT, MOVES_FORMAT_VERSION, MOVE_COLUMNS)
-    boards, dice, classes, afters, owner, values = [], [], [], [], [], []
+    boards, dice, classes, afters, owner, values = [], [], [], [], [], []  # boards, afters: Position IDs
+    board_lines, after_lines = [], []  # the CSV line of each ID, for the decoder's errors
     for n, row in enumerate(rows[1:], start=2):
         case = int(row[0])
         if case == len(boards):
-            boards.append(board_from_position_id(row[1]))
+            boards.append(row[1])
+            board_lines.append(n)
             if len(row[2]) != 2 or not row[2].isdigit():
                 raise ValueError(f"{path}, line {n}: dice {row[2]!r} must be two digits 1-6")
             dice.append((int(row[2][0]), int(row[2][1])))
@@ -336,14 +338,17 @@ def read_move_benchmark(path: str | Path) -> MoveBenchmark:
             classes.append(CLASS_NAMES.index(row[3]))
         elif case != len(boards) - 1:
             raise ValueError(f"{path}, line {n}: case {case} out of order")
-        afters.append(board_from_position_id(row[4]))
+        afters.append(row[4])
+        after_lines.append(n)
         owner.append(case)
         values.append(float(row[5]))
     bench = MoveBenchmark(
-        boards=np.array(boards, dtype=np.int8).reshape(-1, 26),
+        boards=boards_from_position_ids(boards, lambda i: f"{path}, line {board_lines[i]}").reshape(-1, 26),
         dice=np.array(dice, dtype=np.int8).reshape(-1, 2),
         classes=np.array(classes, dtype=np.int8),
-        afterstates=np.array(afters, dtype=np.int8).reshape(-1, 26),
+        afterstates=boards_from_position_ids(afters, lambda i: f"{path}, line {after_lines[i]}").reshape(
+            -1, 26
+        ),
         owner=np.array(owner, dtype=np.int64),
         values=np.array(values, dtype=np.float64),
         meta=meta,
