@@ -263,10 +263,8 @@ def main(argv: list[str] | None = None) -> int:
             return {"positions": _positions, "label": _label, "overlap": _overlap, "ensemble": _ensemble}[
                 args.command
             ](args)
-        except (
-            ValueError,
-            OSError,
-        ) as exc:  # OSError: a file or folder (and ConnectionError: no Ray cluster)
+        # OSError: a file or folder (and ConnectionError: no Ray cluster)
+        except (ValueError, OSError) as exc:
             print(f"python -m nard_ai.training {args.command}: error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
