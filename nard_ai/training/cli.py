@@ -32,6 +32,7 @@ import sys
 import time
 from pathlib import Path
 
+from nard_ai.core.signals import sigterm_as_interrupt
 from nard_ai.distributed import add_ray_argument, executor_from_args
 from nard_ai.training.argtypes import non_negative_int, positive_int
 
@@ -258,7 +259,8 @@ def _ensemble(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (module docstring)."""
     args = _parser().parse_args(argv)  # exits 2 on a usage error
-    with _SigtermAsInterrupt() as stop:
+    # SIGTERM (`kill PID`) as Ctrl-C: the label pool's workers stop, the run log's `stop` line is written
+    with sigterm_as_interrupt() as stop:
         try:
             return {"positions": _positions, "label": _label, "overlap": _overlap, "ensemble": _ensemble}[
                 args.command
@@ -270,37 +272,3 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("interrupted; complete shards are kept: rerun the same command to resume", file=sys.stderr)
             return 143 if stop.signalled else 130
-
-
-class _SigtermAsInterrupt:
-    """SIGTERM (``kill PID``) raises KeyboardInterrupt in the main thread for the block, as Ctrl-C does.
-
-    Without it SIGTERM ends the process at once: the label pool's workers are
-    orphaned, the run log's ``stop`` line is never written and Python's
-    resource tracker warns of leaked semaphores. ``signalled`` tells the two
-    signals apart (exit status 143 against 130). Off the main thread (a caller
-    running :func:`main` from a worker thread) the handler cannot be installed
-    and nothing changes. The previous handler is restored on exit.
-    """
-
-    def __init__(self) -> None:
-        self.signalled = False
-        self._previous = None
-
-    def _handle(self, signum, frame) -> None:
-        self.signalled = True
-        raise KeyboardInterrupt
-
-    def __enter__(self) -> _SigtermAsInterrupt:
-        import signal
-        import threading
-
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGTERM, self._handle)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        import signal
-
-        if self._previous is not None:
-            signal.signal(signal.SIGTERM, self._previous)

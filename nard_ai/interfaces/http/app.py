@@ -21,6 +21,7 @@ from fastapi import Depends, FastAPI
 from fastapi.exceptions import RequestValidationError
 
 from nard_ai.core.ply import check_ply
+from nard_ai.core.signals import sigterm_as_interrupt
 from nard_ai.interfaces.batching import BatchSettings
 from nard_ai.interfaces.http.decoding import _bad, _decode, _dice, _live, _no_repeated_fields
 from nard_ai.interfaces.http.endpoints import _schema_error, _unexpected, router
@@ -252,15 +253,10 @@ def serve(
             host, bound,
         )  # fmt: skip
         if workers == 1:
-            import signal
-
             # uvicorn shuts down on SIGTERM, then raises it again: as KeyboardInterrupt here, so that
             # the finally below removes the rollout jobs folder (the default action would kill at once)
-            previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
-            try:
+            with sigterm_as_interrupt():
                 run_one()
-            finally:
-                signal.signal(signal.SIGTERM, previous)
         else:
             sock.listen(socket.SOMAXCONN)
             _supervise(run_one, workers)
@@ -291,7 +287,6 @@ def _supervise(run_one: Callable[[], None], workers: int) -> None:
         RuntimeError: when a worker exits within :data:`WORKER_START_SECONDS` of its start.
     """
     import multiprocessing
-    import signal
     import time
 
     context = multiprocessing.get_context("fork")  # the bound socket and the settings go by memory
@@ -301,26 +296,28 @@ def _supervise(run_one: Callable[[], None], workers: int) -> None:
         process.start()
         return process, time.monotonic()
 
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops the workers too
-    running = [start() for _ in range(workers)]
-    log.info("started %d worker processes: %s", workers, ", ".join(str(p.pid) for p, _ in running))
+    running: list = []
     try:
-        while True:
-            for k, (process, started) in enumerate(running):
-                process.join(timeout=0.5 / workers)
-                if process.exitcode is None:
-                    continue
-                if time.monotonic() - started < WORKER_START_SECONDS:
-                    raise RuntimeError(
-                        f"HTTP worker process {process.pid} exited with status {process.exitcode} "
-                        f"at start-up (see the log above)"
+        with sigterm_as_interrupt():  # `kill` stops the workers too
+            running.extend(start() for _ in range(workers))
+            log.info("started %d worker processes: %s", workers, ", ".join(str(p.pid) for p, _ in running))
+            while True:
+                for k, (process, started) in enumerate(running):
+                    process.join(timeout=0.5 / workers)
+                    if process.exitcode is None:
+                        continue
+                    if time.monotonic() - started < WORKER_START_SECONDS:
+                        raise RuntimeError(
+                            f"HTTP worker process {process.pid} exited with status {process.exitcode} "
+                            f"at start-up (see the log above)"
+                        )
+                    log.warning(
+                        "HTTP worker %d exited with status %s; starting another",
+                        process.pid,
+                        process.exitcode,
                     )
-                log.warning(
-                    "HTTP worker %d exited with status %s; starting another", process.pid, process.exitcode
-                )
-                running[k] = start()
+                    running[k] = start()
     finally:
-        signal.signal(signal.SIGTERM, previous)
         for process, _ in running:
             if process.exitcode is None:
                 process.terminate()
