@@ -147,9 +147,11 @@ def ensemble_checkpoint(members: Sequence[str | os.PathLike], out: str | os.Path
     """Build the ensemble of the checkpoints ``members`` and save it to ``out`` (atomically).
 
     The checkpoint is an ordinary one (the module docstring of :mod:`nard_ai.model.network`):
-    ``args`` ``{"ensemble": [member paths]}``, ``games_trained`` the largest of the members',
+    ``args`` ``{"ensemble": [member file names]}``, ``games_trained`` the largest of the members',
     and ``extra["ensemble"]`` recording the rule (:data:`ENSEMBLE_RULE`), the member count and,
-    per member, its path, SHA-256 and ``extra`` (its own training records).
+    per member, its file name (``path``), SHA-256 and ``extra`` (its own training records). Only
+    the file name is kept, not its folder: the checkpoint may ship to other machines, where a
+    folder of this one means nothing, and the SHA-256 identifies the file.
 
     Args:
         members: two or more checkpoint files (:func:`ensemble_network`'s conditions).
@@ -175,7 +177,7 @@ def ensemble_checkpoint(members: Sequence[str | os.PathLike], out: str | os.Path
         "rule": ENSEMBLE_RULE,
         "k": len(paths),
         "members": [
-            {"path": str(p), "sha256": file_sha256(p), "extra": c.extra}
+            {"path": p.name, "sha256": file_sha256(p), "extra": c.extra}
             for p, c in zip(paths, loaded, strict=True)
         ],
     }
@@ -183,7 +185,7 @@ def ensemble_checkpoint(members: Sequence[str | os.PathLike], out: str | os.Path
         out,
         network,
         games_trained=max(c.games_trained for c in loaded),
-        args={"ensemble": [str(p) for p in paths]},
+        args={"ensemble": [p.name for p in paths]},
         extra={"ensemble": record},
     )
     return load_checkpoint(out)
