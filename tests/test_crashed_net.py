@@ -201,11 +201,11 @@ def test_the_onnx_export_routes_crashed_rows_to_the_crashed_net(tmp_path, boards
 
 
 def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_plays():
-    """``checkpoints/nard-expert.pt`` (README, "The default network" and "Generation 15"): expert_race inputs,
-    contact and crashed nets of one layer of 2,048 units, the logit ensemble of generation 14 (512) and two nets
-    trained afresh on nard_ai's own 1-ply labels (512 and 1,024) side by side, generation 11's race net of two
-    layers of 512 kept as it was, and at 0-ply the opening plays every opening book and gnubg's rollouts rank
-    first: 3-1 8/5 6/5, 4-2 8/4 6/4, 6-1 13/7 8/7 (gnubg rollout tables, e.g. bkgm.com's opening moves)."""
+    """``checkpoints/nard-expert.pt`` (README, "The default network" and "Generation 16"): expert_race inputs,
+    contact and crashed nets of one layer of 1,024 units trained afresh on nard_ai's own 1-ply labels (2,318,000
+    rows), generation 11's race net of two layers of 512 kept as it was, and at 0-ply the opening plays every
+    opening book and gnubg's rollouts rank first: 3-1 8/5 6/5, 4-2 8/4 6/4, 6-1 13/7 8/7 (gnubg rollout tables,
+    e.g. bkgm.com's opening moves)."""
     import dataclasses
     from pathlib import Path
 
@@ -219,24 +219,32 @@ def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_p
     network = checkpoint.network
     assert network.config == NetworkConfig(
         encoder="expert_race",
-        hidden=(2048,),
+        hidden=(1024,),
         race_net=True,
         crashed_net=True,
         activation="sigmoid",
         race_hidden=(512, 512),
     )
-    # generation 14, the default before it and the ensemble's first member, ships beside it for comparison:
-    # the same race net, contact and crashed nets of 512 (its weights are the ensemble's first 512 units)
-    previous = load_checkpoint(path.with_name("nard-expert-gen14.pt"))
-    assert previous.network.config == dataclasses.replace(network.config, hidden=(512,))
-    for a, b in zip(network.race_mlp.parameters(), previous.network.race_mlp.parameters(), strict=True):
-        assert torch.equal(a, b)
-    torch.testing.assert_close(network.mlp[0].weight[:512], previous.network.mlp[0].weight, rtol=0, atol=0)
-    members = checkpoint.extra["ensemble"]["members"]
-    assert checkpoint.extra["ensemble"]["rule"] == ENSEMBLE_RULE and len(members) == 3
-    from nard_ai.model.atomic import file_sha256
-
-    assert members[0]["sha256"] == file_sha256(path.with_name("nard-expert-gen14.pt"))
+    supervised = checkpoint.extra["supervised"][-1]
+    assert supervised["train_nets"] == ["contact", "crashed"] and supervised["source"]["fresh"] == [
+        "contact",
+        "crashed",
+    ]
+    assert supervised["rows"]["train"] + supervised["rows"]["val"] == 2_318_000
+    # generation 15, the default before it, ships beside it for comparison: the logit ensemble of three nets
+    # (2,048 units: generation 14's 512 first) with the same race net
+    previous = load_checkpoint(path.with_name("nard-expert-gen15.pt"))
+    assert previous.network.config == dataclasses.replace(network.config, hidden=(2048,))
+    assert (
+        previous.extra["ensemble"]["rule"] == ENSEMBLE_RULE
+        and len(previous.extra["ensemble"]["members"]) == 3
+    )
+    gen14 = load_checkpoint(path.with_name("nard-expert-gen14.pt")).network
+    assert gen14.config == dataclasses.replace(network.config, hidden=(512,))
+    torch.testing.assert_close(previous.network.mlp[0].weight[:512], gen14.mlp[0].weight, rtol=0, atol=0)
+    for other in (previous.network, gen14):
+        for a, b in zip(network.race_mlp.parameters(), other.race_mlp.parameters(), strict=True):
+            assert torch.equal(a, b)
     # generation 11, the default before generation 14, still ships: the same race net
     gen11 = load_checkpoint(path.with_name("nard-expert-gen11.pt")).network
     assert gen11.config == dataclasses.replace(network.config, hidden=(256,))

@@ -118,11 +118,12 @@ __all__ = [
 CHECKPOINT_FORMAT = "nard_ai.checkpoint"
 CHECKPOINT_VERSION = 1
 DEFAULT_CHECKPOINT_NAME = "nard-expert.pt"
-"""The default network's file (README, "The default network" and "Generation 15"); ``nard-rich.pt`` (TD, the
+"""The default network's file (README, "The default network" and "Generation 16"); ``nard-rich.pt`` (TD, the
 default until 2026-12-04), ``nard-expert-gen10.pt`` (generation 10, the default on 2026-12-04),
 ``nard-expert-gen11.pt`` (generation 11, the default from 2026-12-05 to 2026-12-06), ``nard-expert-gen14.pt``
-(generation 14, the default on 2026-12-06 until generation 15), ``nard-sup256.pt`` and ``nard-td198.pt`` ship
-beside it and load by path."""
+(generation 14, the default on 2026-12-06 until generation 15), ``nard-expert-gen15.pt`` (generation 15, the
+default from 2026-12-06 to 2026-12-07), ``nard-sup256.pt`` and ``nard-td198.pt`` ship beside it and load by
+path."""
 
 
 def exclusive_to_gnubg(p6):
