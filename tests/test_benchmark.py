@@ -482,7 +482,7 @@ def test_equities_against_a_baseline_pairs_position_by_position(capsys):
 
     root = Path(__file__).resolve().parent.parent
     ref = root / "benchmarks" / "contact-rollout"
-    older = root / "checkpoints" / "nard-sup256.pt"  # not gen10: it shares the default's contact nets
+    older = root / "checkpoints" / "nard-sup256.pt"  # not gen10: it shares generation 11's contact nets
     argv = ["equities", str(ref), "--agent", str(older), "--baseline", "default", "--labels", str(ref)]
     assert bm.main([*argv, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

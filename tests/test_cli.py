@@ -359,7 +359,7 @@ def test_hint_at_one_ply_ranks_by_the_deeper_search(capsys):
 
 def test_hint_text_shows_each_plays_depth_when_a_filter_decides_the_play(capsys):
     # The opening 3-1 at 1-ply: gnubg's normal filter keeps at 0-ply the plays within 0.16 of the
-    # best, and only 8/5 6/5 is (the default network's next, 24/23 13/10, is 0.171 behind at 0-ply: `nard hint
+    # best, and only 8/5 6/5 is (the default network's next, 24/23 13/10, is 0.161 behind at 0-ply: `nard hint
     # 4HPwATDgc/ABMA --dice 31 --ply 0`), so the play is decided and, as gnubg does, valued at 0-ply. The table must
     # say so in its ply column and a note, not pass the 0-ply numbers off as 1-ply.
     status, out, err = run_main(["hint", START_ID, "--dice", "31", "--ply", "1", "--top", "2"], capsys)

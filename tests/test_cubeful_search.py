@@ -100,8 +100,9 @@ def test_gnubg_2_ply_no_redouble_take():
     take" with ND +0.719 (from its cubeful lookahead); putting Janowski's formula on ``nard-rich.pt``'s
     2-ply cubeless probabilities instead said redouble (ND +0.686). The lookahead agrees with gnubg,
     on that network (ND +0.715) and on generation 11 (``nard-expert-gen11.pt``, the default 2026-12-05 to
-    2026-12-06, and generation 10 alike: ND +0.740 against DT +0.737). For generation 14, the default since
-    2026-12-06, the position is as close the other way (DT +0.746 against ND +0.742: a marginal redouble);
+    2026-12-06, and generation 10 alike: ND +0.740 against DT +0.737). For generation 14 (the default on
+    2026-12-06) the position was as close the other way (DT +0.746 against ND +0.742: a marginal redouble); for
+    generation 16, the default since 2026-12-07, it is no redouble again (ND +0.730 against DT +0.726);
     one knife-edge position does not judge a network's cube play, the 550-position cube benchmark does
     (README, "Strength benchmarks by position class"), so the test asks the named networks for gnubg's action
     and the default only for gnubg's equity and a take within 0.01 of the boundary."""
@@ -120,8 +121,8 @@ def test_gnubg_2_ply_no_redouble_take():
         assert d.action == "no_double"
         assert d.double_take < 1.0  # take: the pass would be worth the full 1.0
         assert d.no_double == pytest.approx(0.719, abs=tol)
-    # the default network (generation 14): gnubg's no-double equity within the same tolerance, the take within
-    # 0.01 of it either way (DT +0.746 against ND +0.742 on 2026-12-06)
+    # the default network (generation 16): gnubg's no-double equity within the same tolerance, the take within
+    # 0.01 of it either way (ND +0.730 against DT +0.726 on 2026-12-07; generation 14's DT +0.746 against ND +0.742)
     d = cube_decision(board, cube_state_from_match(state), ply=2)
     assert d.no_double == pytest.approx(0.719, abs=0.03)
     assert abs(d.double_take - d.no_double) < 0.01 and d.double_take < 1.0
