@@ -1,7 +1,8 @@
 """A race net of its own shape (``NetworkConfig.race_hidden``, ``train.py --race-hidden``; issue 14, section 3:
 "larger networks where they pay"): the race net of the default network is two hidden layers of 512 while the
-contact and crashed nets keep a single layer of their own (1,024 units in generation 16). Every path that evaluates a network (training's ``forward``, ``predict``,
-search's embedding fast path, the batch-invariant evaluator, the ONNX graph) must take each net's own layers;
+contact and crashed nets keep a single layer of their own (1,024 units in generation 16). Every path that
+evaluates a network (training's ``forward``, ``predict``, search's embedding fast path, the batch-invariant
+evaluator, the ONNX graph) must take each net's own layers;
 the checkpoint describes the shape, and older checkpoints read as before. A few seconds.
 """
 

@@ -149,8 +149,8 @@ __all__ = [
 MAX_GAMES = 10_000_000
 """The most games one rollout takes: about 12 hours for a 0-ply rollout of the opening on this
 project's two cores with the default network (generation 16, about 236 games/s; README, "The default
-network"), about three with ``nard-rich.pt`` (about 1,000 games/s); deeper plies are many times slower. Memory does not depend
-on it (:data:`CHUNK_GAMES`)."""
+network"), about three with ``nard-rich.pt`` (about 1,000 games/s); deeper plies are many times slower.
+Memory does not depend on it (:data:`CHUNK_GAMES`)."""
 
 
 def _efficiency_param(efficiency) -> CubeEfficiency | float:
