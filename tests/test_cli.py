@@ -358,15 +358,19 @@ def test_hint_at_one_ply_ranks_by_the_deeper_search(capsys):
 
 
 def test_hint_text_shows_each_plays_depth_when_a_filter_decides_the_play(capsys):
-    # The opening 3-1 at 1-ply: gnubg's normal filter keeps at 0-ply the plays within 0.16 of the
-    # best, and only 8/5 6/5 is (the default network's next, 24/23 13/10, is 0.161 behind at 0-ply: `nard hint
-    # 4HPwATDgc/ABMA --dice 31 --ply 0`), so the play is decided and, as gnubg does, valued at 0-ply. The table must
-    # say so in its ply column and a note, not pass the 0-ply numbers off as 1-ply.
-    status, out, err = run_main(["hint", START_ID, "--dice", "31", "--ply", "1", "--top", "2"], capsys)
+    # X to play 6-5 with an O checker alone on X's 1-point and X's 2- to 6-points made: 7/1* 6/1 closes the board
+    # on a checker on the bar (a close-out with many gammons, the textbook play), and the default network puts the
+    # next play, 13/7 6/1*, 0.27 behind it at 0-ply (`nard hint uHsGAyC27QoGAA --dice 65 --ply 0`). gnubg's normal
+    # filter keeps at 0-ply only the plays within 0.16 of the best, so the play is decided and, as gnubg does, valued
+    # at 0-ply. The table must say so in its ply column and a note, not pass the 0-ply numbers off as 1-ply.
+    board = pos({13: 2, 8: 1, 7: 1, 6: 3, 5: 2, 4: 2, 3: 2, 2: 2}, {24: 1, 13: 2, 8: 2, 6: 4, 5: 3, 4: 3})
+    status, out, err = run_main(
+        ["hint", position_id(board), "--dice", "65", "--ply", "1", "--top", "2"], capsys
+    )
     assert status == 0, err
     rows = [line.split() for line in out.splitlines() if line.lstrip().startswith(("1 ", "2 "))]
-    assert out.count(" ply ") == 1 and rows[0][:4] == ["1", "8/5", "6/5", "0"]
-    assert rows[1][:4] == ["2", "24/23", "13/10", "0"]
+    assert out.count(" ply ") == 1 and rows[0][:4] == ["1", "7/1*", "6/1", "0"]
+    assert rows[1][:4] == ["2", "13/7", "6/1*", "0"]
     assert "valued at less than 1-ply, as in gnubg" in out
 
 

@@ -47,8 +47,7 @@ def games_arg(text: str) -> int:
     value = positive_int(text)
     if value > MAX_GAMES:
         raise argparse.ArgumentTypeError(
-            f"at most {MAX_GAMES:,} games in one rollout (about 12 hours at 0-ply with the default network; "
-            f"run several seeds for more), got {value:,}"
+            f"at most {MAX_GAMES:,} games in one rollout (run several seeds for more), got {value:,}"
         )
     return value
 
