@@ -666,3 +666,28 @@ def test_moves_pips_rows_split_the_cases_by_pip_total(small, capsys):
                 "pips>=250": (totals >= 250).sum()}  # fmt: skip
     assert {row["class"]: row["cases"] for row in bands} == {k: int(v) for k, v in expected.items() if v}
     assert sum(row["cases"] for row in bands) == bench.cases
+
+
+def test_make_moves_takes_its_cases_from_games_against_an_opponent(agent, tmp_path, capsys):
+    """``make-moves --opponent SPEC``: the cases are those of ``--agent``'s games against SPEC
+    (:func:`sample_stratified_cases` with that opponent, both sides' turns), the sidecar names the
+    opponent, and a bad opponent spec is one error line and exit 2, with no file written."""
+    from nard_ai.agents import agent_from_spec
+
+    out = tmp_path / "vs.csv"
+    argv = ["make-moves", "--out", str(out), "--agent", "default", "--referee", "default:0", "--seed", "2"]
+    assert bm.main([*argv, "--opponent", "pubeval", "--quotas", "contact=4,race=2"]) == 0
+    bench = bm.read_move_benchmark(out)
+    assert bench.meta["opponent"] == "pubeval" and bench.meta["sampled_by"] == "default"
+    boards, dice = bm.sample_stratified_cases(
+        {"contact": 4, "race": 2}, agent, seed=2, opponent=agent_from_spec("pubeval")
+    )
+    assert np.array_equal(bench.boards, boards) and np.array_equal(bench.dice, np.sort(dice, 1)[:, ::-1])
+    selfplay, _ = bm.sample_stratified_cases({"contact": 4, "race": 2}, agent, seed=2)
+    assert not np.array_equal(selfplay, boards)  # pubeval's plays lead elsewhere
+    capsys.readouterr()
+    bad = tmp_path / "bad.csv"
+    assert (
+        bm.main(["make-moves", "--out", str(bad), "--opponent", "no-such-agent", "--quotas", "race=1"]) == 2
+    )
+    assert capsys.readouterr().err.startswith("benchmark: error: ") and not bad.exists()

@@ -350,6 +350,44 @@ def test_sampled_cases_round_trip_through_a_case_file():
     assert np.array_equal(again, boards)  # seeded: the same cases again
 
 
+class _Recording:
+    """An agent that plays as ``inner`` and records the boards of each ``choose_plays`` call."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def choose_plays(self, boards, dice):
+        self.calls.append(boards.copy())
+        return self.inner.choose_plays(boards, dice)
+
+
+def test_cases_from_games_against_an_opponent_give_each_agent_its_own_seat():
+    """``sample_cases(..., opponent=B)``: agent A holds seat 0, B seat 1, and the games started open
+    A, B, A, ... So with two games in flight, the first ply of game 0 is A's and of game 1 is B's
+    (one board each, the starting position), and the two then take turns in each game."""
+    a, b = _Recording(agent_from_spec("pubeval")), _Recording(agent_from_spec("random", seed=1))
+    boards, dice = sample_cases(30, a, seed=7, batch=2, opponent=b)
+    assert boards.shape == (30, 26) and dice.shape == (30, 2)
+    start = na.starting_board()
+    assert [len(c) for c in a.calls[:3]] == [1, 1, 1] and [len(c) for c in b.calls[:3]] == [1, 1, 1]
+    assert np.array_equal(a.calls[0][0], start) and np.array_equal(b.calls[0][0], start)
+    assert not np.array_equal(a.calls[1][0], start)  # A's second ply: game 1, after B's opening play
+    again, again_dice = sample_cases(
+        30, agent_from_spec("pubeval"), seed=7, batch=2, opponent=agent_from_spec("random", seed=1)
+    )
+    assert np.array_equal(again, boards) and np.array_equal(again_dice, dice)  # seeded
+
+
+def test_an_agent_against_itself_as_opponent_samples_its_self_play_cases():
+    """The seats change who is asked, not the dice or the sampling: an agent that is also its own
+    opponent meets exactly the cases of its self-play (pubeval's choice of a board's play does not
+    depend on the other boards of the call)."""
+    agent = agent_from_spec("pubeval")
+    alone = sample_cases(50, agent, seed=9, batch=8)
+    paired = sample_cases(50, agent, seed=9, batch=8, opponent=agent)
+    assert np.array_equal(alone[0], paired[0]) and np.array_equal(alone[1], paired[1])
+
+
 # --------------------------------------------------------------------------- error rates
 
 

@@ -25,7 +25,8 @@ of agents can then be judged in seconds without the referee:
   Rows of a case are consecutive, its plays in this engine's generator order.
 * ``NAME.json``: ``format = "nard_ai.move_benchmark"``, ``format_version``,
   the referee, the cases and plays, counts per class, how the cases were
-  sampled (agent, seed, quotas), the CSV's SHA-256 and the code version.
+  sampled (agent, ``opponent`` when the cases come from its games against
+  another agent, seed, quotas), the CSV's SHA-256 and the code version.
 
 Reading checks that each case's plays are exactly the legal plays this engine
 generates (standard rules) and that the CSV matches its sidecar, so a stale or
@@ -185,12 +186,19 @@ def parse_quotas(spec: str) -> dict[str, int]:
 
 
 def sample_stratified_cases(
-    quotas: dict[str, int], agent, seed: int = 0, *, keep: float = 0.1, max_rounds: int = 64
+    quotas: dict[str, int],
+    agent,
+    seed: int = 0,
+    *,
+    keep: float = 0.1,
+    max_rounds: int = 64,
+    opponent=None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Unforced (position, dice) cases of ``agent``'s self-play, ``quotas[class]`` of each class.
+    """Unforced (position, dice) cases of ``agent``'s self-play (or games against ``opponent``), ``quotas[class]`` of each class.
 
-    Self-play cases come from :func:`nard_ai.reports.error_rate.sample_cases`
-    (each turn kept with chance ``keep``, two or more distinct plays) in
+    The cases come from :func:`nard_ai.reports.error_rate.sample_cases`
+    (each turn kept with chance ``keep``, two or more distinct plays; with an
+    ``opponent``, both sides' turns of ``agent``-vs-``opponent`` games) in
     rounds of seeds ``seed, seed + 1, ...``; each class takes its first
     ``quotas[class]`` cases in the order met, until every quota is full.
 
@@ -207,7 +215,7 @@ def sample_stratified_cases(
     for r in range(max_rounds):
         if all(have[k] >= want[k] for k in REPORTED):
             break
-        boards, dice = sample_cases(per_round, agent, seed + r, keep=keep)
+        boards, dice = sample_cases(per_round, agent, seed + r, keep=keep, opponent=opponent)
         cls = classify_positions(boards)
         for name in REPORTED:
             need = want[name] - have[name]
@@ -654,6 +662,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     mk.add_argument("--agent", default="default", help="agent whose self-play gives the cases")
     mk.add_argument(
+        "--opponent",
+        metavar="SPEC",
+        help="take the cases from --agent's games against this agent (both sides' turns: the positions "
+        "their match meets) instead of from self-play",
+    )
+    mk.add_argument(
         "--quotas", default="contact=500,crashed=250,race=350,bearoff=100", help="cases per class"
     )
     mk.add_argument("--seed", type=int, default=0)
@@ -712,7 +726,8 @@ def main(argv: list[str] | None = None) -> int:
             quotas = parse_quotas(args.quotas)
             sampler = agent_from_spec(args.agent, seed=args.seed + 1)
             referee = agent_from_spec(args.referee, seed=args.seed + 2)
-            boards, dice = sample_stratified_cases(quotas, sampler, args.seed)
+            opponent = agent_from_spec(args.opponent, seed=args.seed + 3) if args.opponent else None
+            boards, dice = sample_stratified_cases(quotas, sampler, args.seed, opponent=opponent)
             t0 = time.perf_counter()
             bench = make_move_benchmark(
                 boards,
@@ -721,6 +736,7 @@ def main(argv: list[str] | None = None) -> int:
                 meta={
                     "referee": args.referee,
                     "sampled_by": args.agent,
+                    **({"opponent": args.opponent} if args.opponent else {}),
                     "seed": args.seed,
                     "quotas": quotas,
                 },

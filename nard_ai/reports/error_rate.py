@@ -65,7 +65,7 @@ from nard_ai.core.game import opening_roll, roll_dice
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity, invert_probs, result_probs
 from nard_ai.formats.position_id import position_id
-from nard_ai.play.lockstep import Lockstep
+from nard_ai.play.lockstep import Lockstep, choose_by_side
 from nard_ai.reports.position import parse_position, read_text_file
 from nard_ai.search.lookahead import STANDARD_RULES, Agent, afterstate_probs, agent_value
 
@@ -195,8 +195,9 @@ def sample_cases(
     unforced: bool = True,
     batch: int = 256,
     rules=STANDARD_RULES,
+    opponent=None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Cases from self-play: positions and the rolls met in ``agent``-vs-itself games.
+    """Cases from play: positions and the rolls met in ``agent``-vs-itself games, or ``agent``-vs-``opponent``.
 
     Games start from the starting position with the opening roll and run on the lockstep
     engine (:class:`nard_ai.play.lockstep.Lockstep`: its turn end and ply limit), a finished
@@ -204,14 +205,21 @@ def sample_cases(
     probability ``keep``, so one game gives cases from all its phases. The dice and the
     sampling draw from ``np.random.default_rng(seed)`` only.
 
+    With an ``opponent`` the games are ``agent`` (seat 0) against ``opponent`` (seat 1),
+    the side on roll choosing its play (:func:`nard_ai.play.lockstep.choose_by_side`); games
+    started in turn are opened by seat 0, seat 1, seat 0, ... (the opening roll's dice are their
+    first play's), so each agent opens half the games. Cases are kept from both
+    sides' turns alike: the positions a match between the two meets, to score any agent on.
+
     Args:
         n: cases wanted, >= 1.
-        agent: plays both sides (anything with ``choose_plays``).
+        agent: plays both sides, or seat 0 with ``opponent`` (anything with ``choose_plays``).
         seed: seed of the dice and of the sampling.
         keep: chance of keeping each turn, in ``(0, 1]``.
         unforced: keep only turns with two or more distinct legal plays.
         batch: games in flight.
         rules: rule settings of the legal-play count.
+        opponent: ``None`` (self-play), or the agent of seat 1.
 
     Returns:
         ``(boards, dice)``: ``(n, 26)`` int8 (side on roll's view) and ``(n, 2)`` int8.
@@ -229,7 +237,8 @@ def sample_cases(
     boards, dice = [], []
     got = 0
     lock = Lockstep(batch, what="sampled game")
-    lock.start(np.arange(batch), starting_board())
+    started = batch
+    lock.start(np.arange(batch), starting_board(), np.arange(batch) % 2)
     rolls = np.empty((batch, 2), dtype=np.int8)
     _, rolls[:] = opening_roll(batch, rng)
     while got < n:
@@ -243,12 +252,18 @@ def sample_cases(
         boards.append(b[take])
         dice.append(d[take])
         got += int(take.sum())
-        ended, _ = lock.play(running, agent.choose_plays(b, d))
+        if opponent is None:
+            after = agent.choose_plays(b, d)
+        else:
+            seat = lock.turn[running]
+            after = choose_by_side(((agent, seat == 0), (opponent, seat == 1)), b, d)
+        ended, _ = lock.play(running, after)
         going = running[~ended]
         rolls[going] = roll_dice(len(going), rng)
         new = running[ended]
         if len(new):
-            lock.start(new, starting_board())
+            lock.start(new, starting_board(), (started + np.arange(len(new))) % 2)
+            started += len(new)
             _, rolls[new] = opening_roll(len(new), rng)
     return np.concatenate(boards)[:n], np.concatenate(dice)[:n]
 
