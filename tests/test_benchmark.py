@@ -227,7 +227,7 @@ def test_bad_cube_quotas_say_what_is_wrong(spec, message):
 
 
 def test_the_shipped_benchmarks_read_and_match_this_engine():
-    """benchmarks/moves-gnubg2.csv and cubes-gnubg2.csv (README, "Strength benchmarks"): their SHA-256s match
+    """benchmarks/moves-gnubg2.csv, moves-match-gnubg2.csv and cubes-gnubg2.csv (README, "Strength benchmarks"): their SHA-256s match
     their sidecars, and every case's stored plays are exactly the plays this engine generates."""
     from pathlib import Path
 
@@ -236,6 +236,12 @@ def test_the_shipped_benchmarks_read_and_match_this_engine():
     assert moves.cases == 1200 and moves.meta["referee"] == "gnubg:2"
     counts = {name: int((moves.classes == CLASS_NAMES.index(name)).sum()) for name in bm.REPORTED}
     assert counts == {"contact": 500, "crashed": 250, "race": 350, "bearoff": 100}
+    match = bm.read_move_benchmark(
+        root / "moves-match-gnubg2.csv"
+    )  # generation 16's games against gnubg 0-ply
+    assert match.cases == 1300 and match.meta["referee"] == "gnubg:2" and match.meta["opponent"] == "gnubg:0"
+    counts = {name: int((match.classes == CLASS_NAMES.index(name)).sum()) for name in bm.REPORTED}
+    assert counts == {"contact": 600, "crashed": 300, "race": 300, "bearoff": 100}
     boards, cubes, actions, meta = cb.read_cube_benchmark(root / "cubes-gnubg2.csv")
     assert len(boards) == 550 and meta["groups"] == {
         "no_double": 150,
