@@ -19,12 +19,14 @@ network as their default agent) and are re-exported here.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from nard_ai.core.ply import check_ply
 from nard_ai.core.rules import Rules
 from nard_ai.search.loading import load_agent, pubeval_agent, random_agent
 from nard_ai.search.lookahead import STANDARD_RULES, Agent
 
-__all__ = ["agent_from_spec", "load_agent", "pubeval_agent", "random_agent"]
+__all__ = ["agent_from_spec", "checkpoint_of_spec", "load_agent", "pubeval_agent", "random_agent"]
 
 
 def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> Agent:
@@ -39,10 +41,7 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
         ValueError: on a bad ply or a bad checkpoint file.
         FileNotFoundError: if a checkpoint path does not exist.
     """
-    if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(
-            f"an agent spec must be pubeval, random, gnubg[:PLY], default[:PLY] or PATH[:PLY], got {spec!r}"
-        )
+    _check_spec(spec)
     if spec == "pubeval":
         return pubeval_agent(rules)
     if spec == "random":
@@ -51,6 +50,19 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
         from nard_ai.gnubg.agent import gnubg_agent_from_spec  # optional dependency, imported on use
 
         return gnubg_agent_from_spec(spec, rules)
+    path, ply = _network_spec(spec)
+    return load_agent(None if path == "default" else path, ply=ply, rules=rules)
+
+
+def _check_spec(spec) -> None:
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(
+            f"an agent spec must be pubeval, random, gnubg[:PLY], default[:PLY] or PATH[:PLY], got {spec!r}"
+        )
+
+
+def _network_spec(spec: str) -> tuple[str, int]:
+    """``"PATH[:PLY]"`` or ``"default[:PLY]"`` -> ``(PATH or "default", ply)``; ValueError on a bad ply."""
     path, ply = spec, 0
     head, sep, tail = spec.rpartition(":")
     if sep and head in ("pubeval", "random"):
@@ -62,4 +74,25 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
         except ValueError as exc:
             raise ValueError(f"agent spec {spec!r}: {exc}") from None
         path = head
-    return load_agent(None if path == "default" else path, ply=ply, rules=rules)
+    return path, ply
+
+
+def checkpoint_of_spec(spec: str) -> Path | None:
+    """The checkpoint file a network agent spec loads, or ``None`` for pubeval, random and gnubg.
+
+    ``default[:PLY]`` gives the default network's file (``checkpoints/nard-expert.pt``), whichever
+    generation it holds: a record of what played (a benchmark's sidecar) should name the file's
+    SHA-256 too. Nothing is loaded and the file's existence is not checked.
+
+    Raises:
+        ValueError: an empty spec or a bad ply, as :func:`agent_from_spec`.
+    """
+    _check_spec(spec)
+    if spec in ("pubeval", "random") or spec == "gnubg" or spec.startswith("gnubg:"):
+        return None
+    path, _ = _network_spec(spec)
+    if path == "default":
+        from nard_ai.model.network import default_checkpoint_path  # torch, on first use
+
+        return Path(default_checkpoint_path())
+    return Path(path)

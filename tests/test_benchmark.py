@@ -8,6 +8,7 @@ and an evaluator's equity error against labels that are its own evaluation is 0.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -685,6 +686,12 @@ def test_make_moves_takes_its_cases_from_games_against_an_opponent(agent, tmp_pa
     assert bm.main([*argv, "--opponent", "pubeval", "--quotas", "contact=4,race=2"]) == 0
     bench = bm.read_move_benchmark(out)
     assert bench.meta["opponent"] == "pubeval" and bench.meta["sampled_by"] == "default"
+    from nard_ai.model.network import default_checkpoint_path
+    from nard_ai.training.store import file_sha256
+
+    default = Path(default_checkpoint_path())  # "default" changes with each generation: the digest says which
+    assert bench.meta["sampled_by_network"] == {"file": default.name, "sha256": file_sha256(default)}
+    assert "opponent_network" not in bench.meta  # pubeval has no checkpoint
     boards, dice = bm.sample_stratified_cases(
         {"contact": 4, "race": 2}, agent, seed=2, opponent=agent_from_spec("pubeval")
     )
@@ -693,7 +700,7 @@ def test_make_moves_takes_its_cases_from_games_against_an_opponent(agent, tmp_pa
     assert not np.array_equal(selfplay, boards)  # pubeval's plays lead elsewhere
     capsys.readouterr()
     bad = tmp_path / "bad.csv"
-    assert (
-        bm.main(["make-moves", "--out", str(bad), "--opponent", "no-such-agent", "--quotas", "race=1"]) == 2
-    )
-    assert capsys.readouterr().err.startswith("benchmark: error: ") and not bad.exists()
+    for spec in ("no-such-agent", ""):  # an empty spec is an error too, not self-play
+        assert bm.main(["make-moves", "--out", str(bad), "--opponent", spec, "--quotas", "race=1"]) == 2
+        assert capsys.readouterr().err.startswith(f"benchmark: error: --opponent {spec!r}: ")
+        assert not bad.exists()

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from nard_ai.agents import agent_from_spec
+from nard_ai.agents import agent_from_spec, checkpoint_of_spec
 from nard_ai.core.board import BAR, LAYOUT_VERSION, pos, starting_board, swap_sides
 from nard_ai.core.movegen import legal_plays
 from nard_ai.eval.evaluator import Evaluator, NetworkEvaluator, PubevalEvaluator, RandomEvaluator, has_contact
@@ -604,6 +604,20 @@ def test_one_ply_self_play_trains_on_lookahead_targets_deterministically():
 def test_agent_spec_errors_say_what_is_wrong(spec, message):
     with pytest.raises(ValueError, match=message):
         agent_from_spec(spec)
+    with pytest.raises(ValueError, match=message):  # the same parse, the same errors
+        checkpoint_of_spec(spec)
+
+
+def test_checkpoint_of_spec_names_the_file_a_network_spec_loads():
+    """``default[:PLY]`` is the default network's file (model.network.default_checkpoint_path), a
+    ``PATH[:PLY]`` its path (a colon before a non-numeric tail is part of the path, as
+    agent_from_spec reads it); pubeval, random and gnubg have no checkpoint."""
+    from nard_ai.model.network import default_checkpoint_path
+
+    assert checkpoint_of_spec("default") == checkpoint_of_spec("default:2") == Path(default_checkpoint_path())
+    assert checkpoint_of_spec("runs/a.pt:1") == Path("runs/a.pt")
+    assert checkpoint_of_spec("c:/nets/a.pt") == Path("c:/nets/a.pt")
+    assert [checkpoint_of_spec(s) for s in ("pubeval", "random", "gnubg", "gnubg:2")] == [None] * 4
 
 
 # ---------------------------------------------------------------- issue 15: truncated files, stale temporaries

@@ -226,8 +226,9 @@ def sample_stratified_cases(
             have[name] += len(idx)
     short = {k: f"{have[k]}/{want[k]}" for k in REPORTED if have[k] < want[k]}
     if short:
+        source = "self-play" if opponent is None else "match"
         raise ValueError(
-            f"{max_rounds} rounds of {per_round} self-play cases did not fill the quotas: {short}"
+            f"{max_rounds} rounds of {per_round} {source} cases did not fill the quotas: {short}"
         )
     parts = [p for name in REPORTED for p in got[name]]
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
@@ -278,6 +279,17 @@ def make_move_benchmark(
         values=np.round(np.concatenate(values), EQUITY_DECIMALS) if values else np.zeros(0),
         meta=info,
     )
+
+
+def _network_record(key: str, spec: str) -> dict:
+    """``{key: {"file": name, "sha256": digest}}`` of the checkpoint an agent spec plays, or ``{}``
+    (pubeval, random, gnubg): ``default`` names a different network in each generation."""
+    from nard_ai.agents import checkpoint_of_spec
+
+    path = checkpoint_of_spec(spec)
+    if path is None or not path.is_file():
+        return {}
+    return {key: {"file": path.name, "sha256": file_sha256(path)}}
 
 
 def _csv_bytes(bench: MoveBenchmark) -> bytes:
@@ -660,7 +672,11 @@ def main(argv: list[str] | None = None) -> int:
     mk.add_argument(
         "--referee", default="gnubg:2", help="agent spec that values every play (default gnubg:2)"
     )
-    mk.add_argument("--agent", default="default", help="agent whose self-play gives the cases")
+    mk.add_argument(
+        "--agent",
+        default="default",
+        help="agent whose self-play (or games against --opponent) gives the cases",
+    )
     mk.add_argument(
         "--opponent",
         metavar="SPEC",
@@ -726,7 +742,12 @@ def main(argv: list[str] | None = None) -> int:
             quotas = parse_quotas(args.quotas)
             sampler = agent_from_spec(args.agent, seed=args.seed + 1)
             referee = agent_from_spec(args.referee, seed=args.seed + 2)
-            opponent = agent_from_spec(args.opponent, seed=args.seed + 3) if args.opponent else None
+            opponent = None
+            if args.opponent is not None:
+                try:
+                    opponent = agent_from_spec(args.opponent, seed=args.seed + 3)
+                except (ValueError, FileNotFoundError) as exc:
+                    return fail(f"--opponent {args.opponent!r}: {exc}")
             boards, dice = sample_stratified_cases(quotas, sampler, args.seed, opponent=opponent)
             t0 = time.perf_counter()
             bench = make_move_benchmark(
@@ -736,7 +757,13 @@ def main(argv: list[str] | None = None) -> int:
                 meta={
                     "referee": args.referee,
                     "sampled_by": args.agent,
-                    **({"opponent": args.opponent} if args.opponent else {}),
+                    **_network_record("sampled_by_network", args.agent),
+                    **({"opponent": args.opponent} if args.opponent is not None else {}),
+                    **(
+                        _network_record("opponent_network", args.opponent)
+                        if args.opponent is not None
+                        else {}
+                    ),
                     "seed": args.seed,
                     "quotas": quotas,
                 },
