@@ -26,7 +26,9 @@ of agents can then be judged in seconds without the referee:
 * ``NAME.json``: ``format = "nard_ai.move_benchmark"``, ``format_version``,
   the referee, the cases and plays, counts per class, how the cases were
   sampled (agent, ``opponent`` when the cases come from its games against
-  another agent, seed, quotas), the CSV's SHA-256 and the code version.
+  another agent, seed, quotas; ``sampled_by_network`` and ``opponent_network``,
+  the file name and SHA-256 of the checkpoint each plays, since ``default`` is
+  another network in each generation), the CSV's SHA-256 and the code version.
 
 Reading checks that each case's plays are exactly the legal plays this engine
 generates (standard rules) and that the CSV matches its sidecar, so a stale or
