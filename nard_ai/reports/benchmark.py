@@ -101,7 +101,13 @@ from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.formats.position_id import boards_from_position_ids, position_id
 from nard_ai.model.atomic import atomic_write_bytes
-from nard_ai.reports.benchmark_files import EQUITY_DECIMALS, ClassFigures, parse_counts, read_checked
+from nard_ai.reports.benchmark_files import (
+    EQUITY_DECIMALS,
+    ClassFigures,
+    network_record,
+    parse_counts,
+    read_checked,
+)
 from nard_ai.reports.cube_benchmark import (  # the commands' parts; also re-exported as before the split
     CUBE_GROUPS,
     CUBE_WINDOW,
@@ -281,17 +287,6 @@ def make_move_benchmark(
         values=np.round(np.concatenate(values), EQUITY_DECIMALS) if values else np.zeros(0),
         meta=info,
     )
-
-
-def _network_record(key: str, spec: str) -> dict:
-    """``{key: {"file": name, "sha256": digest}}`` of the checkpoint an agent spec plays, or ``{}``
-    (pubeval, random, gnubg): ``default`` names a different network in each generation."""
-    from nard_ai.agents import checkpoint_of_spec
-
-    path = checkpoint_of_spec(spec)
-    if path is None or not path.is_file():
-        return {}
-    return {key: {"file": path.name, "sha256": file_sha256(path)}}
 
 
 def _csv_bytes(bench: MoveBenchmark) -> bytes:
@@ -759,12 +754,10 @@ def main(argv: list[str] | None = None) -> int:
                 meta={
                     "referee": args.referee,
                     "sampled_by": args.agent,
-                    **_network_record("sampled_by_network", args.agent),
+                    **network_record("sampled_by_network", args.agent),
                     **({"opponent": args.opponent} if args.opponent is not None else {}),
                     **(
-                        _network_record("opponent_network", args.opponent)
-                        if args.opponent is not None
-                        else {}
+                        network_record("opponent_network", args.opponent) if args.opponent is not None else {}
                     ),
                     "seed": args.seed,
                     "quotas": quotas,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from nard_ai.training.store import file_sha256
 
-__all__ = ["EQUITY_DECIMALS", "ClassFigures", "parse_counts", "read_checked"]
+__all__ = ["EQUITY_DECIMALS", "ClassFigures", "network_record", "parse_counts", "read_checked"]
 
 EQUITY_DECIMALS = 6
 """Decimals of the equities a benchmark CSV stores (ppg; 1e-6 is far below any error reported)."""
@@ -84,3 +84,15 @@ def read_checked(
         if len(row) != len(columns):
             raise ValueError(f"{path}, line {n}: expected {len(columns)} fields, got {len(row)}")
     return path, rows, meta
+
+
+def network_record(key: str, spec: str) -> dict:
+    """``{key: {"file": name, "sha256": digest}}`` of the checkpoint an agent spec plays, or ``{}``
+    (pubeval, random, gnubg, or no such file): for a sidecar, since ``default`` names a different
+    network in each generation (:func:`nard_ai.agents.checkpoint_of_spec`)."""
+    from nard_ai.agents import checkpoint_of_spec
+
+    path = checkpoint_of_spec(spec)
+    if path is None or not path.is_file():
+        return {}
+    return {key: {"file": path.name, "sha256": file_sha256(path)}}
