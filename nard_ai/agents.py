@@ -46,7 +46,7 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
         return pubeval_agent(rules)
     if spec == "random":
         return random_agent(seed, rules)
-    if spec == "gnubg" or spec.startswith("gnubg:"):
+    if _is_gnubg(spec):
         from nard_ai.gnubg.agent import gnubg_agent_from_spec  # optional dependency, imported on use
 
         return gnubg_agent_from_spec(spec, rules)
@@ -59,6 +59,10 @@ def _check_spec(spec) -> None:
         raise ValueError(
             f"an agent spec must be pubeval, random, gnubg[:PLY], default[:PLY] or PATH[:PLY], got {spec!r}"
         )
+
+
+def _is_gnubg(spec: str) -> bool:
+    return spec == "gnubg" or spec.startswith("gnubg:")
 
 
 def _network_spec(spec: str) -> tuple[str, int]:
@@ -88,7 +92,7 @@ def checkpoint_of_spec(spec: str) -> Path | None:
         ValueError: an empty spec or a bad ply, as :func:`agent_from_spec`.
     """
     _check_spec(spec)
-    if spec in ("pubeval", "random") or spec == "gnubg" or spec.startswith("gnubg:"):
+    if spec in ("pubeval", "random") or _is_gnubg(spec):
         return None
     path, _ = _network_spec(spec)
     if path == "default":

@@ -230,19 +230,17 @@ def test_bad_cube_quotas_say_what_is_wrong(spec, message):
 def test_the_shipped_benchmarks_read_and_match_this_engine():
     """benchmarks/moves-gnubg2.csv, moves-match-gnubg2.csv and cubes-gnubg2.csv (README, "Strength benchmarks"): their SHA-256s match
     their sidecars, and every case's stored plays are exactly the plays this engine generates."""
-    from pathlib import Path
-
     root = Path(__file__).resolve().parent.parent / "benchmarks"
+
+    def counts(bench):
+        return {name: int((bench.classes == CLASS_NAMES.index(name)).sum()) for name in bm.REPORTED}
+
     moves = bm.read_move_benchmark(root / "moves-gnubg2.csv")
     assert moves.cases == 1200 and moves.meta["referee"] == "gnubg:2"
-    counts = {name: int((moves.classes == CLASS_NAMES.index(name)).sum()) for name in bm.REPORTED}
-    assert counts == {"contact": 500, "crashed": 250, "race": 350, "bearoff": 100}
-    match = bm.read_move_benchmark(
-        root / "moves-match-gnubg2.csv"
-    )  # generation 16's games against gnubg 0-ply
+    assert counts(moves) == {"contact": 500, "crashed": 250, "race": 350, "bearoff": 100}
+    match = bm.read_move_benchmark(root / "moves-match-gnubg2.csv")  # generation 16 against gnubg 0-ply
     assert match.cases == 1300 and match.meta["referee"] == "gnubg:2" and match.meta["opponent"] == "gnubg:0"
-    counts = {name: int((match.classes == CLASS_NAMES.index(name)).sum()) for name in bm.REPORTED}
-    assert counts == {"contact": 600, "crashed": 300, "race": 300, "bearoff": 100}
+    assert counts(match) == {"contact": 600, "crashed": 300, "race": 300, "bearoff": 100}
     boards, cubes, actions, meta = cb.read_cube_benchmark(root / "cubes-gnubg2.csv")
     assert len(boards) == 550 and meta["groups"] == {
         "no_double": 150,
@@ -680,15 +678,14 @@ def test_make_moves_takes_its_cases_from_games_against_an_opponent(agent, tmp_pa
     (:func:`sample_stratified_cases` with that opponent, both sides' turns), the sidecar names the
     opponent, and a bad opponent spec is one error line and exit 2, with no file written."""
     from nard_ai.agents import agent_from_spec
+    from nard_ai.model.network import default_checkpoint_path
+    from nard_ai.training.store import file_sha256
 
     out = tmp_path / "vs.csv"
     argv = ["make-moves", "--out", str(out), "--agent", "default", "--referee", "default:0", "--seed", "2"]
     assert bm.main([*argv, "--opponent", "pubeval", "--quotas", "contact=4,race=2"]) == 0
     bench = bm.read_move_benchmark(out)
     assert bench.meta["opponent"] == "pubeval" and bench.meta["sampled_by"] == "default"
-    from nard_ai.model.network import default_checkpoint_path
-    from nard_ai.training.store import file_sha256
-
     default = Path(default_checkpoint_path())  # "default" changes with each generation: the digest says which
     assert bench.meta["sampled_by_network"] == {"file": default.name, "sha256": file_sha256(default)}
     assert "opponent_network" not in bench.meta  # pubeval has no checkpoint

@@ -755,9 +755,10 @@ def main(argv: list[str] | None = None) -> int:
                     "referee": args.referee,
                     "sampled_by": args.agent,
                     **network_record("sampled_by_network", args.agent),
-                    **({"opponent": args.opponent} if args.opponent is not None else {}),
                     **(
-                        network_record("opponent_network", args.opponent) if args.opponent is not None else {}
+                        {"opponent": args.opponent, **network_record("opponent_network", args.opponent)}
+                        if args.opponent is not None
+                        else {}
                     ),
                     "seed": args.seed,
                     "quotas": quotas,
@@ -808,9 +809,9 @@ def main(argv: list[str] | None = None) -> int:
                 ply=args.ply,
                 progress=lambda done, want: print(f"{done}/{want} positions", file=sys.stderr, flush=True),
             )
-            meta = {"referee": f"gnubg program {args.ply}-ply", "sampled_by": args.agent, "seed": args.seed,
-                    "quotas": quotas, "cube": "money, cube 1 centred, no Jacoby, no beavers",
-                    "window": list(CUBE_WINDOW)}  # fmt: skip
+            meta = {"referee": f"gnubg program {args.ply}-ply", "sampled_by": args.agent,
+                    **network_record("sampled_by_network", args.agent), "seed": args.seed, "quotas": quotas,
+                    "cube": "money, cube 1 centred, no Jacoby, no beavers", "window": list(CUBE_WINDOW)}  # fmt: skip
             write_cube_benchmark(out, ids, classes, analyses, meta)
             print(f"wrote {len(ids)} positions to {out} in {time.perf_counter() - t0:.0f} s")
             return 0
