@@ -16,7 +16,10 @@ lies in ``[0.1, 1.8]`` (where a double can be right).
   gnubg's action (one of :data:`nard_ai.cube.ACTIONS`) and its three cubeful
   equities (ppg per unit of the cube).
 * ``NAME.json``: ``format = "nard_ai.cube_benchmark"``, the referee, counts per
-  group, the sampling, the CSV's SHA-256 and the code version.
+  group, the sampling (agent ``sampled_by``; ``sampled_by_network``, the file
+  name and SHA-256 of the checkpoint it plays, since ``default`` is another
+  network in each generation, absent from files made before the key was
+  added; seed, quotas, cube, window), the CSV's SHA-256 and the code version.
 
 :func:`score_cubes` takes an agent's own cube decision
 (:func:`nard_ai.cube.cube_decision` at the agent's ply) for each position
