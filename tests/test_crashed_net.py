@@ -201,7 +201,7 @@ def test_the_onnx_export_routes_crashed_rows_to_the_crashed_net(tmp_path, boards
 
 
 def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_plays():
-    """``checkpoints/nard-expert.pt`` (README, "The default network" and "Generation 16"): expert_race inputs,
+    """``checkpoints/nard-expert.pt`` (README, "The default network"; docs/GENERATIONS.md, "Generation 16"): expert_race inputs,
     contact and crashed nets of one layer of 1,024 units trained afresh on nard_ai's own 1-ply labels (2,318,000
     rows), generation 11's race net of two layers of 512 kept as it was, and at 0-ply the opening plays every
     opening book and gnubg's rollouts rank first: 3-1 8/5 6/5, 4-2 8/4 6/4, 6-1 13/7 8/7 (gnubg rollout tables,

@@ -41,6 +41,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
+#: The documents whose blocks this test runs: the README and the generation history it links to.
+DOCS = (README, REPO / "docs" / "GENERATIONS.md")
 
 FENCE = re.compile(r"^```(\S*)\s*$")
 MARKER = re.compile(r"^<!-- readme-test: (skip|nard-only|input): (.*\S)\s*-->$")
@@ -56,15 +58,22 @@ class Block:
     section: str
     code: str
     marker: tuple[str, str] | None  # (kind, text) of the marker comment before the fence
+    doc: str = "README.md"  # the file, relative to the repository root
 
     @property
     def id(self) -> str:
-        return f"{self.lang}@{self.line}"
+        return (
+            f"{self.lang}@{self.line}" if self.doc == "README.md" else f"{self.doc}:{self.lang}@{self.line}"
+        )
+
+    @property
+    def where(self) -> str:
+        return f"{self.doc} line {self.line}"
 
 
-def readme_blocks(text: str | None = None) -> list[Block]:
-    """The fenced blocks of the README, with their section heading and marker comment."""
-    lines = (README.read_text() if text is None else text).splitlines()
+def readme_blocks(text: str | None = None, path: Path = README) -> list[Block]:
+    """The fenced blocks of ``path`` (or of ``text``), with their section heading and marker comment."""
+    lines = (path.read_text() if text is None else text).splitlines()
     blocks, section, i = [], "", 0
     while i < len(lines):
         line = lines[i]
@@ -84,6 +93,7 @@ def readme_blocks(text: str | None = None) -> list[Block]:
                     section,
                     "\n".join(lines[i + 1 : j]) + "\n",
                     (marker.group(1), marker.group(2)) if marker else None,
+                    path.relative_to(REPO).as_posix(),
                 )
             )
             i = j
@@ -91,23 +101,27 @@ def readme_blocks(text: str | None = None) -> list[Block]:
     return blocks
 
 
-BLOCKS = readme_blocks()
+BLOCKS = [block for doc in DOCS for block in readme_blocks(path=doc)]
 
 
 def test_every_block_is_a_language_this_test_runs_and_every_marker_has_a_reason():
     assert len(BLOCKS) >= 12
     for block in BLOCKS:
-        assert block.lang in LANGUAGES, f"README line {block.line}: a ```{block.lang} block is not checked"
+        assert block.lang in LANGUAGES, f"{block.where}: a ```{block.lang} block is not checked"
         if block.marker:
             kind, text = block.marker
-            assert len(text.split()) >= 3, f"README line {block.line}: say why ({kind}: {text!r})"
-    lines = README.read_text().splitlines()
-    markers = [n for n, line in enumerate(lines, 1) if line.strip().startswith("<!-- readme-test")]
-    for n in markers:
-        assert MARKER.match(lines[n - 1].strip()), f"README line {n}: not a marker this test reads"
-    marked = {b.line for b in BLOCKS if b.marker}
-    for n in markers:
-        assert any(n < fence <= n + 2 for fence in marked), f"README line {n}: a marker not before a block"
+            assert len(text.split()) >= 3, f"{block.where}: say why ({kind}: {text!r})"
+    for doc in DOCS:
+        name = doc.relative_to(REPO).as_posix()
+        lines = doc.read_text().splitlines()
+        markers = [n for n, line in enumerate(lines, 1) if line.strip().startswith("<!-- readme-test")]
+        for n in markers:
+            assert MARKER.match(lines[n - 1].strip()), f"{name} line {n}: not a marker this test reads"
+        marked = {b.line for b in BLOCKS if b.marker and b.doc == name}
+        for n in markers:
+            assert any(n < fence <= n + 2 for fence in marked), (
+                f"{name} line {n}: a marker not before a block"
+            )
 
 
 def test_the_block_parser_reads_sections_markers_and_fences():
@@ -196,7 +210,7 @@ def test_python_blocks_of_the_section_run_and_show_the_values_they_compute(secti
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         for block in (b for b in BLOCKS if b.lang == "python" and b.section == section):
-            run_python_block(block.code, namespace, f"README.md:{block.line}")
+            run_python_block(block.code, namespace, f"{block.doc}:{block.line}")
     capsys.readouterr()
 
 
@@ -226,7 +240,8 @@ class Transcript:
 
     @property
     def id(self) -> str:
-        return f"{self.block.line}:{' '.join(self.argv[:2])}"
+        where = "" if self.block.doc == "README.md" else f"{self.block.doc}:"
+        return f"{where}{self.block.line}:{' '.join(self.argv[:2])}"
 
 
 def transcripts(block: Block) -> list[Transcript]:
@@ -234,10 +249,10 @@ def transcripts(block: Block) -> list[Transcript]:
     for line in block.code.splitlines():
         if line.startswith("$ "):
             argv = shlex.split(line[2:], comments=True)
-            assert argv[0] == "nard", f"README line {block.line}: a console block runs nard only: {line}"
+            assert argv[0] == "nard", f"{block.where}: a console block runs nard only: {line}"
             found.append(Transcript(block, argv[1:], []))
         else:
-            assert found, f"README line {block.line}: output before any $ command"
+            assert found, f"{block.where}: output before any $ command"
             found[-1].shown.append(line)
     for t in found:
         while t.shown and not t.shown[-1].strip():
@@ -328,7 +343,7 @@ def test_console_transcripts_print_what_the_readme_shows(t, monkeypatch, capsys)
     status, out, err = run_cli(t.argv, capsys)
     assert status == 0, err
     why = output_mismatch(t.shown, out.splitlines())
-    assert why is None, f"README line {t.block.line}, $ nard {' '.join(t.argv)}: {why}\n--- printed:\n{out}"
+    assert why is None, f"{t.block.where}, $ nard {' '.join(t.argv)}: {why}\n--- printed:\n{out}"
 
 
 # --------------------------------------------------------------------------- bash blocks
@@ -344,7 +359,7 @@ def nard_commands(block: Block) -> list[list[str]]:
                 commands.append(argv[1:])
             elif argv and not (block.marker and block.marker[0] == "nard-only"):
                 raise AssertionError(
-                    f"README line {block.line}: `{part.strip()}` is not a nard command; mark the block "
+                    f"{block.where}: `{part.strip()}` is not a nard command; mark the block "
                     "<!-- readme-test: skip: REASON --> or nard-only"
                 )
     return commands
@@ -358,10 +373,10 @@ def test_bash_blocks_run_their_nard_commands(block, monkeypatch, capsys):
     from conftest import run_cli
 
     if block.marker and block.marker[0] == "skip":
-        pytest.skip(f"README line {block.line}: {block.marker[1]}")
+        pytest.skip(f"{block.where}: {block.marker[1]}")
     monkeypatch.chdir(REPO)
     commands = nard_commands(block)
-    assert commands, f"README line {block.line}: no nard command to run"
+    assert commands, f"{block.where}: no nard command to run"
     for argv in commands:
         status, out, err = run_cli(argv, capsys)
         assert status == 0 and out, (argv, err)
@@ -413,3 +428,59 @@ def test_the_curl_examples_answer_200_from_the_app_and_encode_the_plus_of_an_id(
     # what the README says of a bare +: it arrives as a space, and the answer is a 400 naming it
     bare = client.get("/eval?id=E+fgATDgc/ABEg")
     assert bare.status_code == 400 and "' '" in bare.json()["detail"], bare.text
+
+
+# --------------------------------------------------------------------------- links and references
+
+
+LINK = re.compile(r"\]\(([^)\s#]+)(#[^)\s]*)?\)")
+
+
+def test_relative_links_of_the_readme_and_its_documents_name_files_that_exist():
+    """A link such as ``[`docs/GENERATIONS.md`](docs/GENERATIONS.md)`` or an image names a file of the repository."""
+    checked = 0
+    for doc in DOCS:
+        for target, _ in LINK.findall(doc.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            assert (doc.parent / target).exists(), f"{doc.name}: a link to {target}, which does not exist"
+            checked += 1
+    assert checked >= 3  # docs/RULES.md, docs/img/web-board.png, docs/GENERATIONS.md from the README
+
+
+SECTION_REF = re.compile(r"(README|docs/GENERATIONS\.md),\s+(?:the\s+)?\"([^\"]+)\"")
+
+
+def named_places(text: str) -> list[str]:
+    """What a reference may name in a document: its headings and the words that open a paragraph."""
+    places, start = [], True
+    for line in text.splitlines():
+        if line.startswith("#"):
+            places.append(line.lstrip("#").strip())
+        elif line.strip() and start:
+            places.append(line.strip().strip("*"))
+        start = not line.strip()
+    return places
+
+
+def test_the_code_names_sections_of_the_readme_and_the_generation_history_that_exist():
+    """A reference in the code to a part of the README or of docs/GENERATIONS.md (the file's name, a comma
+    and the part's name in double quotes) must name a heading or a paragraph's opening words of that
+    document: a section that was renamed or moved leaves a reference nobody can follow."""
+    places = {
+        "README": named_places(README.read_text()),
+        "docs/GENERATIONS.md": named_places(DOCS[1].read_text()),
+    }
+    refs = 0
+    for path in sorted(
+        [*(REPO / "nard_ai").rglob("*.py"), *(REPO / "tests").glob("*.py"), REPO / "train.py"]
+    ):
+        for doc, name in SECTION_REF.findall(path.read_text()):
+            name = " ".join(name.split())
+            assert any(place.startswith(name) for place in places[doc]), f"{path.name}: {doc} has no {name!r}"
+            refs += 1
+    assert refs >= 20
+    assert named_places("## Rollouts\n\n**Generation 9: race inputs** (2026-12-04). The\nrace net\n") == [
+        "Rollouts",
+        "Generation 9: race inputs** (2026-12-04). The",
+    ]

@@ -118,7 +118,7 @@ __all__ = [
 CHECKPOINT_FORMAT = "nard_ai.checkpoint"
 CHECKPOINT_VERSION = 1
 DEFAULT_CHECKPOINT_NAME = "nard-expert.pt"
-"""The default network's file (README, "The default network" and "Generation 16"); ``nard-rich.pt`` (TD, the
+"""The default network's file (README, "The default network"; docs/GENERATIONS.md, "Generation 16"); ``nard-rich.pt`` (TD, the
 default until 2026-12-04), ``nard-expert-gen10.pt`` (generation 10, the default on 2026-12-04),
 ``nard-expert-gen11.pt`` (generation 11, the default from 2026-12-05 to 2026-12-06), ``nard-expert-gen14.pt``
 (generation 14, the default on 2026-12-06 until generation 15), ``nard-expert-gen15.pt`` (generation 15, the
@@ -169,7 +169,7 @@ class NetworkConfig:
             value equal to ``hidden`` is stored as ``None``).
             Needs ``race_net``. Races are a minority of the positions a
             search values, so a wider race net costs little there; self-play
-            and race rollouts pay for it (README, "Generation 11"). Written
+            and race rollouts pay for it (docs/GENERATIONS.md, "Generation 11"). Written
             to a checkpoint only when set.
     """
 

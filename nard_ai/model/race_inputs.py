@@ -6,7 +6,7 @@ reads them (one encoder per checkpoint), but they are made for the race net:
 trained alike on the same 2-ply race labels, a fresh race net fitted them to
 0.0109 in equity (mean absolute, held-out rows) over ``expert`` and to 0.0071
 over ``expert_race``; the shipped race net went from 0.0097 to below 0.006 on
-the race benchmark (README, "Generation 9: race inputs").
+the race benchmark (docs/GENERATIONS.md, "Generation 9: race inputs").
 
 Per side (the side on roll's half first, then the opponent's, each in that
 side's own numbering: point ``p`` = 1..24, the bar counted as point 25):

@@ -33,7 +33,7 @@ than with one worker. Every exchange between the threads happens at these
 fixed points, so the result depends on the seed and ``workers``, never on
 timing: still deterministic, and still exact on resume. On this project's
 2-core machine two workers keep both cores busier than numba's and torch's
-own thread pools do on self-play's per-ply batches (README, "Speed").
+own thread pools do on self-play's per-ply batches (README, the "Self-play speed" paragraph).
 """
 
 from __future__ import annotations

@@ -398,7 +398,7 @@ def run_supervised(
     routes to them (:meth:`nard_ai.model.network.Network.routes`) are left out of training and
     validation, so the validation loss is that of the trained nets' positions. For example
     ``("contact", "crashed")`` fits those two nets to contact and crashed labels without the race
-    net also training on the labels' few race or bear-off rows (README, "Generation 12 trial").
+    net also training on the labels' few race or bear-off rows (docs/GENERATIONS.md, "Generation 12 trial").
 
     Raises:
         ValueError: ``init_from`` without ``network``, or an encoder that does not extend the
@@ -599,7 +599,7 @@ def widened(
     none, it starts as a copy of ``source``'s contact net, which valued those positions until now.
     The nets named in ``fresh`` are not copied: they keep their new random weights (from torch's
     seed), for a net to be trained anew on the new inputs (a race net over ``expert_race``'s race
-    inputs fits better from scratch than from the old race net: README, "Race inputs").
+    inputs fits better from scratch than from the old race net: docs/GENERATIONS.md, "Generation 9: race inputs").
 
     ``hidden`` gives the contact and crashed nets new hidden layers. A copied net may only grow: as
     many layers, none narrower, widened the way the inputs are: each layer's old units keep their
