@@ -33,6 +33,19 @@ from nard_ai.play.sessions import play_matches, play_money_session
 from nard_ai.reports.error_rate import run_error_rate, run_make_cases
 from nard_ai.reports.position import run_positions
 
+LIMITS = {
+    "games": 10_000_000,
+    "batch": 65_536,
+    "threads": 256,
+    "cases": 1_000_000,
+    "rollout": 10_000_000,
+    "shard_games": 10_000_000,
+    "shard_cases": 1_000_000,
+}
+"""Upper bounds of the size arguments, checked before anything runs: beyond them a run would not fit in
+memory (a match holds per-game arrays of every game it plays) or would take no sensible time. The
+games and rollout bounds are ``nard rollout``'s; threads is train.py's."""
+
 
 @dataclass
 class Args:
@@ -95,10 +108,15 @@ class Args:
         """Reject impossible values (argparse reports the ValueError and exits 2)."""
         if self.threads < 0:
             raise ValueError(f"argument --threads: must be >= 0 (0 = one per core), got {self.threads}")
-        for name in ("games", "batch", "cases", "shard_cases"):
+        for name in ("games", "batch", "cases", "shard_cases", "shard_games"):
             if getattr(self, name) < 1:
                 raise ValueError(
                     f"argument --{name.replace('_', '-')}: must be >= 1, got {getattr(self, name)}"
+                )
+        for name, limit in LIMITS.items():
+            if getattr(self, name) > limit:
+                raise ValueError(
+                    f"argument --{name.replace('_', '-')}: must be at most {limit:,}, got {getattr(self, name):,}"
                 )
         if not 0 <= self.match_length <= MAX_AWAY:
             raise ValueError(
@@ -123,8 +141,6 @@ class Args:
                 raise ValueError(f"argument --{name}: goes with --positions")
         if sum(map(bool, (self.positions, self.error_rate, self.make_cases))) > 1:
             raise ValueError("argument --positions: give one of --positions, --error-rate, --make-cases")
-        if self.shard_games < 1:
-            raise ValueError(f"argument --shard-games: must be >= 1, got {self.shard_games}")
         playing = not (self.positions or self.error_rate or self.make_cases)
         if playing and self.shard_games % 2:
             raise ValueError(

@@ -98,15 +98,16 @@ class Args:
     """TD(lambda) self-play training of a network (greedy move choice at --ply, 0 by default)."""
 
     exp_name: str = "nard-rich"
-    """experiment name; TensorBoard logs go to runs/{exp_name}__{seed}__{unix time}"""
+    """experiment name; TensorBoard logs go to runs/{exp_name}__{seed}__{unix time} under the working directory"""
     seed: int = 1
     """seed of the initial weights, the dice and the sample order, 0 .. 2**64 - 1 (runs are deterministic on
     CPU, for a seed and --workers)"""
     games: int = 200_000
     """total self-play games behind the network; with --resume, training continues up to this total"""
     checkpoint: str = ""
-    """checkpoint file, written atomically every --checkpoint-every games and at exit
-    (default: checkpoints/{exp_name}__{seed}.pt; the TD network is checkpoints/nard-rich.pt)"""
+    """checkpoint file, written atomically every --checkpoint-every games and at exit, its folder made if missing
+    (default: checkpoints/{exp_name}__{seed}.pt under the working directory; the TD network is
+    checkpoints/nard-rich.pt)"""
     resume: bool = False
     """continue the network, optimizer, game counter and RNG saved in --checkpoint"""
     force: bool = False

@@ -43,6 +43,13 @@ from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 AGENTS = ("player_0", "player_1")
 
 
+def _agent_index(agent) -> int:
+    """The player (0 or 1) of an agent name; raises ``ValueError`` naming the agents for any other."""
+    if agent not in AGENTS:
+        raise ValueError(f"unknown agent {agent!r}: the agents are {', '.join(AGENTS)}")
+    return AGENTS.index(agent)
+
+
 def env(**kwargs) -> AECEnv:
     """The environment wrapped as PettingZoo's classic games are (less ``TerminateIllegalWrapper``).
 
@@ -214,10 +221,10 @@ class BackgammonAECEnv(AECEnv, EzPickle):
         self._masks: np.ndarray | None = None
 
     def observation_space(self, agent: str) -> spaces.Dict:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[AGENTS[_agent_index(agent)]]
 
     def action_space(self, agent: str) -> spaces.Discrete:
-        return self.action_spaces[agent]
+        return self.action_spaces[AGENTS[_agent_index(agent)]]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         options = dict(options or {})
@@ -277,7 +284,7 @@ class BackgammonAECEnv(AECEnv, EzPickle):
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        k = AGENTS.index(agent)
+        k = _agent_index(agent)
         return {"observation": self._obs[k].copy(), "action_mask": self._masks[k].copy()}
 
     def render(self) -> str | None:

@@ -515,3 +515,25 @@ def test_sample_match_counts_the_same_decisions_as_gnubg():
     assert row("Total moves") == (alice.moves, bob.moves)
     assert row("Unforced moves") == (alice.unforced, bob.unforced)
     assert row("Total cube decisions") == (alice.cube_decisions, bob.cube_decisions)
+
+
+@pytest.mark.parametrize(
+    "length, message",
+    [
+        # the record format takes up to 64 points (gnubg's MAXSCORE); the analysis's cube decisions need the
+        # match equity table, which covers 1..25 (nard_ai.cube.met.MAX_AWAY)
+        (30, "a 30-point match: the analysis takes money play or matches of 1..25 points"),
+        (99, "line 1: a 99-point match is longer than 64"),
+    ],
+)
+def test_nard_analyze_names_a_match_too_long_to_analyse_in_one_line(length, message, tmp_path, capsys):
+    from conftest import run_cli
+
+    record = tmp_path / "long.mat"
+    record.write_text(
+        f" {length} point match\n\n Game 1\n alice : 0                        bob : 0\n  1) 31: 8/5 6/5\n"
+    )
+    status, out, err = run_cli(["analyze", str(record)], capsys)
+    assert status == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"nard analyze: error: {record}: {message}")

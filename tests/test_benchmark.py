@@ -391,7 +391,7 @@ def test_the_shipped_contact_rollouts_are_the_sets_positions_rolled_out():
     and crashed equity set, rolled out 1,296 games each by nard-sup256.pt at 0-ply with variance reduction (seed
     61). Label shard k is positions shard k of benchmarks/contact-positions, row for row (its sidecar names the
     positions file and its SHA-256, and the network's SHA-256 is the shipped checkpoint's); every shard matches
-    its own sidecar's SHA-256 (read_labels leaves out one that does not); every position is contact or crashed;
+    its own sidecar's SHA-256 (read_labels refuses a folder with one that does not); every position is contact or crashed;
     and the labels are gnubg-order cumulative probabilities (win >= win_g >= win_bg, lose_g >= lose_bg, in
     0..1: the labeller clips luck-adjusted means to consistent probabilities)."""
     import json

@@ -47,6 +47,14 @@ DEAD_ID = "27YBAHDbtgEAcA"
 DEAD_XGID = "XGID=cBBBBBB------------bbbbbbC:0:0:1:31:0:0:0:0:10"
 #: A race the side on roll wins about 95% of the time: double, pass (its 55 pips against 75).
 RACE_FAR_AHEAD = pos(me={6: 4, 5: 4, 4: 3, 3: 2, 2: 2}, opp={8: 3, 7: 3, 6: 3, 5: 2, 4: 2, 3: 2})
+#: The starting position (money) in gnubg Match IDs whose game is no live turn for X, each
+#: gnubg_id(starting_board(), MatchState(...)) of the fields named (formats/match_id.py's layout):
+OVER_ID = "4HPwATDgc/ABMA:cAoAAAAAAAAE"  # game_state=OVER
+DROPPED_ID = "4HPwATDgc/ABMA:cAwAAAAAAAAE"  # game_state=DROPPED (a passed double ended it)
+RESIGNED_ID = "4HPwATDgc/ABMA:cCsAAAAAAAAE"  # game_state=RESIGNED, resignation=SINGLE
+RESIGN_OFFER_ID = "4HPwATDgc/ABMA:cCEAAAAAAAAE"  # PLAYING, resignation=SINGLE, turn=0: O must answer
+#: An XGID's dice field "D": X has doubled and O must take or pass (XG's format).
+DOUBLED_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:D:0:0:0:0:10"
 
 needs_network = pytest.mark.skipif(
     not default_checkpoint_path().is_file(), reason="the shipped checkpoint is missing"
@@ -152,11 +160,43 @@ BAD_INPUTS = [
     (["hint", "--dice", "3", START_ID], "not two dice"),
     (["cube", START_ID, "--checkpoint", "missing.pt"], "missing.pt"),
     (["cube", FINISHED_ID], "already over"),
+    # UBGI's bad_state answers (nard_ai/interfaces/ubgi.py, README "UBGI"): no play, evaluation, cube
+    # decision or rollout of an ID whose game is over, resigned or dropped, or whose resignation awaits
+    # its answer; the same first words as UBGI's "the ID's game state is over, not playing"
+    *[
+        ([*argv, position], words)
+        for argv in (["hint", "--dice", "31"], ["eval"], ["cube"], ["rollout", "--games", "2"])
+        for position, words in (
+            (OVER_ID, "the ID's game state is over, not playing"),
+            (DROPPED_ID, "the ID's game state is dropped, not playing"),
+            (RESIGNED_ID, "the ID's game state is resigned, not playing"),
+            (RESIGN_OFFER_ID, "a resignation awaits its answer"),
+        )
+    ],
+    # a double awaiting its answer: O takes or passes before X rolls (UBGI: "a double awaits its answer:
+    # no play now"); nard cube answers it (test_cube_answers_a_pending_double_as_ubgi_does)
+    (["hint", DOUBLED_XGID, "--dice", "31"], "a double awaits its answer"),
+    (["eval", DOUBLED_XGID], "a double awaits its answer"),
+    (["rollout", DOUBLED_XGID, "--games", "2"], "a double awaits its answer"),
+    # the roll given twice and different: HTTP /move's 400 (README, "Serving the engine": "dice that
+    # differ from the roll the ID holds"), not --dice silently winning over the ID's 5-2
+    (
+        ["hint", START_52, "--dice", "31"],
+        "the ID holds the roll 5-2, and --dice gives 3-1: give the dice one way",
+    ),
     (["rollout", START_ID, "--games", "0"], "--games"),
     (["analyze", "missing.mat"], "cannot read missing.mat"),
     (["analyze", "tests/data/match_3pt.mat", "--thresholds", "0.1,0.05,0.2"], "rise"),
     (["analyze", "tests/data/match_3pt.mat", "--thresholds", "0.1"], "three numbers"),
     (["play", "--position", "bad"], "bad position"),
+    # a Match ID whose game is over (game state 2): nothing to play from (not_playing, as nard hint)
+    (["play", "--position", f"{START_ID}:cAoAAAAAAAAE"], "the ID's game state is over, not playing"),
+    # argparse named only "nard" for an argument no command takes; the line names the command
+    (["eval", START_ID, "--dice", "3", "1"], "nard eval: error: unrecognized arguments: --dice 3 1"),
+    (["hint", START_ID, "--dice", "31", "--bogus"], "nard hint: error: unrecognized arguments: --bogus"),
+    # checked before the server says it listens (the log line came first, then the error)
+    (["serve", "--ply", "3", "--port", "0"], "nard serve: error: ply must be an integer 0..2"),
+    (["serve", "--checkpoint", "missing.pt", "--port", "0"], "missing.pt"),
     (["play", "--first", "nobody"], "invalid choice"),
     ([], "required"),
     (["frobnicate"], "invalid choice"),
@@ -259,6 +299,13 @@ def test_hint_takes_the_dice_from_the_id_and_accepts_every_spelling(capsys):
     for spelling in (["52"], ["5", "2"], ["2-5"], ["5,2"]):
         assert json_of(["hint", START_ID, "--json", "--dice", *spelling], capsys)["plays"] == from_id["plays"]
     assert from_id["dice"] == [5, 2]
+
+
+def test_hint_takes_the_ids_roll_given_again_with_dice_in_either_order(capsys):
+    # the same dice both ways is one roll (as HTTP /move: "the same dice (either order) accepted")
+    from_id = json_of(["hint", START_52, "--json"], capsys)
+    for spelling in ("52", "25", "2-5"):
+        assert json_of(["hint", START_52, "--json", "--dice", spelling], capsys)["plays"] == from_id["plays"]
 
 
 def test_hint_text_has_the_diff_column_and_top(capsys):
@@ -835,3 +882,88 @@ def test_play_from_an_xgid_with_jacoby_and_beavers_says_the_terminal_game_does_n
     status, _, err = run_main(["play", "--position", xgid, "--cube", "--seed", "1"], capsys)
     assert status == 0
     assert "without the Jacoby rule and beavers" in err
+
+
+# --------------------------------------------------------------------------- an ID's game state and roll
+
+
+@pytest.mark.parametrize(
+    "position, state_line",
+    [
+        (OVER_ID, "Game state OVER: the game has ended; no one is on roll"),
+        (DROPPED_ID, "Game state DROPPED: the game ended by a passed double; no one is on roll"),
+        (RESIGNED_ID, "Game state RESIGNED: the game ended by a resignation; no one is on roll"),
+    ],
+)
+def test_show_prints_a_finished_games_state_instead_of_a_turn(position, state_line, capsys):
+    # gnubg's game state (formats/match_id.py, GameStatus): over, resigned or dropped is no game in play,
+    # so no one is on roll and no resignation is on offer any more
+    status, out, err = run_main(["show", position], capsys)
+    assert status == 0, err
+    lines = [line.strip() for line in out.splitlines()]
+    assert state_line in lines
+    assert not any(line.startswith(("X is on roll", "X has rolled", "X offers to resign")) for line in lines)
+
+
+def test_show_of_a_resignation_on_offer_does_not_say_x_is_about_to_roll(capsys):
+    # the Match ID's turn is O's (it must accept or reject: formats/match_id.py), as with a double on offer
+    status, out, _ = run_main(["show", RESIGN_OFFER_ID], capsys)
+    assert (
+        status == 0 and "X offers to resign a single game (1 point at cube 1); O must accept or reject" in out
+    )
+    assert "X is on roll" not in out
+
+
+@pytest.mark.parametrize(
+    "xgid", [DOUBLED_XGID, to_xgid(RACE_FAR_AHEAD, MatchState(double_offered=True, turn=0))]
+)
+def test_cube_answers_a_pending_double_as_ubgi_does(xgid, capsys):
+    """A double awaiting its answer is nard cube's question (its take/pass equities); the answer line
+    says what UBGI's ``go cube`` answers there (``bestcube take|pass``, nard_ai/interfaces/ubgi.py)."""
+    from nard_ai.interfaces.ubgi import UbgiEngine
+
+    ubgi = UbgiEngine()  # engine.ply 1 = nard's 0-ply, nard cube's default
+    ubgi.handle(f"position xgid {xgid}")
+    (bestcube,) = ubgi.handle("go cube")
+    expected = bestcube.removeprefix("bestcube ")
+    assert expected in ("take", "pass")
+    data = json_of(["cube", xgid, "--json"], capsys)
+    assert data["answer_to_double"] == expected
+    status, out, err = run_main(["cube", xgid], capsys)
+    assert status == 0 and err == ""
+    assert out.splitlines()[-1] == f"X has doubled to 2: O's proper answer is {expected}"
+    # no double pending: no answer
+    assert json_of(["cube", FIVE_POINT_XGID, "--json"], capsys)["answer_to_double"] is None
+
+
+# the 4- and 5-points made, X on roll before rolling / X having rolled 6-4 (money)
+ROLLED_64 = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:64:0:0:0:0:10"
+
+
+@pytest.mark.parametrize(
+    "argv, why",
+    [
+        (["eval", "--ply", "0", "--json"], "eval values the position before X rolls"),
+        (["cube", "--json"], "a cube decision is made before rolling"),
+        (["rollout", "--games", "4", "--json"], "a rollout starts before X rolls"),
+    ],
+)
+def test_eval_cube_and_rollout_say_the_ids_roll_is_not_used(argv, why, capsys):
+    """eval, cube and rollout answer for X before its roll (as HTTP /eval and /cube, and UBGI's go cube:
+    "a cube decision before the roll, so it does not use the dice"); an ID's roll is named as unused on
+    stderr, and the answer is the one of the same ID before the roll."""
+    status, out, err = run_main([argv[0], ROLLED_64, *argv[1:]], capsys)
+    assert status == 0
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"nard {argv[0]}: note: the ID's roll 6-4 is not used: {why}"
+    )
+    rolled = json.loads(out)
+    status, out, err = run_main([argv[0], FIVE_POINT_XGID, *argv[1:]], capsys)
+    assert status == 0 and "note" not in err
+    before = json.loads(out)
+    for data in (rolled, before):
+        data.pop("seconds", None)
+        for row in data.get("evaluations", []):
+            row.pop("seconds")
+    assert rolled == before

@@ -260,16 +260,24 @@ def test_a_file_without_positions_or_missing_is_an_error(tmp_path):
         (["--make-cases", "c.txt", "--cases", "0"], "--cases"),
         (["--jacoby"], "--jacoby"),
         (["--match-length", "-3"], "--match-length"),
+        # beyond evaluate.LIMITS: a traceback (an array of 10**20 games; 74.5 GiB for 10**10) and a
+        # segmentation fault (100,000 torch threads) before these bounds
+        (["--games", "99999999999999999999"], "--games: must be at most 10,000,000"),
+        (["--games", "10000000001"], "--games: must be at most 10,000,000"),
+        (["--threads", "100000"], "--threads: must be at most 256"),
+        (["--batch", "1000000"], "--batch: must be at most 65,536"),
+        (["--shard-games", "0"], "--shard-games: must be >= 1"),
     ],
 )
 def test_argument_errors_exit_2_with_one_line(capsys, monkeypatch, argv, flag):
-    """Checked before anything runs (evaluate.Args.validate through parse_dataclass_args)."""
+    """Checked before anything runs (evaluate.Args.validate through parse_dataclass_args): the whole of
+    stderr is one ``evaluate.py: error:`` line, without argparse's usage text (cli.OneLineErrorParser)."""
     script = load_evaluate_script(monkeypatch)
     with pytest.raises(SystemExit) as info:
         parse_dataclass_args(script.Args, argv)
     assert info.value.code == 2
-    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
-    assert len(errors) == 1 and flag in errors[0]
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "error: argument " in lines[0] and flag in lines[0], lines
 
 
 @needs_network

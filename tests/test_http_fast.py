@@ -162,6 +162,17 @@ def test_what_the_fast_path_passes_on_is_answered_by_fastapi(app, client, path, 
         assert "detail" in answer.json()
 
 
+@pytest.mark.parametrize("path, query", [("/move", "&die1=3&die2=1"), ("/eval", "")])
+def test_an_id_whose_game_is_over_is_fastapis_400_not_the_fast_paths(app, client, path, query):
+    # an id is never the fast path's (it reads pips only): FastAPI's route refuses a Match ID whose game
+    # state is over (gnubg_id(starting_board(), MatchState(game_state=OVER))) with the state named
+    target = f"{path}?id=4HPwATDgc/ABMA:cAoAAAAAAAAE{query}"
+    assert _PlainQueries(None, app.state.engine)._job(path.strip("/"), target.split("?")[1].encode()) is None
+    answer = client.get(target)
+    assert answer.status_code == 400
+    assert answer.json()["detail"].startswith("id: the ID's game state is over, not playing")
+
+
 def test_the_batched_cube_advice_of_eval_is_the_scalar_decisions(app):
     """``/eval``'s cube advice is decided for a whole batch (one efficiency call, one decision per cube
     state); each answer's ``{"double", "accept"}`` is what ``cube_decision_from_probs`` gives that

@@ -390,3 +390,14 @@ def test_the_readme_shows_the_encoders_layout_table():
     # the default network's encoder, every unit; rich v1 (nard-rich.pt) is its first 221 rows
     assert input_layout_markdown(EXPERT_RACE) in section
     assert input_layout_markdown(EXPERT_RACE).startswith(input_layout_markdown(RICH))
+
+
+def test_the_cli_names_a_single_net_export_one_net(tmp_path, capsys):
+    """``nard export`` of nard-td198.pt (one network for every position: phase_nets ("all",)) says
+    "(one net)", not "(all net)" (a new user's report, 2026-12-07)."""
+    from conftest import run_cli
+
+    path = tmp_path / "td198.onnx"
+    status, out, err = run_cli(["export", "--onnx", str(path), "--checkpoint", str(TD198_CHECKPOINT)], capsys)
+    assert (status, err) == (0, "")
+    assert out.startswith(f"wrote {path}: nard-td198.pt (one net), inputs (N, 198) encoded by td198@1; ")

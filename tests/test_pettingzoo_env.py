@@ -329,7 +329,7 @@ def test_the_readme_random_agents_example_runs_as_written(capsys):
 
 def test_the_readme_network_example_beats_the_random_agent_in_a_shorter_run(capsys):
     code = readme_examples()[1]
-    assert "range(100)" in code and "'player_0': 268.0" in code
+    assert "range(100)" in code and "'player_0': 270.0" in code  # the full run: tests/test_readme.py
     exec(compile(code.replace("range(100)", "range(3)"), "README.md", "exec"), {})
     points = ast.literal_eval(capsys.readouterr().out.strip())
     assert points["player_0"] == -points["player_1"] > 0
@@ -368,3 +368,14 @@ def test_aec_action_outside_the_space(bad):
     with pytest.raises(ValueError, match=rf"action {bad} is outside the action space Discrete\(3060\)"):
         raw.step(bad)
     assert raw.agent_selection == agent and not raw.terminations[agent]  # nothing changed
+
+
+@pytest.mark.parametrize("method", ["observe", "observation_space", "action_space"])
+def test_an_unknown_agent_is_a_value_error_naming_the_agents(method):
+    """``observe("player_9")`` raised ``tuple.index(x): x not in tuple`` and the spaces a bare KeyError
+    (a new user's report, 2026-12-07): the error names the agent and the two there are (aec.AGENTS)."""
+    game = aec.raw_env()
+    game.reset(seed=0)
+    with pytest.raises(ValueError, match=r"^unknown agent 'player_9': the agents are player_0, player_1$"):
+        getattr(game, method)("player_9")
+    assert getattr(game, method)("player_1") is not None

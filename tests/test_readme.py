@@ -140,6 +140,16 @@ def _shown_value(comment: str):
     Returns ``(kind, value, decimals)``.
     """
     text = comment.lstrip("#").strip()
+    if text[:1] in ("{", "["):  # a dict or list literal: {'player_0': 270.0, ...}, [3, 6]
+        depth = 0
+        for n, ch in enumerate(text):
+            depth += (ch in "{[") - (ch in "}]")
+            if depth == 0:
+                try:
+                    return "literal", ast.literal_eval(text[: n + 1]), None
+                except (ValueError, SyntaxError):
+                    return None
+        return None
     if text.startswith("array("):
         depth = 0
         for n, ch in enumerate(text):
@@ -166,6 +176,13 @@ def test_shown_values_are_read_from_comments_and_prose_is_not():
     assert _shown_value("# 0 while the game runs") == ("number", 0, 0)
     assert _shown_value("# (16, 26) int8 sorted") is None
     assert _shown_value("# the same XGID back") is None
+    assert _shown_value("# {'player_0': 270.0, 'player_1': -270.0}: +2.70 a game") == (
+        "literal",
+        {"player_0": 270.0, "player_1": -270.0},
+        None,
+    )
+    assert _shown_value("# [3, 6], the same every time") == ("literal", [3, 6], None)
+    assert _shown_value("# [see below]") is None
 
 
 def _comments(code: str) -> dict[int, str]:
@@ -183,7 +200,17 @@ def run_python_block(code: str, namespace: dict, where: str) -> int:
     checked = 0
     for stmt in tree.body:
         if isinstance(stmt, ast.Expr):
-            value = eval(compile(ast.Expression(stmt.value), where, "eval"), namespace)
+            expr = stmt.value
+            printed = (  # print(x)  # {...}: the value shown is x's
+                isinstance(expr, ast.Call)
+                and isinstance(expr.func, ast.Name)
+                and expr.func.id == "print"
+                and len(expr.args) == 1
+                and not expr.keywords
+            )
+            value = eval(compile(ast.Expression(expr.args[0] if printed else expr), where, "eval"), namespace)
+            if printed:
+                print(value)
             shown = _shown_value(comments.get(stmt.end_lineno, ""))
             if shown is not None:
                 kind, expected, decimals = shown

@@ -808,6 +808,87 @@ def test_dice_given_by_the_id_and_by_the_request_must_agree(client):
     assert client.post("/move", json={"id": position}).status_code == 200
 
 
+def test_one_die_with_an_id_that_holds_a_roll_is_a_400_not_a_500(client):
+    # README, "Serving the engine": a value the engine rejects is a 400, one sentence (a TypeError's
+    # 500 before: the ID's roll was compared with a missing die)
+    r = client.get("/move", params={"id": "4HPwATDgc/ABMA:cIkFAAAAAAAE", "die1": 3})
+    assert r.status_code == 400
+    assert r.json()["detail"] == "dice: give both die1 and die2, or neither for the ID's roll 3-1"
+
+
+# The starting position (money) in gnubg Match IDs with no live turn: gnubg_id(starting_board(),
+# MatchState(...)) of the fields named; tests/test_cli.py refuses the same IDs on the command line.
+NOT_PLAYING = [
+    ("4HPwATDgc/ABMA:cAoAAAAAAAAE", "id: the ID's game state is over, not playing"),  # game_state=OVER
+    ("4HPwATDgc/ABMA:cAwAAAAAAAAE", "id: the ID's game state is dropped, not playing"),  # DROPPED
+    ("4HPwATDgc/ABMA:cCsAAAAAAAAE", "id: the ID's game state is resigned, not playing"),  # RESIGNED
+    ("4HPwATDgc/ABMA:cCEAAAAAAAAE", "id: a resignation awaits its answer"),  # PLAYING, resignation on offer
+]
+DOUBLED_XGID = "XGID=-b----E-C---eE---c-e----B-:0:0:1:D:0:0:0:0:10"  # XG's "D": X doubled, O must answer
+
+
+@pytest.mark.parametrize("position, words", NOT_PLAYING)
+@pytest.mark.parametrize(
+    "method, path, extra",
+    [
+        ("get", "/move", {"die1": 3, "die2": 1}),
+        ("post", "/move", {"dice": [3, 1]}),
+        ("post", "/move", {}),  # the state is named before the missing dice
+        ("get", "/eval", {}),
+        ("post", "/eval", {}),
+        ("get", "/cube", {}),
+        ("post", "/cube", {}),
+        ("post", "/web/plays", {"dice": [3, 1]}),
+        ("post", "/web/reply", {"dice": [3, 1]}),
+        ("post", "/web/rollout", {"games": 2}),
+    ],
+)
+def test_an_id_whose_game_is_not_being_played_is_a_400_naming_its_state(
+    client, method, path, extra, position, words
+):
+    """README, "Serving the engine": a finished game is a 400; an ID that says the game is over, resigned or
+    dropped, or that a resignation awaits its answer, is one too, in UBGI's words (its ``bad_state``
+    answers: "the ID's game state is over, not playing", "a resignation awaits its answer")."""
+    payload = {"id": position, **extra}
+    r = client.get(path, params=payload) if method == "get" else client.post(path, json=payload)
+    assert r.status_code == 400, r.text
+    assert r.json()["detail"].startswith(words)
+
+
+@pytest.mark.parametrize(
+    "method, path, extra",
+    [
+        ("get", "/move", {"die1": 3, "die2": 1}),
+        ("post", "/move", {"dice": [3, 1]}),
+        ("get", "/eval", {}),
+        ("post", "/eval", {}),
+        ("post", "/web/rollout", {"games": 2}),
+    ],
+)
+def test_a_double_awaiting_its_answer_has_no_play_or_evaluation(client, method, path, extra):
+    # UBGI answers a play asked there "bad_state a double awaits its answer: no play now": O first
+    # takes or passes
+    payload = {"id": DOUBLED_XGID, **extra}
+    r = client.get(path, params=payload) if method == "get" else client.post(path, json=payload)
+    assert r.status_code == 400, r.text
+    assert r.json()["detail"].startswith("id: a double awaits its answer")
+
+
+def test_cube_answers_a_double_awaiting_its_answer_as_ubgi_does(client):
+    """/cube of a pending double is the taker's question: ``accept`` is UBGI's ``bestcube take|pass`` there."""
+    from nard_ai.interfaces.ubgi import UbgiEngine
+
+    ubgi = UbgiEngine()  # engine.ply 1 = the server's default 0-ply
+    ubgi.handle(f"position xgid {DOUBLED_XGID}")
+    assert ubgi.handle("go cube") == ["bestcube take"]
+    for r in (
+        client.get("/cube", params={"id": DOUBLED_XGID}),
+        client.post("/cube", json={"id": DOUBLED_XGID}),
+    ):
+        assert r.status_code == 200, r.text
+        assert r.json()["accept"] is True
+
+
 def test_a_plus_read_as_a_space_is_named_with_the_fix(client):
     r = client.get("/eval?id=E+fgATDgc/ABEg")  # the + of E+fgATDgc/ABEg arrives as a space
     assert r.status_code == 400 and "%2B" in r.json()["detail"]

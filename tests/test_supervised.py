@@ -299,3 +299,53 @@ def test_a_new_network_is_written_even_when_no_epoch_beats_its_start(labels, tmp
     assert ckpt.network.encoder.key == "rich@1"
     boards = load_labelled(labels).boards[:50]
     np.testing.assert_allclose(ckpt.network.probs6(boards), src.probs6(boards), atol=1e-6)
+
+
+def test_train_py_refuses_a_damaged_shard_and_leaves_out_an_unfinished_one(tmp_path):
+    """``train.py --supervised FOLDER`` on a two-shard folder the label command wrote: one shard truncated
+    (``head -c 500``) or with a row replaced no longer matches its sidecar's SHA-256, a one-line error
+    naming it (exit 2, no traceback, no checkpoint) rather than training on the other shard alone; a shard
+    without a sidecar (a labelling run killed mid-shard) is still left out."""
+    import re
+    import shutil
+
+    from conftest import run_train_py
+
+    from nard_ai.training.labels import make_plan, run_labels
+    from nard_ai.training.positions import write_position_set
+
+    evaluator = NetworkEvaluator(load_checkpoint(default_checkpoint_path()).network)
+    positions = tmp_path / "pos"
+    write_position_set(
+        positions, generate_positions(evaluator, 40, 3, pool=32), shard_size=20,
+        extra={"network": {"path": str(default_checkpoint_path())}},
+    )  # fmt: skip
+    whole = tmp_path / "whole"
+    run_labels(positions, whole, make_plan("0ply"), workers=1, progress=False)
+    assert len(load_labelled(whole)) == 40
+    good = (whole / "labels-00001.csv").read_bytes()
+    lines = good.decode().splitlines(keepends=True)
+    edited = "".join([*lines[:5], "garbage,row\n", *lines[6:]]).encode()
+    for k, damage in enumerate((good[:500], edited)):
+        lab = tmp_path / f"lab{k}"
+        shutil.copytree(whole, lab)
+        (lab / "labels-00001.csv").write_bytes(damage)
+        message = (
+            f"{lab / 'labels-00001.csv'}: its SHA-256 does not match labels-00001.json (damaged or edited "
+            "since it was written); relabel it (delete both files and rerun the label command, which "
+            "resumes) or remove it"
+        )
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            load_labelled(lab)
+        ckpt = tmp_path / f"n{k}.pt"
+        argv = ["--supervised", str(lab), "--checkpoint", str(ckpt), "--encoder", "td198", "--no-race-net",
+                "--hidden", "8", "--epochs", "1", "--no-progress", "--threads", "1"]  # fmt: skip
+        r = run_train_py(argv, tmp_path)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert r.stderr.strip().splitlines()[-1] == f"train.py: error: {message}"
+        assert not ckpt.exists()
+    (lab / "labels-00001.json").unlink()  # unfinished: a CSV without its sidecar
+    assert load_labelled(lab).ids == load_labelled(whole).ids[:20]
+    r = run_train_py(argv, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert f"{lab}: 20 positions" in r.stderr and ckpt.exists()

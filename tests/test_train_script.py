@@ -225,7 +225,7 @@ def test_sizes_beyond_the_limits_are_one_error_line_before_anything_is_written(
     with pytest.raises(SystemExit) as info:
         parse_dataclass_args(train.Args, argv)
     assert info.value.code == 2
-    errors = [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+    errors = capsys.readouterr().err.strip().splitlines()  # one line: no usage text before it
     assert len(errors) == 1 and errors[0].endswith(f"error: {message}")
     assert not any(tmp_path.iterdir())
     limits = {"hidden": 4096, "pool": 16384, "batch_size": 65536, "workers": 64, "eval_games": 10**6}

@@ -367,6 +367,63 @@ def test_a_folder_of_another_run_is_refused(small_set, tmp_path):
     assert shard_complete(tasks[0]) and not shard_complete(tasks[1])
 
 
+def _damaged(folder, shard: str) -> str:
+    return (
+        f"{folder / f'labels-{shard}.csv'}: its SHA-256 does not match labels-{shard}.json (damaged or "
+        "edited since it was written); relabel it (delete both files and rerun the label command, which "
+        "resumes) or remove it"
+    )
+
+
+def test_a_damaged_shard_is_an_error_an_unfinished_one_is_left_out_and_a_rerun_relabels_it(
+    small_set, tmp_path, monkeypatch
+):
+    """A shard whose sidecar says it is complete but whose CSV was truncated or edited (or is missing, or
+    whose sidecar is unreadable or counts other rows) is an error naming it, not 20 rows fewer; a CSV without
+    a sidecar (a run killed mid-shard) is still left out; rerunning the label command relabels a damaged
+    shard to the bytes of an undamaged run."""
+    import re
+    import shutil
+
+    plan = make_plan("0ply")
+    whole = tmp_path / "whole"
+    run_labels(small_set, whole, plan, workers=1, progress=False)
+    assert len(read_labels(whole)[0]) == 60
+    good = (whole / "labels-00001.csv").read_bytes()
+    lines = good.decode().splitlines(keepends=True)
+    edited = "".join([*lines[:3], "garbage,row\n", *lines[4:]]).encode()
+    for damage in (good[:500], edited):  # `head -c 500`; one row replaced
+        lab = tmp_path / "lab"
+        shutil.rmtree(lab, ignore_errors=True)
+        shutil.copytree(whole, lab)
+        (lab / "labels-00001.csv").write_bytes(damage)
+        with pytest.raises(ValueError, match=f"^{re.escape(_damaged(lab, '00001'))}$"):
+            read_labels(lab)
+    # the rerun of the label command relabels the damaged shard, and only it
+    calls = []
+    real = labels_mod.label_shard
+    monkeypatch.setattr(labels_mod, "label_shard", lambda task: calls.append(task.index) or real(task))
+    assert run_labels(small_set, lab, plan, workers=1, progress=False)["done"] == 1 and calls == [1]
+    assert _files(lab) == _files(whole)
+    # unfinished (no sidecar): left out, as before
+    (lab / "labels-00001.json").unlink()
+    ids, _ = read_labels(lab)
+    assert len(ids) == 40 and ids == read_labels(whole)[0][:20] + read_labels(whole)[0][40:]
+    # a sidecar without its CSV, an unreadable sidecar, a sidecar that counts other rows
+    shutil.copy(whole / "labels-00001.json", lab)
+    (lab / "labels-00001.csv").unlink()
+    with pytest.raises(ValueError, match=r"labels-00001\.json: its shard labels-00001\.csv is missing"):
+        read_labels(lab)
+    (lab / "labels-00001.csv").write_bytes(good)
+    (lab / "labels-00001.json").write_text('{"csv_sha256": ')
+    with pytest.raises(ValueError, match=r"labels-00001\.json: the sidecar cannot be read .*relabel it"):
+        read_labels(lab)
+    meta = json.loads((whole / "labels-00001.json").read_text())
+    (lab / "labels-00001.json").write_text(json.dumps({**meta, "rows": 21}))
+    with pytest.raises(ValueError, match=r"labels-00001\.csv: 20 rows, but labels-00001\.json says 21"):
+        read_labels(lab)
+
+
 # --------------------------------------------------------------------------- bad input
 
 

@@ -122,6 +122,30 @@ def test_a_board_of_counts_is_decoded_and_a_finished_game_is_marked(client):
 
 
 @pytest.mark.parametrize(
+    "match_id, words",
+    [
+        # Match ID game states (gnubg's MatchID fields): 2 = over, 3 = resigned/dropped; a resignation on offer
+        ("cAoAAAAAAAAE", "an XGID describes a game being played, got game_state OVER"),
+        ("cAwAAAAAAAAE", "an XGID describes a game being played, got game_state DROPPED"),
+        ("cCsAAAAAAAAE", "an XGID cannot express a resignation on offer"),
+    ],
+)
+def test_an_id_whose_game_is_not_being_played_is_a_400_not_a_500(client, match_id, words):
+    """A new user's report (2026-12-07): /web/position answered such an ID with a 500 (to_xgid raised).
+    The board shows games being played; /move, /web/plays and the rest refuse these IDs too."""
+    r = client.post("/web/position", json={"id": f"{START_ID}:{match_id}"})
+    assert r.status_code == 400 and r.json()["detail"].startswith("id: the board shows a game being played: ")
+    assert words in r.json()["detail"]
+    for path, extra in (
+        ("/web/plays", {"dice": [3, 1]}),
+        ("/web/reply", {"dice": [3, 1]}),
+        ("/web/rollout", {}),
+    ):
+        r = client.post(path, json={"id": f"{START_ID}:{match_id}", **extra})
+        assert r.status_code == 400 and r.json()["detail"].startswith("id: "), (path, r.text)
+
+
+@pytest.mark.parametrize(
     "body, status, words",
     [
         ({"id": "not an id"}, 400, "id:"),

@@ -136,8 +136,9 @@ def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
     ``bool`` fields become ``--flag/--no-flag``; the docstring under each field
     is its help text; the class docstring is the description. If the dataclass
     has a ``validate()`` method, it is called on the parsed values; a
-    ``ValueError`` it raises becomes an argparse error (usage, one
-    ``error:`` line, exit status 2) before the caller runs.
+    ``ValueError`` it raises becomes an argparse error (one ``PROG: error:``
+    line, no usage text, exit status 2: :class:`OneLineErrorParser`) before
+    the caller runs.
 
     Args:
         cls: a dataclass whose fields all have defaults (int, float, str, bool).
@@ -161,7 +162,7 @@ def given_fields(cls: type, argv: Sequence[str] | None = None) -> set[str]:
 
 def _dataclass_parser(cls: type, suppress: bool = False) -> argparse.ArgumentParser:
     docs = _field_docs(cls)
-    parser = argparse.ArgumentParser(
+    parser = OneLineErrorParser(
         description=inspect.cleandoc(cls.__doc__ or ""),
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -225,11 +226,11 @@ MAX_ERROR_CHARS = 600
 its first and last 300 characters around a count of what was cut."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with errors as one line (``nard hint: error: ...``) on stderr and exit status 2.
+class OneLineErrorParser(argparse.ArgumentParser):
+    """argparse with errors as one line (``PROG: error: ...``, no usage text) on stderr and exit status 2.
 
-    ``--dice 3 1`` is read as one option value wherever it stands (before or
-    after the ID): see :func:`_join_dice_tokens`.
+    argparse prints the whole usage (15 lines for ``train.py``) before its error line; ``--help`` still
+    prints it. An error that echoes a long input is cut to :data:`MAX_ERROR_CHARS`.
     """
 
     def error(self, message: str):  # type: ignore[override]
@@ -237,6 +238,14 @@ class _Parser(argparse.ArgumentParser):
             cut = len(message) - MAX_ERROR_CHARS
             message = f"{message[: MAX_ERROR_CHARS // 2]} ...[{cut} characters]... {message[-MAX_ERROR_CHARS // 2 :]}"
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class _Parser(OneLineErrorParser):
+    """The ``nard`` parser: one-line errors (``nard hint: error: ...``, exit status 2).
+
+    ``--dice 3 1`` is read as one option value wherever it stands (before or
+    after the ID): see :func:`_join_dice_tokens`.
+    """
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
         args = sys.argv[1:] if args is None else args
@@ -306,7 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     On a cold numba cache it says so on stderr (a terminal) before compiling: :func:`_announce_compile`.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:  # argparse would name only "nard"; the error names the command, as every other one does
+        args.parser.error(f"unrecognized arguments: {' '.join(extras)}")
     _install_compile_notice()
     try:
         return args.handler(args, args.parser)

@@ -322,7 +322,10 @@ def _position_info(board: np.ndarray, state: MatchState | None) -> PositionInfo:
     pips = pip_count(board)
     off_me = 15 - int(board[board > 0].sum())
     off_opp = 15 - int(-board[board < 0].sum())
-    xgid = to_xgid(board, state) if state is not None else to_xgid(board)
+    try:
+        xgid = to_xgid(board, state) if state is not None else to_xgid(board)
+    except ValueError as exc:  # a game over, resigned or dropped, a resignation on offer: no XGID, no board
+        raise _bad(f"id: the board shows a game being played: {exc}") from None
     return PositionInfo(
         board=[int(c) for c in board],
         position_id=position_id(board),
@@ -402,7 +405,7 @@ class WebBoard:
     agent_for: Callable[[int | None], Any]
     eval_lock: threading.Lock
     decode: Callable[..., tuple[np.ndarray, MatchState | None]]
-    live: Callable[[np.ndarray], None]
+    live: Callable[[np.ndarray, MatchState | None], None]
     dice_of: Callable[..., tuple[int, int]]
     agent_factory: Callable[[int], Any]
     max_mat_bytes: int
@@ -417,7 +420,7 @@ class WebBoard:
         agent_for: Callable[[int | None], Any],
         eval_lock: threading.Lock,
         decode: Callable[..., tuple[np.ndarray, MatchState | None]],
-        live: Callable[[np.ndarray], None],
+        live: Callable[[np.ndarray, MatchState | None], None],
         dice_of: Callable[..., tuple[int, int]],
         agent_factory: Callable[[int], Any],
         max_mat_bytes: int = MAX_MAT_BYTES,
@@ -487,7 +490,7 @@ def post_position(body: BoardBody, web: WebDep) -> PositionInfo:
 @router.post("/web/plays", response_model=PlaysResponse, summary="legal plays, no evaluation", tags=["web"])
 def post_plays(body: PlaysBody, web: WebDep) -> PlaysResponse:
     board, state = web.decode(body.id, body.board)
-    web.live(board)
+    web.live(board, state)
     die1, die2 = body.dice if body.dice is not None else (None, None)
     dice = web.dice_of(die1, die2, state, ("dice[0]", "dice[1]"))
     rules = web.agent_for(None).rules
@@ -516,7 +519,7 @@ def post_roll(body: RollBody) -> RollResponse:
 @router.post("/web/reply", response_model=ReplyResponse, summary="the engine's turn in a game", tags=["web"])
 def post_reply(body: ReplyBody, web: WebDep) -> ReplyResponse:
     board, state = web.decode(body.id, body.board)
-    web.live(board)
+    web.live(board, state)
     if body.dice is None:
         dice = game_dice(body.seed, body.turn)
     elif {"seed", "turn"} & body.model_fields_set:
@@ -551,7 +554,7 @@ def post_reply(body: ReplyBody, web: WebDep) -> ReplyResponse:
 )
 def post_rollout(body: RolloutBody, web: WebDep) -> JobStarted:
     board, state = web.decode(body.id, body.board)
-    web.live(board)
+    web.live(board, state)
     cube = None
     if body.cubeful:
         try:
@@ -747,7 +750,7 @@ def web_router(
     agent_for: Callable[[int | None], Any],
     eval_lock: threading.Lock,
     decode: Callable[..., tuple[np.ndarray, MatchState | None]],
-    live: Callable[[np.ndarray], None],
+    live: Callable[[np.ndarray, MatchState | None], None],
     dice_of: Callable[..., tuple[int, int]],
     agent_factory: Callable[[int], Any],
     max_mat_bytes: int = MAX_MAT_BYTES,
@@ -762,7 +765,8 @@ def web_router(
             ply); raises a 400 on a bad ply. Searches run under ``eval_lock``.
         eval_lock: the backend's lock around every search (evaluators are not promised thread-safe).
         decode: the backend's ``(id, board) -> (board, state)``, raising 400s that name the field.
-        live: the backend's check that a game is not over (a 400).
+        live: the backend's ``(board, state)`` check that there is a turn to analyse: not a finished game,
+            nor an ID whose game is over or with a double or resignation awaiting its answer (a 400).
         dice_of: the backend's ``(die1, die2, state, names) -> dice`` (400 on bad dice).
         agent_factory: ``ply -> agent``; rollouts and match analyses get their own agents from it (one
             rollout and one analysis at a time), so they never hold ``eval_lock`` and ``/move`` and the

@@ -39,6 +39,13 @@ Labels (a folder, written by :mod:`nard_ai.training.labels`)
   ``variance_reduction`` for rollouts), rows per method, the network (file
   name and SHA-256 of its bytes), the seed and the code version. Sidecars
   hold no timestamps, so the same inputs give byte-identical shards.
+  A CSV without a sidecar is *unfinished* (a labelling run killed mid-shard
+  leaves it): :func:`read_labels` leaves it out and the next run labels it.
+  A sidecar that cannot be read, whose CSV is missing, or whose
+  ``csv_sha256`` or ``rows`` the CSV does not match is *damaged* (the files
+  were edited, truncated or deleted since they were written):
+  :func:`read_labels` refuses the folder with an error naming the shard, and
+  the label command relabels it when rerun.
 * ``run.json``: the settings of the run that writes the folder; a second run
   into it must have the same settings (it then only adds missing shards).
 * ``run.log``: one line per shard finished, with its time (not part of the
@@ -52,6 +59,7 @@ mid-write leaves at most a ``.tmp`` file, which the next run deletes.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -241,11 +249,12 @@ def parse_labels_csv(data: bytes | str, what: str = "labels file") -> tuple[list
 def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     """All complete label shards of a folder, in shard order: ``(position IDs, (N, 5) float64)``.
 
-    Incomplete shards (no sidecar, or a CSV that does not match it) are left out.
+    Unfinished shards (a CSV without a sidecar) are left out; a damaged one (module docstring) is an error.
 
     Raises:
         FileNotFoundError: ``folder`` does not exist.
-        ValueError: ``folder`` is a file; a shard that does not parse.
+        ValueError: ``folder`` is a file; a damaged shard (a sidecar that cannot be read, its CSV missing,
+            or a CSV that does not match the sidecar's SHA-256 or row count); a shard that does not parse.
     """
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
@@ -257,17 +266,45 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     ids: list[str] = []
     parts = []
     for side in sorted(folder.glob("labels-*.json")):
-        csv_path = side.with_suffix(".csv")
-        try:
-            meta = json.loads(side.read_text())
-        except (OSError, ValueError):
-            continue
-        if not csv_path.is_file() or file_sha256(csv_path) != meta.get("csv_sha256"):
-            continue
-        i, p = parse_labels_csv(csv_path.read_bytes(), str(csv_path))
+        i, p = _read_label_shard(side)
         ids += i
         parts.append(p)
     return ids, (np.concatenate(parts) if parts else np.zeros((0, 5)))
+
+
+_RELABEL = "relabel it (delete both files and rerun the label command, which resumes) or remove it"
+
+
+def _read_label_shard(side: Path) -> tuple[list[str], np.ndarray]:
+    """The rows of the label shard whose sidecar is ``side``, checked against it (:func:`read_labels`)."""
+    csv_path = side.with_suffix(".csv")
+    try:
+        meta = json.loads(side.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{side}: the sidecar cannot be read ({exc}); {_RELABEL}") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{side}: the sidecar is not a JSON object (damaged or edited); {_RELABEL}")
+    try:
+        data = csv_path.read_bytes()
+    except FileNotFoundError:
+        raise ValueError(
+            f"{side}: its shard {csv_path.name} is missing (deleted since it was written); "
+            "relabel it (delete the sidecar and rerun the label command, which resumes) or remove the sidecar"
+        ) from None
+    except OSError as exc:
+        raise ValueError(f"{csv_path}: cannot be read ({exc.strerror or exc})") from None
+    if hashlib.sha256(data).hexdigest() != meta.get("csv_sha256"):
+        raise ValueError(
+            f"{csv_path}: its SHA-256 does not match {side.name} (damaged or edited since it was written); "
+            + _RELABEL
+        )
+    ids, probs = parse_labels_csv(data, str(csv_path))
+    if "rows" in meta and meta["rows"] != len(ids):
+        raise ValueError(
+            f"{csv_path}: {len(ids)} rows, but {side.name} says {meta['rows']!r} (damaged or edited since "
+            f"it was written); {_RELABEL}"
+        )
+    return ids, probs
 
 
 class LabelValues:
@@ -281,7 +318,8 @@ class LabelValues:
 
     Raises:
         FileNotFoundError: no such folder.
-        ValueError: a file, not a folder; it holds no complete label shard, or a shard that does not parse.
+        ValueError: a file, not a folder; it holds no complete label shard; a damaged shard or one that
+            does not parse (:func:`read_labels`).
     """
 
     def __init__(self, folder: str | Path):

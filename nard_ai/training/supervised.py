@@ -111,8 +111,10 @@ def load_labelled(folders: str | Path | Sequence[str | Path]) -> LabelledSet:
 
     Raises:
         FileNotFoundError: no such folder.
-        ValueError: no folder, a folder named twice, a file where a folder is named, a shard that does
-            not parse, a malformed Position ID, or a folder with no labelled rows.
+        ValueError: no folder, a folder named twice, a file where a folder is named, a damaged shard (a
+            sidecar whose CSV is missing or does not match it: :func:`~nard_ai.training.store.read_labels`;
+            an unfinished one, a CSV without a sidecar, is left out), a shard that does not parse, a
+            malformed Position ID, or a folder with no labelled rows.
     """
     folders = [folders] if isinstance(folders, (str, Path)) else list(folders)
     if not folders:

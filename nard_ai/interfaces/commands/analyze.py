@@ -94,6 +94,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         match = read_mat(data)  # UTF-8, else Windows-1252 / Latin-1 (older exports): formats.mat.decode_mat
     except ValueError as exc:
         parser.error(f"{args.match}: {exc}")
+    from nard_ai.cube.met import MAX_AWAY, MET_NAME
+
+    if match.length > MAX_AWAY:  # a record may hold up to 64 points (gnubg's); cube analysis needs the MET
+        parser.error(
+            f"{args.match}: a {match.length}-point match: the analysis takes money play or matches of "
+            f"1..{MAX_AWAY} points (the range of the {MET_NAME} match equity table)"
+        )
     agent = agent_arg(parser, args.checkpoint, args.ply)
     bar = progress_bar(args.progress, count_records(match), "analysing", "record")
     last = 0

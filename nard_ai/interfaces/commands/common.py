@@ -4,6 +4,12 @@ Every helper that takes ``parser`` turns bad input into ``parser.error(...)``:
 one ``nard CMD: error: ...`` line on stderr and exit status 2
 (:mod:`nard_ai.interfaces.cli` documents the convention). The text output
 (probabilities, JSON) is :mod:`nard_ai.interfaces.output`.
+
+Two checks here are shared with the HTTP backend (:mod:`nard_ai.interfaces.http.decoding`
+imports them, so the command line and the server refuse the same IDs in the same words):
+:func:`not_playing` (a Match ID's game over, or a double or resignation awaiting its answer)
+and :func:`roll_conflict` (an ID's roll and the dice of the request differ). This module is
+light (no torch, no web stack), so either side can import it.
 """
 
 from __future__ import annotations
@@ -28,6 +34,11 @@ __all__ = [
     "positive_int",
     "positive_seconds",
     "parse_dice",
+    "not_playing",
+    "game_state_text",
+    "roll_conflict",
+    "id_roll",
+    "note_unused_roll",
     "position_arg",
     "agent_arg",
     "cube_state_arg",
@@ -84,11 +95,91 @@ def parse_dice(tokens: Sequence[str]) -> tuple[int, int]:
     return max(dice), min(dice)
 
 
+# --------------------------------------------------------------------------- the ID's roll and game state (HTTP too)
+
+
+def id_roll(state) -> tuple[int, int] | None:
+    """The roll a Match ID or XGID holds, larger die first; ``None`` before the roll or without a state."""
+    if state is None or tuple(state.dice) == (0, 0):
+        return None
+    return max(state.dice), min(state.dice)  # an XGID may write the lower die first
+
+
+def roll_conflict(state, dice: tuple[int, int], given_as: str) -> str | None:
+    """Why ``dice`` cannot go with the ID's roll, or None; ``given_as`` names them (``"--dice gives"``).
+
+    The same dice in either order agree; a roll given twice and different is refused rather than
+    one silently winning (``nard hint`` and the HTTP ``/move`` alike).
+    """
+    rolled = id_roll(state)
+    if rolled is None or sorted(dice) == sorted(rolled):
+        return None
+    return (
+        f"the ID holds the roll {state.dice[0]}-{state.dice[1]}, and {given_as} {dice[0]}-{dice[1]}: "
+        "give the dice one way (the ID's, or an ID without dice)"
+    )
+
+
+#: What each finished (or not yet started) game state of a Match ID means.
+_ENDED = {
+    "NONE": "no game has started",
+    "OVER": "the game has ended",
+    "RESIGNED": "the game ended by a resignation",
+    "DROPPED": "the game ended by a passed double",
+}
+
+
+def game_state_text(state) -> str | None:
+    """What a Match ID's game state other than playing means (``"the game has ended"``), or None while playing."""
+    if state is None or state.game_state.name == "PLAYING":
+        return None
+    return _ENDED.get(state.game_state.name, "the game is not being played")
+
+
+def not_playing(state, *, double_ok: bool = False) -> str | None:
+    """Why an ID's match state leaves the side on roll no play or evaluation to analyse; None when it has one.
+
+    The rules of UBGI's ``go`` (:mod:`nard_ai.interfaces.ubgi`, whose ``bad_state`` answers give the
+    same first words), shared by ``nard hint/eval/cube/rollout`` and the HTTP endpoints:
+
+    * a game state other than playing (gnubg's over, resigned, dropped, or no game started):
+      ``"the ID's game state is over, not playing (the game has ended)"``;
+    * a resignation on offer: it must be accepted or rejected before play goes on;
+    * a double on offer (a Match ID's "double offered", an XGID's ``D`` dice): the doubled side
+      must take or pass first. ``double_ok``: the question is that take or pass (``nard cube``,
+      ``/cube``: the cube decision of the doubler's position answers it), so it is no refusal.
+
+    A bare Position ID (``state`` ``None``) is always playing. A board whose game is over is the
+    callers' own check (its words name the position).
+    """
+    if state is None:
+        return None
+    ended = game_state_text(state)
+    if ended is not None:
+        return f"the ID's game state is {state.game_state.name.lower()}, not playing ({ended})"
+    if state.resignation:
+        return "a resignation awaits its answer: it is accepted or rejected before play goes on"
+    if state.double_offered and not double_ok:
+        return "a double awaits its answer: the doubled side takes or passes before the doubler rolls"
+    return None
+
+
 # --------------------------------------------------------------------------- the position, agent and cube
 
 
-def position_arg(parser: argparse.ArgumentParser, text: str, live: bool = True):
-    """``(board, state)`` of an ID, or a one-line error."""
+def position_arg(
+    parser: argparse.ArgumentParser,
+    text: str,
+    live: bool = True,
+    *,
+    playing: bool = False,
+    double_ok: bool = False,
+):
+    """``(board, state)`` of an ID, or a one-line error.
+
+    ``live``: refuse a board whose game is over. ``playing``: also refuse a match state with nothing
+    to analyse (:func:`not_playing`; ``double_ok`` lets a double awaiting its answer through).
+    """
     from nard_ai.core.board import game_result
     from nard_ai.reports.analysis import read_position
 
@@ -98,7 +189,20 @@ def position_arg(parser: argparse.ArgumentParser, text: str, live: bool = True):
         parser.error(f"bad position {text!r}: {exc}")
     if live and game_result(board) != 0:
         parser.error(f"the game in position {text!r} is already over")
+    if playing:
+        reason = not_playing(state, double_ok=double_ok)
+        if reason is not None:
+            parser.error(f"position {text!r}: {reason}")
     return board, state
+
+
+def note_unused_roll(parser: argparse.ArgumentParser, state, why: str) -> None:
+    """One ``nard CMD: note:`` line on stderr when the ID holds a roll the command does not use, and why."""
+    rolled = id_roll(state)
+    if rolled is not None:
+        print(
+            f"{parser.prog}: note: the ID's roll {rolled[0]}-{rolled[1]} is not used: {why}", file=sys.stderr
+        )
 
 
 def agent_arg(parser: argparse.ArgumentParser, checkpoint: str | None, ply: int):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+
 from nard_ai.interfaces.commands.common import (
     CUBE_MATCH_ID,
     CUBE_XGID,
@@ -19,6 +21,7 @@ from nard_ai.interfaces.commands.common import (
     add_position,
     agent_arg,
     cube_state_arg,
+    note_unused_roll,
     position_arg,
 )
 from nard_ai.interfaces.output import format_cube, num, owner_text, print_json, probs_dict
@@ -29,7 +32,11 @@ DESCRIPTION = (
     "The cube decision for X before rolling: the three cubeful equities, the proper action, the "
     "take point and what each wrong choice costs, from the network's probabilities with "
     "nard_ai.cube.decision's model (Janowski cube efficiency; Kazaross-XG2 match equities in match play). "
-    "The cube and score come from the Match ID or XGID (money, cube centred, without one)."
+    "The cube and score come from the Match ID or XGID (money, cube centred, without one). The "
+    "decision is made before rolling, so an ID's dice are not used (a note on stderr says so). When "
+    "the ID says X has doubled (an XGID's D, a Match ID's double offered), the same analysis answers "
+    "O's take or pass, and a line says which. An ID whose game is over, or with a resignation "
+    "awaiting its answer, is an error."
 )
 EXAMPLES = (f"nard cube {CUBE_XGID}", f"nard cube {CUBE_MATCH_ID} --json", f"nard cube {MATCH_GNUBG_ID}")
 
@@ -49,13 +56,16 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nard_ai.formats.position_id import position_id
     from nard_ai.reports.analysis import cube_action_text
 
-    board, state = position_arg(parser, args.position)
+    # a double awaiting its answer is this very question, for the taker (as UBGI's go cube and HTTP /cube)
+    board, state = position_arg(parser, args.position, playing=True, double_ok=True)
+    note_unused_roll(parser, state, "a cube decision is made before rolling")
     cube = cube_state_arg(parser, state)
     agent = agent_arg(parser, args.checkpoint, args.ply)
     try:
         d = cube_decision(board, cube, agent=agent)
     except ValueError as exc:
         parser.error(str(exc))
+    answer = _answer_to_double(d) if state is not None and state.double_offered else None
     if args.json:
         print_json(
             {
@@ -87,6 +97,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 "errors": {k: num(v) for k, v in d.errors.items()},
                 "take_point": num(d.take_point),
                 "efficiency": num(d.efficiency),
+                # the doubled side's answer when the ID says X has doubled, else null
+                "answer_to_double": answer,
             }
         )
         return 0
@@ -99,4 +111,13 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     )
     print(f"Cube analysis, {agent.ply}-ply ({agent.name}): {kind}, cube {cube.value} {owner_text(cube)}")
     print(format_cube(d, cube))
+    if answer is not None:
+        print(f"X has doubled to {2 * cube.value}: O's proper answer is {answer}")
     return 0
+
+
+def _answer_to_double(d) -> str:
+    """``"take"`` or ``"pass"`` for the side doubled: take when double/take costs the doubler no less than a
+    pass (the rule of UBGI's ``bestcube take|pass`` and HTTP ``/cube``'s ``accept``)."""
+    take = not d.cube_available or not np.isfinite(d.double_take) or d.double_take <= d.double_pass
+    return "take" if take else "pass"

@@ -15,6 +15,7 @@ from nard_ai.interfaces.commands.common import (
     add_json,
     add_ply,
     add_position,
+    note_unused_roll,
     position_arg,
 )
 from nard_ai.interfaces.output import PROBS_HEADER, print_json, probs_dict, probs_text
@@ -25,7 +26,9 @@ DESCRIPTION = (
     "The network's win / gammon / backgammon probabilities and cubeless equity for X, on roll "
     "before rolling, at each search depth from 0-ply to --ply (default 2, the deepest the engine "
     "searches; deeper plies are slower). A --ply beyond 2 is an error; without --ply, plies the "
-    "checkpoint's evaluator cannot search are left out with a note on stderr."
+    "checkpoint's evaluator cannot search are left out with a note on stderr. The position is valued "
+    "before the roll: an ID's dice are not used (a note on stderr says so; nard hint ranks the plays "
+    "of a roll). An ID whose game is over, or with a double or resignation awaiting its answer, is an error."
 )
 EXAMPLES = (f"nard eval {START_ID}", f"nard eval {CUBE_XGID} --ply 0 --json")
 
@@ -45,13 +48,17 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nard_ai.formats.ascii import render_board
     from nard_ai.formats.position_id import position_id
 
-    board, _ = position_arg(parser, args.position)
+    board, state = position_arg(parser, args.position, playing=True)
     if args.ply is not None:
         try:
             check_ply(args.ply)
         except ValueError:  # the command line's words: --ply, not the library's ply argument
             parser.error(f"--ply {args.ply}: the engine searches 0..{MAX_PLY} plies (gnubg numbering)")
     max_ply = MAX_PLY if args.ply is None else args.ply
+    # as HTTP /eval and gnubg's eval: X's position before it rolls
+    note_unused_roll(
+        parser, state, "eval values the position before X rolls (nard hint ranks the roll's plays)"
+    )
     rows = []
     for ply in range(max_ply + 1):
         try:

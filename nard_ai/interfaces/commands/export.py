@@ -55,9 +55,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         result = export_onnx(args.onnx, args.checkpoint)
     except (ImportError, FileNotFoundError, ValueError) as exc:
         parser.error(str(exc))
+    # "all": one network for every position (onnx_export.phase_nets); else the phase nets by name
+    nets = "one net" if result.phase_nets == ("all",) else f"{', '.join(result.phase_nets)} nets"
     print(
-        f"wrote {result.path}: {result.checkpoint.name} ({', '.join(result.phase_nets)} "
-        f"net{'s' if len(result.phase_nets) > 1 else ''}), inputs (N, {result.input_size}) "
+        f"wrote {result.path}: {result.checkpoint.name} ({nets}), inputs (N, {result.input_size}) "
         f"encoded by {result.encoder}; checkpoint sha256 {result.checkpoint_sha256}"
     )
     return 0

@@ -23,9 +23,11 @@ from nard_ai.interfaces.commands.common import (
     add_position,
     agent_arg,
     cube_state_arg,
+    id_roll,
     non_negative_int,
     parse_dice,
     position_arg,
+    roll_conflict,
 )
 from nard_ai.interfaces.output import format_hint, match_text, print_json, probs_dict, scored_plays
 
@@ -37,7 +39,9 @@ DESCRIPTION = (
     "--json), and the win / gammon / backgammon probabilities. In match play (a Match ID or XGID "
     "with a match length) the plays are ranked by their cubeless match-winning chance at the score "
     "(Kazaross-XG2), shown as mwc, diff in MWC and emg (the MWC as normalised equity). The roll "
-    "comes from --dice, or from the ID (a Match ID or XGID with dice)."
+    "comes from --dice, or from the ID (a Match ID or XGID with dice; --dice may repeat that roll, "
+    "not differ from it). An ID whose game is over, or with a double or resignation awaiting its "
+    "answer, has no play to rank: an error."
 )
 EXAMPLES = (
     f"nard hint {START_ID} --dice 31",
@@ -70,15 +74,18 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nard_ai.formats.notation import play_notation
     from nard_ai.formats.position_id import position_id
 
-    board, state = position_arg(parser, args.position)
+    board, state = position_arg(parser, args.position, playing=True)
+    dice = id_roll(state)
     if args.dice is not None:
         try:
-            dice = parse_dice([args.dice])
+            given = parse_dice([args.dice])
         except ValueError as exc:
             parser.error(f"bad dice: {exc}")
-    elif state is not None and state.dice != (0, 0):
-        dice = (max(state.dice), min(state.dice))  # an XGID may write the lower die first
-    else:
+        conflict = roll_conflict(state, given, "--dice gives")  # as HTTP /move: no silent winner
+        if conflict is not None:
+            parser.error(f"bad dice: {conflict}")
+        dice = given
+    elif dice is None:
         parser.error("give the roll with --dice (e.g. --dice 31); the ID has no dice")
     cube = cube_state_arg(parser, state)
     agent = agent_arg(parser, args.checkpoint, args.ply)

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     start, start_cube, start_dice = None, None, None
     if args.position is not None:
-        start, state = position_arg(parser, args.position)
+        start, state = position_arg(parser, args.position, playing=True)  # a game over: nothing to play
         start_cube, start_dice = start_of(parser, state)
     agent = agent_arg(parser, args.checkpoint, args.ply)
     seed = args.seed if args.seed is not None else secrets.randbits(32)

@@ -17,6 +17,7 @@ from nard_ai.interfaces.commands.common import (
     add_progress,
     agent_arg,
     cube_state_arg,
+    note_unused_roll,
     position_arg,
     positive_int,
     progress_bar,
@@ -29,10 +30,13 @@ DESCRIPTION = (
     "Play --games games from the position with the network choosing every play, and print the "
     "mean probabilities and equity for X with 95% confidence intervals. The first two rolls are "
     "stratified (1296 games cover every pair). --cubeful plays the cube too, from the ID's cube and "
-    "score. Cubeless results are luck-adjusted (variance reduction) from 1-ply up, not at 0-ply "
-    "(there it costs about 20 times the work for about the same interval per second); --luck / --no-luck "
+    "score. Cubeless results are luck-adjusted (variance reduction) from 1-ply up and in races at any "
+    "ply, not for contact positions at 0-ply (there it costs about 30 times the work for less interval "
+    "per second: README, \"Analysing a position\"); --luck / --no-luck "
     "force it. At most 10,000,000 games; a progress bar shows on stderr when it is a terminal "
-    "(--progress / --no-progress force it on / off)."
+    "(--progress / --no-progress force it on / off). A rollout starts before X rolls, so an ID's dice "
+    "are not used (a note on stderr says so). An ID whose game is over, or with a double or "
+    "resignation awaiting its answer, is an error."
 )
 EXAMPLES = (
     f"nard rollout {START_ID} --games 72 --seed 1",
@@ -84,7 +88,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
     if args.cubeful and args.luck:
         parser.error("--luck is not available with --cubeful: cubeful rollouts are not luck-adjusted")
-    board, state = position_arg(parser, args.position)
+    board, state = position_arg(parser, args.position, playing=True)
+    note_unused_roll(parser, state, "a rollout starts before X rolls (its first two rolls are stratified)")
     cube = cube_state_arg(parser, state) if args.cubeful else None
     agent = agent_arg(parser, args.checkpoint, args.ply)
     executor = executor_from_args(args, parser)  # --ray / --shard-games; None: the local lockstep

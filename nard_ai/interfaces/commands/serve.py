@@ -16,6 +16,7 @@ import math
 from nard_ai.interfaces.commands.common import (
     add_checkpoint,
     add_ply,
+    agent_arg,
     non_negative_int,
     positive_int,
     positive_seconds,
@@ -150,6 +151,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 parser.error(f"--{name.replace('_', '-')} applies to HTTP only, not to --external")
         if args.idle_timeout is not None and not 0 < args.idle_timeout < float("inf"):
             parser.error(f"--idle-timeout must be a number of seconds above 0, got {args.idle_timeout:g}")
+    # a bad --ply or checkpoint is one error line before the server logs that it is listening
+    # (agent_arg loads the network as the server's engine will: a missing or truncated file fails here)
+    agent_arg(parser, args.checkpoint, args.ply)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         if args.external is not None:

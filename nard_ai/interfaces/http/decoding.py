@@ -4,7 +4,8 @@ What every handler of :mod:`nard_ai.interfaces.http.endpoints` (and the web boar
 request with: :func:`_pip_query` (``p0``..``p25`` read by hand, FastAPI's 422 answers),
 :func:`_check_query` (unknown and repeated query parameters: 400), :func:`_no_repeated_fields`
 (a JSON body giving a field twice: 400), :func:`_decode` (the position: ``id`` or the 26 counts),
-:func:`_live` and :func:`_dice`; and the shape of the answers refusing a request: :func:`_bad`
+:func:`_live` (a finished game, a state with no turn to analyse: the command line's check) and
+:func:`_dice`; and the shape of the answers refusing a request: :func:`_bad`
 (a 400 naming the field), :func:`_extra_fields_message` (an unknown body field) and
 :func:`_brief_errors` (FastAPI's 422 list, bounded).
 """
@@ -25,6 +26,7 @@ from nard_ai.core.board import BAR, BOARD_SIZE, OPP_BAR, game_result, validate_b
 from nard_ai.core.ply import MAX_PLY
 from nard_ai.formats.match_id import MatchState
 from nard_ai.formats.position import parse_position
+from nard_ai.interfaces.commands.common import not_playing, roll_conflict
 from nard_ai.interfaces.http.limits import MAX_ECHO, MAX_ERRORS
 from nard_ai.interfaces.http.schemas import _INT_TEXT, CubeBody, MoveBody, PositionBody, QInt
 from nard_ai.interfaces.web import BODY_MODELS as _WEB_BODY_MODELS
@@ -237,9 +239,20 @@ def _decode(
     return board, None
 
 
-def _live(board: np.ndarray) -> None:
+def _live(board: np.ndarray, state: MatchState | None = None, *, double_ok: bool = False) -> None:
+    """Refuse a position with nothing to analyse: a board whose game is over, or a match state that is
+    not a live turn (:func:`nard_ai.interfaces.commands.common.not_playing`, the check ``nard hint``,
+    ``eval``, ``cube`` and ``rollout`` make too: a game over, resigned or dropped, a resignation or,
+    unless ``double_ok`` (``/cube``, which answers take or pass), a double awaiting its answer).
+
+    Raises:
+        HTTPException: 400 naming the state.
+    """
     if game_result(board) != 0 or not (board > 0).any() or not (board < 0).any():
         raise _bad("the game in that position is already over")
+    reason = not_playing(state, double_ok=double_ok)
+    if reason is not None:
+        raise _bad(f"id: {reason}")
 
 
 def _dice(
@@ -248,11 +261,15 @@ def _dice(
     if state is not None and state.dice != (0, 0):
         if die1 is None and die2 is None:
             die1, die2 = state.dice
-        elif sorted((die1, die2)) != sorted(state.dice):
+        elif die1 is None or die2 is None:
             raise _bad(
-                f"dice: the ID holds the roll {state.dice[0]}-{state.dice[1]}, and {names[0]}/{names[1]} "
-                f"give {die1}-{die2}: give the dice one way (the ID's, or an ID without dice)"
+                f"dice: give both {names[0]} and {names[1]}, or neither for the ID's roll "
+                f"{state.dice[0]}-{state.dice[1]}"
             )
+        else:
+            conflict = roll_conflict(state, (die1, die2), f"{names[0]}/{names[1]} give")
+            if conflict is not None:
+                raise _bad(f"dice: {conflict}")
     if die1 is None or die2 is None:
         raise _bad(f"dice: give {names[0]} and {names[1]} (1..6), or an ID whose dice are rolled")
     for name, die in zip(names, (die1, die2), strict=True):

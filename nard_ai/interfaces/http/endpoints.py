@@ -60,7 +60,8 @@ log = logging.getLogger(__name__)
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {
         "model": ErrorResponse,
-        "description": "a malformed request: a bad ID, dice, pips or ply, a finished game, the position "
+        "description": "a malformed request: a bad ID, dice, pips or ply, a finished game (or an ID whose "
+        "game is over, or with a resignation or, but for /cube, a double awaiting its answer), the position "
         "given twice, an unknown or repeated parameter or an unknown body field; the detail names it",
     }
 }
@@ -85,7 +86,7 @@ def _nan_to_none(v: float | None) -> float | None:
 
 
 async def _move(engine: Engine, board, state, dice, req_ply) -> Response:
-    _live(board)
+    # the position is checked by the handler, before the dice: a finished game is named before missing dice
     try:
         cube_state = cube_state_from_match(state)  # money for a bare Position ID or pips
     except ValueError as exc:
@@ -95,13 +96,15 @@ async def _move(engine: Engine, board, state, dice, req_ply) -> Response:
 
 
 async def _eval(engine: Engine, board, state, req_ply) -> Response:
-    _live(board)
+    # the position before the roll: an ID's dice are not used (as nard eval, which says so)
+    _live(board, state)
     agent = await engine.agent_for(req_ply)
     return _json(await engine.submit("eval", agent, (board, state)))
 
 
 async def _cube_answer(engine: Engine, board, state, req_ply, overrides) -> CubeResponse:
-    _live(board)
+    # before the roll (an ID's dice are not used); a double awaiting its answer is this question, for the taker
+    _live(board, state, double_ok=True)
     try:
         cube_state = cube_state_from_match(state, **overrides)
     except ValueError as exc:
@@ -163,12 +166,14 @@ async def get_move(
 ) -> Response:
     pips_given = _check_query(request, _MOVE_QUERY)
     board, state = _decode(id, pips, pips_given, "p0..p25")
+    _live(board, state)
     return await _move(engine, board, state, _dice(die1, die2, state), ply)
 
 
 @router.post("/move", response_model=MoveResponse, summary="ranked plays, JSON body", responses=_ERRORS)
 async def post_move(body: MoveBody, engine: EngineDep) -> Response:
     board, state = _decode(body.id, body.board)
+    _live(board, state)
     die1, die2 = body.dice if body.dice is not None else (None, None)
     return await _move(engine, board, state, _dice(die1, die2, state, ("dice[0]", "dice[1]")), body.ply)
 
