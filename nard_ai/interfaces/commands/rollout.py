@@ -32,7 +32,7 @@ DESCRIPTION = (
     "stratified (1296 games cover every pair). --cubeful plays the cube too, from the ID's cube and "
     "score. Cubeless results are luck-adjusted (variance reduction) from 1-ply up and in races at any "
     "ply, not for contact positions at 0-ply (there it costs about 30 times the work for less interval "
-    "per second: README, \"Analysing a position\"); --luck / --no-luck "
+    'per second: README, "Analysing a position"); --luck / --no-luck '
     "force it. At most 10,000,000 games; a progress bar shows on stderr when it is a terminal "
     "(--progress / --no-progress force it on / off). A rollout starts before X rolls, so an ID's dice "
     "are not used (a note on stderr says so). An ID whose game is over, or with a double or "
