@@ -214,6 +214,18 @@ def test_dead_cube_take_point_without_gammons_is_25_percent():
         assert d.take_point == pytest.approx(0.25, abs=1e-9)
 
 
+def test_the_taker_takes_above_its_take_point_and_passes_below_it():
+    """CubeDecision.taker_takes, the answer nard cube, UBGI's bestcube and HTTP /cube's accept give: with a dead
+    cube and no gammons the take point is 25% (above), so the taker takes at 30% (the doubler's 70%) and
+    passes at 20% (the doubler's 80%); a cube the side on roll cannot turn leaves nothing to refuse."""
+    take = cube_decision_from_probs(probs(0.7), CubeState(), efficiency=0.0)
+    assert take.double_take <= take.double_pass and take.taker_takes
+    drop = cube_decision_from_probs(probs(0.8), CubeState(), efficiency=0.0)
+    assert drop.double_take > drop.double_pass and not drop.taker_takes
+    dead = cube_decision_from_probs(probs(0.8), CubeState(value=2, owner="opponent"), efficiency=0.0)
+    assert not dead.cube_available and dead.taker_takes
+
+
 def test_live_cube_take_point_follows_janowski_21_4_percent_without_gammons():
     """Janowski (1993): TP = (L - 1/2) / (W + L + x/2); W = L = 1, x = 0.68 -> 0.5 / 2.34 = 21.4%."""
     d = cube_decision_from_probs(probs(0.7), CubeState(), efficiency=0.68)

@@ -147,6 +147,20 @@ class CubeDecision:
     ply: int | None = None
 
     @property
+    def taker_takes(self) -> bool:
+        """The doubled side's answer, for its advice: take when double/take costs the doubler no more
+        than a pass (``double_take <= double_pass``, equities for the doubler), and when the side on roll
+        cannot double (``cube_available`` false, no double to answer) or its equities are not finite.
+        ``nard cube``, UBGI's ``bestcube take|pass`` and HTTP ``/cube``'s ``accept`` give this; the
+        players' own takers follow :func:`answers` (the same rule, with beavers), which differs only on
+        an exact tie."""
+        return bool(
+            not self.cube_available
+            or not np.isfinite(self.double_take)
+            or self.double_take <= self.double_pass
+        )
+
+    @property
     def _answer(self) -> float:
         dt = 2.0 * self.double_take if self.beaver else self.double_take
         return min(dt, self.double_pass)

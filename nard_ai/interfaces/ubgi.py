@@ -550,10 +550,7 @@ class UbgiEngine:
 
     def _answer_double(self, position: _Position, agent: Any) -> str:
         """``take`` or ``pass`` for the side that was doubled (the board is the doubler's view)."""
-        d = self._decision(position, agent)
-        # the receiver takes when that costs the doubler at least as much as a pass
-        take = not d.cube_available or not np.isfinite(d.double_take) or d.double_take <= d.double_pass
-        return "take" if take else "pass"
+        return "take" if self._decision(position, agent).taker_takes else "pass"
 
     def _best_play(self, position: _Position, agent: Any) -> tuple[str, str]:
         """``(info line, play)`` of the best play of :attr:`dice` (``nard hint``'s top line)."""

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-
 from nard_ai.interfaces.commands.common import (
     CUBE_MATCH_ID,
     CUBE_XGID,
@@ -65,7 +63,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         d = cube_decision(board, cube, agent=agent)
     except ValueError as exc:
         parser.error(str(exc))
-    answer = _answer_to_double(d) if state is not None and state.double_offered else None
+    # the taker's answer when the ID says X has doubled (UBGI's bestcube take|pass, HTTP /cube's accept)
+    answer = ("take" if d.taker_takes else "pass") if state is not None and state.double_offered else None
     if args.json:
         print_json(
             {
@@ -114,10 +113,3 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if answer is not None:
         print(f"X has doubled to {2 * cube.value}: O's proper answer is {answer}")
     return 0
-
-
-def _answer_to_double(d) -> str:
-    """``"take"`` or ``"pass"`` for the side doubled: take when double/take costs the doubler no less than a
-    pass (the rule of UBGI's ``bestcube take|pass`` and HTTP ``/cube``'s ``accept``)."""
-    take = not d.cube_available or not np.isfinite(d.double_take) or d.double_take <= d.double_pass
-    return "take" if take else "pass"

@@ -323,9 +323,4 @@ def _advice_batch(boards: np.ndarray, probs: np.ndarray, states: Sequence[Any], 
 def _advice(decision) -> CubeAdvice:
     double = decision.cube_available and decision.action in ("double_take", "double_pass")
     # the taker's view, whether or not the double is right
-    accept = bool(
-        not decision.cube_available
-        or not np.isfinite(decision.double_take)
-        or decision.double_take <= decision.double_pass
-    )
-    return CubeAdvice(double=bool(double), accept=accept)
+    return CubeAdvice(double=bool(double), accept=decision.taker_takes)
