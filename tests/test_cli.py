@@ -967,3 +967,17 @@ def test_eval_cube_and_rollout_say_the_ids_roll_is_not_used(argv, why, capsys):
         for row in data.get("evaluations", []):
             row.pop("seconds")
     assert rolled == before
+
+
+def test_nard_cube_answers_a_pending_double_with_beaver_or_refuses_one_the_cube_does_not_allow(
+    capsys, monkeypatch
+):
+    """A new user's report (2026-12-07). The XGID's fields: cube 0 (1), D (X has doubled), score 0-0, match
+    length 0 with Jacoby 0 and beavers 2 (XGID's money field: 2 = beavers). nard cube found "No double,
+    beaver" there, and its answer line must say beaver, not take; a Match ID at 4-0 in a 5-point match
+    with X's double offered (the cube dead for X) has no take or pass to give: refused."""
+    monkeypatch.chdir(REPO)
+    status, out, _ = run_main(["cube", "XGID=-b----E-C---eE---c-e----B-:0:0:1:D:0:0:2:0:10"], capsys)
+    assert status == 0 and "beaver" in out and out.strip().endswith("O's proper answer is beaver")
+    status, out, err = run_main(["cube", "4HPwATDgc/ABMA:cBGgACAAIAAE"], capsys)
+    assert status == 2 and out == "" and "the ID says X has doubled, but X cannot double here" in err

@@ -124,25 +124,38 @@ def test_a_board_of_counts_is_decoded_and_a_finished_game_is_marked(client):
 @pytest.mark.parametrize(
     "match_id, words",
     [
-        # Match ID game states (gnubg's MatchID fields): 2 = over, 3 = resigned/dropped; a resignation on offer
-        ("cAoAAAAAAAAE", "an XGID describes a game being played, got game_state OVER"),
-        ("cAwAAAAAAAAE", "an XGID describes a game being played, got game_state DROPPED"),
-        ("cCsAAAAAAAAE", "an XGID cannot express a resignation on offer"),
+        # Match ID game states (gnubg's MatchID fields): over, dropped, resigned; a resignation on offer
+        ("cAoAAAAAAAAE", "id: the ID's game state is over, not playing"),
+        ("cAwAAAAAAAAE", "id: the ID's game state is dropped, not playing"),
+        ("cCsAAAAAAAAE", "id: the ID's game state is resigned, not playing"),
+        ("cCEAAAAAAAAE", "id: a resignation awaits its answer"),
     ],
 )
 def test_an_id_whose_game_is_not_being_played_is_a_400_not_a_500(client, match_id, words):
     """A new user's report (2026-12-07): /web/position answered such an ID with a 500 (to_xgid raised).
-    The board shows games being played; /move, /web/plays and the rest refuse these IDs too."""
-    r = client.post("/web/position", json={"id": f"{START_ID}:{match_id}"})
-    assert r.status_code == 400 and r.json()["detail"].startswith("id: the board shows a game being played: ")
-    assert words in r.json()["detail"]
+    The board shows games being played: the 400 of /move, in UBGI's words; /web/plays and the rest too."""
     for path, extra in (
+        ("/web/position", {}),
         ("/web/plays", {"dice": [3, 1]}),
         ("/web/reply", {"dice": [3, 1]}),
         ("/web/rollout", {}),
     ):
         r = client.post(path, json={"id": f"{START_ID}:{match_id}", **extra})
-        assert r.status_code == 400 and r.json()["detail"].startswith("id: "), (path, r.text)
+        assert r.status_code == 400 and r.json()["detail"].startswith(words), (path, r.text)
+
+
+@pytest.mark.parametrize(
+    "match_id, words",
+    [
+        # a 5-point match won 5-2 (its game state over: the state check answers first); a 30-point match
+        # (the match equity table covers 1..25)
+        ("cAqgAFAAEAAE", "id: the ID's game state is over, not playing"),
+        ("cAnAAwAAAAAE", "id: the match state cannot be shown: match_length must be 0 (money) or 1..25"),
+    ],
+)
+def test_a_match_state_the_page_cannot_show_is_a_400(client, match_id, words):
+    r = client.post("/web/position", json={"id": f"{START_ID}:{match_id}"})
+    assert r.status_code == 400 and r.json()["detail"].startswith(words), r.text
 
 
 @pytest.mark.parametrize(
@@ -534,3 +547,13 @@ def test_the_static_files_exist_and_go_into_the_package_data():
     assert "interfaces/static/*" in pyproject["tool"]["setuptools"]["package-data"]["nard_ai"]
     for name in ["index.html", *web.STATIC_FILES]:
         assert (web.STATIC_DIR / name).is_file(), name
+
+
+def test_the_engine_turn_plays_the_roll_the_id_holds(client):
+    """/web/reply of an XGID holding 5-2 (a new user's report, 2026-12-07: it played a roll drawn from the seed,
+    where /web/plays takes the ID's 5-2): the ID's roll, as /move; with seed and turn as well, a 400."""
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:52:0:0:0:0:10"
+    r = client.post("/web/reply", json={"id": xgid})
+    assert r.status_code == 200 and r.json()["dice"] == [5, 2], r.text
+    r = client.post("/web/reply", json={"id": xgid, "seed": 1, "turn": 0})
+    assert r.status_code == 400 and "holds the roll 5-2" in r.json()["detail"], r.text

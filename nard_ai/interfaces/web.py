@@ -88,6 +88,7 @@ from nard_ai.formats.notation import move_sequences, play_notation
 from nard_ai.formats.position import parse_position
 from nard_ai.formats.position_id import position_id
 from nard_ai.formats.xgid import to_xgid
+from nard_ai.interfaces.commands.common import not_playing
 from nard_ai.interfaces.external import checker_moves
 from nard_ai.interfaces.web_jobs import JobBusy, RolloutJobs
 from nard_ai.search.lookahead import MAX_PLY, agent_value
@@ -322,10 +323,7 @@ def _position_info(board: np.ndarray, state: MatchState | None) -> PositionInfo:
     pips = pip_count(board)
     off_me = 15 - int(board[board > 0].sum())
     off_opp = 15 - int(-board[board < 0].sum())
-    try:
-        xgid = to_xgid(board, state) if state is not None else to_xgid(board)
-    except ValueError as exc:  # a game over, resigned or dropped, a resignation on offer: no XGID, no board
-        raise _bad(f"id: the board shows a game being played: {exc}") from None
+    xgid = to_xgid(board, state) if state is not None else to_xgid(board)
     return PositionInfo(
         board=[int(c) for c in board],
         position_id=position_id(board),
@@ -482,7 +480,15 @@ def static(name: str) -> FileResponse:
 )
 def post_position(body: BoardBody, web: WebDep) -> PositionInfo:
     board, state = web.decode(body.id, body.board)
-    return _position_info(board, state)
+    # the board shows games being played (a finished board is marked game_over): the state check of
+    # the other endpoints, a double awaiting its answer shown (the page's cube panel answers it)
+    reason = not_playing(state, double_ok=True)
+    if reason is not None:
+        raise _bad(f"id: {reason}")
+    try:
+        return _position_info(board, state)
+    except ValueError as exc:  # a match state the page cannot show: a score past the match, 26+ points
+        raise _bad(f"id: the match state cannot be shown: {exc}") from None
 
 
 # Every legal play of the position and roll (the ID's dice by default), in move generation's order; a
@@ -514,15 +520,23 @@ def post_roll(body: RollBody) -> RollResponse:
     return RollResponse(dice=game_dice(body.seed, body.turn), seed=body.seed, turn=body.turn)
 
 
-# The engine's best play for its roll (``dice``, else :func:`game_dice`), searched under ``eval_lock``; the
+# The engine's best play for its roll (``dice``, else the ID's roll, else :func:`game_dice`), searched under ``eval_lock``; the
 # board after it is the human's view. A bad ply or dice, a finished game: 400.
 @router.post("/web/reply", response_model=ReplyResponse, summary="the engine's turn in a game", tags=["web"])
 def post_reply(body: ReplyBody, web: WebDep) -> ReplyResponse:
     board, state = web.decode(body.id, body.board)
     web.live(board, state)
-    if body.dice is None:
+    rolled = state is not None and tuple(state.dice) != (0, 0)
+    drawn = bool({"seed", "turn"} & body.model_fields_set)
+    if body.dice is None and rolled:  # the ID's roll, as /web/plays and /move take it
+        if drawn:
+            raise _bad(
+                f"the ID holds the roll {state.dice[0]}-{state.dice[1]}: give seed and turn only with an ID without dice"
+            )
+        dice = web.dice_of(None, None, state, ("dice[0]", "dice[1]"))
+    elif body.dice is None:
         dice = game_dice(body.seed, body.turn)
-    elif {"seed", "turn"} & body.model_fields_set:
+    elif drawn:
         raise _bad("give dice, or seed and turn to draw them, not both")
     else:
         dice = web.dice_of(body.dice[0], body.dice[1], state, ("dice[0]", "dice[1]"))

@@ -35,6 +35,8 @@ __all__ = [
     "positive_seconds",
     "parse_dice",
     "not_playing",
+    "impossible_double",
+    "answer_to_double",
     "game_state_text",
     "roll_conflict",
     "id_roll",
@@ -162,6 +164,25 @@ def not_playing(state, *, double_ok: bool = False) -> str | None:
     if state.double_offered and not double_ok:
         return "a double awaits its answer: the doubled side takes or passes before the doubler rolls"
     return None
+
+
+def impossible_double(state, decision) -> str | None:
+    """Why an ID's double awaiting its answer cannot stand, or None: the ID says X has doubled, but the
+    cube decision finds X may not double (a dead cube, the Crawford game, a cube O owns: the README's
+    ``highest_cube_value`` rule), so there is no take or pass to answer. ``nard cube`` and ``/cube`` refuse it."""
+    if state is None or not state.double_offered or decision.cube_available:
+        return None
+    return (
+        "the ID says X has doubled, but X cannot double here (the cube is not X's to turn): no take or pass"
+    )
+
+
+def answer_to_double(decision) -> str:
+    """The doubled side's answer as a word: ``beaver`` (money with beavers, when the take is worth a
+    redouble: ``decision.beaver``), else ``take`` or ``pass`` (:attr:`CubeDecision.taker_takes`)."""
+    if not decision.taker_takes:
+        return "pass"
+    return "beaver" if decision.beaver else "take"
 
 
 # --------------------------------------------------------------------------- the position, agent and cube

@@ -18,7 +18,9 @@ from nard_ai.interfaces.commands.common import (
     add_ply,
     add_position,
     agent_arg,
+    answer_to_double,
     cube_state_arg,
+    impossible_double,
     note_unused_roll,
     position_arg,
 )
@@ -63,8 +65,11 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         d = cube_decision(board, cube, agent=agent)
     except ValueError as exc:
         parser.error(str(exc))
-    # the taker's answer when the ID says X has doubled (UBGI's bestcube take|pass, HTTP /cube's accept)
-    answer = ("take" if d.taker_takes else "pass") if state is not None and state.double_offered else None
+    impossible = impossible_double(state, d)
+    if impossible is not None:
+        parser.error(f"position {args.position!r}: {impossible}")
+    # the taker's answer when the ID says X has doubled (UBGI's bestcube, HTTP /cube's accept)
+    answer = answer_to_double(d) if state is not None and state.double_offered else None
     if args.json:
         print_json(
             {

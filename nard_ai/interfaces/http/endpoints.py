@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse, Response
 from nard_ai import cube as _cube
 from nard_ai.cube.state import cube_state_from_match
 from nard_ai.formats.position_id import position_id
+from nard_ai.interfaces.commands.common import impossible_double
 from nard_ai.interfaces.http.decoding import (
     _PIP_NAMES,
     _PIP_PARAMETERS,
@@ -118,6 +119,9 @@ async def _cube_answer(engine: Engine, board, state, req_ply, overrides) -> Cube
             raise _bad(f"cube: {exc}") from None
 
     d = await engine.batcher.run(decide)  # not batched: one decision is a search of its own
+    impossible = impossible_double(state, d)  # as nard cube: a double the cube does not allow
+    if impossible is not None:
+        raise _bad(f"id: {impossible}")
     mwc = None
     if not cube_state.is_money:
         mwc = {
