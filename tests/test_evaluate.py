@@ -96,6 +96,18 @@ def test_bad_position_lines_are_named_by_line_number_and_the_rest_is_read():
     assert errors and "over" in errors[0][1]
 
 
+def test_position_lines_with_no_turn_to_analyse_are_bad_lines_and_a_pending_double_is_analysed():
+    """Match IDs of the starting position: game over (cAoAAAAAAAAE), a resignation awaiting its answer
+    (cCEAAAAAAAAE): bad lines in nard cube's words (formats.match_id.not_playing; a new user's report,
+    2026-12-07, found them analysed). A double awaiting its answer is the doubler's position (module docstring)."""
+    text = f"{START_ID}:cAoAAAAAAAAE\n{START_ID}:cCEAAAAAAAAE\nXGID=-b----E-C---eE---c-e----B-:0:0:1:D:0:0:0:0:10\n"
+    positions, errors = read_positions(text)
+    assert [p.line for p in positions] == [3]
+    assert [line for line, _ in errors] == [1, 2]
+    assert "the ID's game state is over, not playing" in errors[0][1]
+    assert "a resignation awaits its answer" in errors[1][1]
+
+
 def test_pubeval_cannot_analyse_positions_and_the_ply_is_given_once():
     with pytest.raises(ValueError, match="no real probabilities"):
         analysis_agent("pubeval")

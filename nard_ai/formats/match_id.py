@@ -564,3 +564,51 @@ def parse_gnubg_id(text: str) -> tuple[np.ndarray, MatchState]:
     board = board_from_position_id(pid)
     state = from_match_id(mid)
     return board, state
+
+
+# --------------------------------------------------------------------------- a turn to analyse
+
+
+#: What each finished (or not yet started) game state of a Match ID means.
+_ENDED = {
+    "NONE": "no game has started",
+    "OVER": "the game has ended",
+    "RESIGNED": "the game ended by a resignation",
+    "DROPPED": "the game ended by a passed double",
+}
+
+
+def game_state_text(state: MatchState | None) -> str | None:
+    """What a Match ID's game state other than playing means (``"the game has ended"``), or None while playing."""
+    if state is None or state.game_state.name == "PLAYING":
+        return None
+    return _ENDED.get(state.game_state.name, "the game is not being played")
+
+
+def not_playing(state: MatchState | None, *, double_ok: bool = False) -> str | None:
+    """Why an ID's match state leaves the side on roll no play or evaluation to analyse; None when it has one.
+
+    The rules of UBGI's ``go`` (:mod:`nard_ai.interfaces.ubgi`, whose ``bad_state`` answers give the
+    same first words), shared by ``nard hint/eval/cube/rollout/play``, the HTTP endpoints, the web
+    board and ``evaluate.py --positions``:
+
+    * a game state other than playing (gnubg's over, resigned, dropped, or no game started):
+      ``"the ID's game state is over, not playing (the game has ended)"``;
+    * a resignation on offer: it must be accepted or rejected before play goes on;
+    * a double on offer (a Match ID's "double offered", an XGID's ``D`` dice): the doubled side
+      must take or pass first. ``double_ok``: the question is that take or pass (``nard cube``,
+      ``/cube``: the cube decision of the doubler's position answers it), so it is no refusal.
+
+    A bare Position ID (``state`` ``None``) is always playing. A board whose game is over is the
+    callers' own check (its words name the position).
+    """
+    if state is None:
+        return None
+    ended = game_state_text(state)
+    if ended is not None:
+        return f"the ID's game state is {state.game_state.name.lower()}, not playing ({ended})"
+    if state.resignation:
+        return "a resignation awaits its answer: it is accepted or rejected before play goes on"
+    if state.double_offered and not double_ok:
+        return "a double awaits its answer: the doubled side takes or passes before the doubler rolls"
+    return None

@@ -12,7 +12,9 @@ whole line, or the rest of a line after ``#``) are skipped. The board is
 the side on roll's (the Match ID's or XGID's player on roll, or the doubler
 while a double is pending), analysed **before it rolls**: dice in the ID are
 ignored. The cube and score come from the Match ID or XGID
-(:func:`cube_state_from_match`).
+(:func:`cube_state_from_match`). A game that is over or resigned, or a
+resignation awaiting its answer, is a bad line
+(:func:`nard_ai.formats.match_id.not_playing`, ``nard cube``'s check).
 
 The file is UTF-8; a byte order mark at its start (as Windows editors
 write) is skipped.
@@ -70,7 +72,7 @@ from nard_ai.cube import (
     cube_efficiency,
 )
 from nard_ai.cube.state import cube_state_from_match as _cube_state_from_match
-from nard_ai.formats.match_id import GameStatus, MatchState
+from nard_ai.formats.match_id import GameStatus, MatchState, not_playing
 from nard_ai.formats.position import parse_position
 from nard_ai.formats.position_id import position_id
 from nard_ai.reports.analysis import cube_action_text
@@ -145,6 +147,11 @@ def read_positions(text: str) -> tuple[list[PositionLine], list[tuple[int, str]]
             board, state = parse_position(body)
             if game_result(board) != 0:
                 raise ValueError("the game is over: there is no decision to analyse")
+            # a game over or resigned, a resignation awaiting its answer (nard cube's check: a pending
+            # double is the doubler's position, analysed before it rolls: module docstring)
+            reason = not_playing(state, double_ok=True)
+            if reason is not None:
+                raise ValueError(reason)
             cube = cube_state_from_match(state)
         except ValueError as exc:
             errors.append((number, f"{body!r}: {exc}"))

@@ -5,9 +5,10 @@ one ``nard CMD: error: ...`` line on stderr and exit status 2
 (:mod:`nard_ai.interfaces.cli` documents the convention). The text output
 (probabilities, JSON) is :mod:`nard_ai.interfaces.output`.
 
-Two checks here are shared with the HTTP backend (:mod:`nard_ai.interfaces.http.decoding`
-imports them, so the command line and the server refuse the same IDs in the same words):
-:func:`not_playing` (a Match ID's game over, or a double or resignation awaiting its answer)
+Two checks are shared with the HTTP backend (:mod:`nard_ai.interfaces.http.decoding`
+imports them from here, so the command line and the server refuse the same IDs in the same words):
+:func:`not_playing` (a Match ID's game over, or a double or resignation awaiting its answer;
+defined in :mod:`nard_ai.formats.match_id`, where ``evaluate.py --positions`` reads it too)
 and :func:`roll_conflict` (an ID's roll and the dice of the request differ). This module is
 light (no torch, no web stack), so either side can import it.
 """
@@ -21,6 +22,7 @@ import sys
 from collections.abc import Sequence
 
 # re-exported: the argument types of every nard command
+from nard_ai.formats.match_id import game_state_text, not_playing
 from nard_ai.training.argtypes import non_negative_int, positive_int, positive_seconds
 
 __all__ = [
@@ -120,50 +122,6 @@ def roll_conflict(state, dice: tuple[int, int], given_as: str) -> str | None:
         f"the ID holds the roll {state.dice[0]}-{state.dice[1]}, and {given_as} {dice[0]}-{dice[1]}: "
         "give the dice one way (the ID's, or an ID without dice)"
     )
-
-
-#: What each finished (or not yet started) game state of a Match ID means.
-_ENDED = {
-    "NONE": "no game has started",
-    "OVER": "the game has ended",
-    "RESIGNED": "the game ended by a resignation",
-    "DROPPED": "the game ended by a passed double",
-}
-
-
-def game_state_text(state) -> str | None:
-    """What a Match ID's game state other than playing means (``"the game has ended"``), or None while playing."""
-    if state is None or state.game_state.name == "PLAYING":
-        return None
-    return _ENDED.get(state.game_state.name, "the game is not being played")
-
-
-def not_playing(state, *, double_ok: bool = False) -> str | None:
-    """Why an ID's match state leaves the side on roll no play or evaluation to analyse; None when it has one.
-
-    The rules of UBGI's ``go`` (:mod:`nard_ai.interfaces.ubgi`, whose ``bad_state`` answers give the
-    same first words), shared by ``nard hint/eval/cube/rollout`` and the HTTP endpoints:
-
-    * a game state other than playing (gnubg's over, resigned, dropped, or no game started):
-      ``"the ID's game state is over, not playing (the game has ended)"``;
-    * a resignation on offer: it must be accepted or rejected before play goes on;
-    * a double on offer (a Match ID's "double offered", an XGID's ``D`` dice): the doubled side
-      must take or pass first. ``double_ok``: the question is that take or pass (``nard cube``,
-      ``/cube``: the cube decision of the doubler's position answers it), so it is no refusal.
-
-    A bare Position ID (``state`` ``None``) is always playing. A board whose game is over is the
-    callers' own check (its words name the position).
-    """
-    if state is None:
-        return None
-    ended = game_state_text(state)
-    if ended is not None:
-        return f"the ID's game state is {state.game_state.name.lower()}, not playing ({ended})"
-    if state.resignation:
-        return "a resignation awaits its answer: it is accepted or rejected before play goes on"
-    if state.double_offered and not double_ok:
-        return "a double awaits its answer: the doubled side takes or passes before the doubler rolls"
-    return None
 
 
 def impossible_double(state, decision) -> str | None:
