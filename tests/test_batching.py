@@ -137,7 +137,9 @@ def _requests(positions) -> list[tuple[str, str, dict]]:
             reqs.append(("GET", "/move", {**pips, "die1": d[0], "die2": d[1], "ply": ply}))
         if k % 4 == 0:
             reqs.append(("GET", "/eval", {**pips, "ply": ply}))
-    reqs.append(("GET", "/move", {"p1": 3, "die1": 9, "die2": 1}))  # a bad one among them: its own 400
+    # a bad one among them: its own 400 (the opponent's three checkers on p24: a game still on, so the die
+    # is what the answer names; the position is checked first)
+    reqs.append(("GET", "/move", {"p1": 3, "p24": -3, "die1": 9, "die2": 1}))
     return reqs
 
 

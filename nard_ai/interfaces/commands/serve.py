@@ -152,8 +152,17 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if args.idle_timeout is not None and not 0 < args.idle_timeout < float("inf"):
             parser.error(f"--idle-timeout must be a number of seconds above 0, got {args.idle_timeout:g}")
     # a bad --ply or checkpoint is one error line before the server logs that it is listening
-    # (agent_arg loads the network as the server's engine will: a missing or truncated file fails here)
-    agent_arg(parser, args.checkpoint, args.ply)
+    if args.ply is not None:
+        from nard_ai.core.ply import check_ply
+
+        try:
+            check_ply(args.ply)
+        except ValueError as exc:
+            parser.error(str(exc))
+    if args.external is not None or args.workers in (None, 1):
+        # one process: load the network as the engine will (a missing or truncated file fails here).
+        # Never before --workers N forks: a worker forked after torch started its threads hangs.
+        agent_arg(parser, args.checkpoint, args.ply)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         if args.external is not None:
