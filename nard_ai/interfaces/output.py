@@ -54,8 +54,14 @@ PROBS_HEADER = f"{'win':>7} {'w-g':>7} {'w-bg':>7} {'l-g':>7} {'l-bg':>7}"
 
 
 def describe_state(state) -> list[str]:
-    """Lines describing the cube, score, dice and turn of a Match ID/XGID state, from the mover's side (X)."""
+    """Lines describing the cube, score, dice and turn of a Match ID/XGID state, from the mover's side (X).
+
+    A game that is not being played (over, resigned, dropped, not started: gnubg's game state) has no
+    one on roll and no offer pending: its state is told instead of the turn. While a resignation awaits
+    its answer, that offer is the turn (as a double awaiting its answer is).
+    """
     from nard_ai.core.game import CENTERED
+    from nard_ai.formats.match_id import game_state_text
 
     if state is None:
         return [
@@ -80,6 +86,9 @@ def describe_state(state) -> list[str]:
         lines.append(f"Cube {state.cube_value}, centred")
     else:
         lines.append(f"Cube {state.cube_value}, owned by {'X' if state.cube_owner == me else 'O'}")
+    ended = game_state_text(state)
+    if ended is not None:
+        return [*lines, f"Game state {state.game_state.name}: {ended}; no one is on roll"]
     if state.resignation:
         # the Match ID's resigner is its player on roll (X here); it offers to lose that many points x the cube
         kind = {1: "a single game", 2: "a gammon", 3: "a backgammon"}[int(state.resignation)]
@@ -90,6 +99,8 @@ def describe_state(state) -> list[str]:
         )
     if state.double_offered:
         lines.append(f"X has doubled to {2 * state.cube_value}; O must take or pass")
+    elif state.resignation:
+        pass  # the offer above is the turn
     elif state.dice != (0, 0):
         lines.append(f"X has rolled {state.dice[0]}-{state.dice[1]}")
     else:

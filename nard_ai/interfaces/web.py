@@ -83,12 +83,11 @@ from starlette.concurrency import run_in_threadpool
 from nard_ai.core.board import BOARD_SIZE, game_result, pip_count, swap_sides
 from nard_ai.core.movegen import legal_plays
 from nard_ai.cube.state import cube_state_from_match
-from nard_ai.formats.match_id import MatchState, match_id
+from nard_ai.formats.match_id import MatchState, match_id, not_playing
 from nard_ai.formats.notation import move_sequences, play_notation
 from nard_ai.formats.position import parse_position
 from nard_ai.formats.position_id import position_id
 from nard_ai.formats.xgid import to_xgid
-from nard_ai.interfaces.commands.common import not_playing
 from nard_ai.interfaces.external import checker_moves
 from nard_ai.interfaces.web_jobs import JobBusy, RolloutJobs
 from nard_ai.search.lookahead import MAX_PLY, agent_value

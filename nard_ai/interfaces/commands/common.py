@@ -5,11 +5,10 @@ one ``nard CMD: error: ...`` line on stderr and exit status 2
 (:mod:`nard_ai.interfaces.cli` documents the convention). The text output
 (probabilities, JSON) is :mod:`nard_ai.interfaces.output`.
 
-Two checks are shared with the HTTP backend (:mod:`nard_ai.interfaces.http.decoding`
-imports them from here, so the command line and the server refuse the same IDs in the same words):
-:func:`not_playing` (a Match ID's game over, or a double or resignation awaiting its answer;
-defined in :mod:`nard_ai.formats.match_id`, where ``evaluate.py --positions`` reads it too)
-and :func:`roll_conflict` (an ID's roll and the dice of the request differ). This module is
+The command line, the HTTP backend and ``evaluate.py --positions`` refuse the same IDs in the
+same words through :func:`nard_ai.formats.match_id.not_playing` (a Match ID's game over, or a
+double or resignation awaiting its answer); :func:`roll_conflict` (an ID's roll and the dice of
+the request differ) is shared with :mod:`nard_ai.interfaces.http.decoding`. This module is
 light (no torch, no web stack), so either side can import it.
 """
 
@@ -22,7 +21,7 @@ import sys
 from collections.abc import Sequence
 
 # re-exported: the argument types of every nard command
-from nard_ai.formats.match_id import game_state_text, not_playing
+from nard_ai.formats.match_id import not_playing
 from nard_ai.training.argtypes import non_negative_int, positive_int, positive_seconds
 
 __all__ = [
@@ -39,7 +38,6 @@ __all__ = [
     "not_playing",
     "impossible_double",
     "answer_to_double",
-    "game_state_text",
     "roll_conflict",
     "id_roll",
     "note_unused_roll",

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from nard_ai.interfaces.commands.common import (
-    MATCH_GNUBG_ID,
-    START_XGID_52,
-    add_position,
-    game_state_text,
-    position_arg,
-)
+from nard_ai.interfaces.commands.common import MATCH_GNUBG_ID, START_XGID_52, add_position, position_arg
 from nard_ai.interfaces.output import describe_state
 
 NAME = "show"
@@ -44,32 +38,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ValueError as exc:
         # a state an XGID cannot express (a resignation, a finished game): say why there is none
         print(f" XGID: none ({exc})")
-    for line in _state_lines(state):
+    for line in describe_state(state):
         print(f" {line}")
     return 0
-
-
-_TURN_LINES = ("X is on roll, before rolling", "X has rolled ")
-
-
-def _state_lines(state) -> list[str]:
-    """:func:`describe_state`'s lines, with the turn told as the ID's game state has it.
-
-    A game that is not being played (over, resigned, dropped, not started: gnubg's game state) has no
-    one on roll and no offer pending: its state is printed instead of the turn and the offer. While a
-    resignation awaits its answer, that offer is the turn (as a double awaiting its answer is).
-    """
-    lines = describe_state(state)
-    if state is None:
-        return lines
-    ended = game_state_text(state)
-    if ended is not None:
-        kept = [
-            line
-            for line in lines
-            if not line.startswith((*_TURN_LINES, "X offers to resign", "X has doubled"))
-        ]
-        return [*kept, f"Game state {state.game_state.name}: {ended}; no one is on roll"]
-    if state.resignation:
-        return [line for line in lines if not line.startswith(_TURN_LINES)]
-    return lines

@@ -24,9 +24,9 @@ from fastapi.exceptions import RequestValidationError
 
 from nard_ai.core.board import BAR, BOARD_SIZE, OPP_BAR, game_result, validate_board, validate_dice
 from nard_ai.core.ply import MAX_PLY
-from nard_ai.formats.match_id import MatchState
+from nard_ai.formats.match_id import MatchState, not_playing
 from nard_ai.formats.position import parse_position
-from nard_ai.interfaces.commands.common import not_playing, roll_conflict
+from nard_ai.interfaces.commands.common import roll_conflict
 from nard_ai.interfaces.http.limits import MAX_ECHO, MAX_ERRORS
 from nard_ai.interfaces.http.schemas import _INT_TEXT, CubeBody, MoveBody, PositionBody, QInt
 from nard_ai.interfaces.web import BODY_MODELS as _WEB_BODY_MODELS
@@ -241,7 +241,7 @@ def _decode(
 
 def _live(board: np.ndarray, state: MatchState | None = None, *, double_ok: bool = False) -> None:
     """Refuse a position with nothing to analyse: a board whose game is over, or a match state that is
-    not a live turn (:func:`nard_ai.interfaces.commands.common.not_playing`, the check ``nard hint``,
+    not a live turn (:func:`nard_ai.formats.match_id.not_playing`, the check ``nard hint``,
     ``eval``, ``cube`` and ``rollout`` make too: a game over, resigned or dropped, a resignation or,
     unless ``double_ok`` (``/cube``, which answers take or pass), a double awaiting its answer).
 
