@@ -332,8 +332,8 @@ def test_train_py_refuses_a_damaged_shard_and_leaves_out_an_unfinished_one(tmp_p
         (lab / "labels-00001.csv").write_bytes(damage)
         message = (
             f"{lab / 'labels-00001.csv'}: its SHA-256 does not match labels-00001.json (damaged or edited "
-            "since it was written); relabel it (delete both files and rerun the label command, which "
-            "resumes) or remove it"
+            "since it was written); rerun the label command with the same settings (its resume relabels "
+            "this shard) or remove both files"
         )
         with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             load_labelled(lab)

@@ -370,8 +370,8 @@ def test_a_folder_of_another_run_is_refused(small_set, tmp_path):
 def _damaged(folder, shard: str) -> str:
     return (
         f"{folder / f'labels-{shard}.csv'}: its SHA-256 does not match labels-{shard}.json (damaged or "
-        "edited since it was written); relabel it (delete both files and rerun the label command, which "
-        "resumes) or remove it"
+        "edited since it was written); rerun the label command with the same settings (its resume "
+        "relabels this shard) or remove both files"
     )
 
 
@@ -416,12 +416,19 @@ def test_a_damaged_shard_is_an_error_an_unfinished_one_is_left_out_and_a_rerun_r
         read_labels(lab)
     (lab / "labels-00001.csv").write_bytes(good)
     (lab / "labels-00001.json").write_text('{"csv_sha256": ')
-    with pytest.raises(ValueError, match=r"labels-00001\.json: the sidecar cannot be read .*relabel it"):
+    with pytest.raises(
+        ValueError, match=r"labels-00001\.json: the sidecar cannot be read .*its resume relabels this shard"
+    ):
         read_labels(lab)
     meta = json.loads((whole / "labels-00001.json").read_text())
     (lab / "labels-00001.json").write_text(json.dumps({**meta, "rows": 21}))
     with pytest.raises(ValueError, match=r"labels-00001\.csv: 20 rows, but labels-00001\.json says 21"):
         read_labels(lab)
+    # ...and the label command's resume relabels that shard too (its CSV's SHA-256 matches, its rows do
+    # not), where it once kept it and left training to refuse it
+    calls.clear()
+    assert run_labels(small_set, lab, plan, workers=1, progress=False)["done"] == 1 and calls == [1]
+    assert _files(lab) == _files(whole)
 
 
 # --------------------------------------------------------------------------- bad input

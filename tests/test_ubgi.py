@@ -322,7 +322,9 @@ def test_a_pending_double_is_answered_take_or_pass_and_blocks_the_play(engine, c
     assert expected == "take"  # 0-ply: double, take
     assert engine.handle("go cube") == [f"bestcube {expected}"]
     assert engine.handle("dice 3 1") == []
-    assert engine.handle("go") == ["error bad_state a double awaits its answer: no play now"]
+    assert engine.handle("go") == [
+        "error bad_state a double awaits its answer: the doubled side takes or passes before the doubler rolls"
+    ]
 
 
 # --------------------------------------------------------------------------- limits and bad bytes
@@ -540,9 +542,12 @@ def test_a_pending_resignation_blocks_the_play_and_the_cube(engine):
     resigning = gnubg_id(starting_board(), MatchState(resignation=Resignation(1), turn=1))
     assert engine.handle(f"position gnubgid {resigning}") == []
     assert engine.handle("dice 3 1") == []
-    assert engine.handle("go") == ["error bad_state a resignation awaits its answer: no play now"]
+    assert engine.handle("go") == [
+        "error bad_state a resignation awaits its answer: it is accepted or rejected before play goes on"
+    ]
+    # the shared check's words (nard_ai.formats.match_id.not_playing), as nard cube and /cube answer
     assert engine.handle("go cube") == [
-        "error bad_state a resignation awaits its answer: no cube decision now"
+        "error bad_state a resignation awaits its answer: it is accepted or rejected before play goes on"
     ]
 
 
@@ -592,3 +597,16 @@ def test_a_refused_roll_leaves_no_dice_so_go_never_plays_the_roll_before(engine)
     lines = without_info(session(engine, f"position gnubgid {START_ID}\ndice 3 1\ndice 7 1\ngo\n"))
     assert lines[0] == "error bad_value each die must be 1..6, got '7'"
     assert lines[1].startswith("error bad_state missing dice")
+
+
+def test_an_id_whose_game_has_ended_is_refused_in_the_shared_words(engine):
+    # gnubg's Match ID cAwAAAAAAAAE holds game state DROPPED (a passed double ended the game): no
+    # play and no cube decision to make; the words are nard_ai.formats.match_id.not_playing's,
+    # the same nard hint and the HTTP endpoints answer
+    assert engine.handle("position gnubgid 4HPwATDgc/ABMA:cAwAAAAAAAAE") == []
+    assert engine.handle("dice 3 1") == []
+    refusal = (
+        "error bad_state the ID's game state is dropped, not playing (the game ended by a passed double)"
+    )
+    assert engine.handle("go") == [refusal]
+    assert engine.handle("go cube") == [refusal]

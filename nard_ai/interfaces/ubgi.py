@@ -80,8 +80,11 @@ code               when
                    range, a cube or score no game can have
 ``bad_state``      ``go`` without a position (``missing position``) or,
                    for a play, without dice (``missing dice``); a finished
-                   game; a play asked while a double or a resignation awaits
-                   its answer; the network failing to load
+                   game (its board, or its ID's game state over, resigned or
+                   dropped); a resignation awaiting its answer; a play asked
+                   while a double awaits its answer (the words of
+                   ``nard_ai.formats.match_id.not_playing``, as ``nard hint``
+                   and HTTP); the network failing to load
 ``unsupported``    a position format other than ``gnubgid``/``xgid``, a
                    setting key this engine does not have, a ``go`` mode
                    other than ``chequer``, ``cube``, ``turn``
@@ -145,6 +148,7 @@ from typing import IO, Any
 import numpy as np
 
 from nard_ai.core.board import game_result
+from nard_ai.formats.match_id import not_playing
 from nard_ai.interfaces.external import checker_moves, format_gnubg_move
 from nard_ai.search.filters import MAX_PLY, MOVE_FILTERS
 
@@ -489,16 +493,14 @@ class UbgiEngine:
                 "unsupported", f"go {_quote(mode)} (this engine answers go chequer, go cube, go turn)"
             )
         position = self._live_position()
-        pending = self._pending(position)
         if mode == "cube":
             agent = self._ensure_agent()
-            if pending == "double":
+            if position.state is not None and position.state.double_offered:
                 return [f"bestcube {self._answer_double(position, agent)}"]
-            if pending:
-                raise UbgiError("bad_state", f"a {pending} awaits its answer: no cube decision now")
             return [f"bestcube {self._cube_action(position, agent)}"]
-        if pending:
-            raise UbgiError("bad_state", f"a {pending} awaits its answer: no play now")
+        reason = not_playing(position.state)
+        if reason:  # a double awaiting its answer: the doubled side takes or passes first
+            raise UbgiError("bad_state", reason)
         if self.dice is None:
             raise UbgiError("bad_state", "missing dice (send dice <d1> <d2>)")
         agent = self._ensure_agent()
@@ -510,29 +512,19 @@ class UbgiEngine:
         return [info, f"bestmove {play}"]
 
     def _live_position(self) -> _Position:
-        from nard_ai.formats.match_id import GameStatus
-
+        """The position set, refused (``bad_state``) when none is, its game is over, or its ID's
+        state leaves no decision to make (:func:`nard_ai.formats.match_id.not_playing`, the check
+        ``nard hint``/``cube`` and the HTTP endpoints share; a double awaiting its answer passes,
+        ``go cube`` answers it)."""
         position = self.position
         if position is None:
             raise UbgiError("bad_state", "missing position (send position gnubgid <ID>)")
         if game_result(position.board) != 0:
             raise UbgiError("bad_state", "the game in this position is over")
-        state = position.state
-        if state is not None and state.game_state != GameStatus.PLAYING:
-            raise UbgiError(
-                "bad_state", f"the ID's game state is {state.game_state.name.lower()}, not playing"
-            )
+        reason = not_playing(position.state, double_ok=True)
+        if reason:
+            raise UbgiError("bad_state", reason)
         return position
-
-    @staticmethod
-    def _pending(position: _Position) -> str:
-        """``"double"`` or ``"resignation"`` when the ID says one awaits its answer, else ``""``."""
-        state = position.state
-        if state is None:
-            return ""
-        if state.resignation:
-            return "resignation"
-        return "double" if state.double_offered else ""
 
     @staticmethod
     def _decision(position: _Position, agent: Any):

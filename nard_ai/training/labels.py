@@ -408,14 +408,19 @@ class ShardTask:
 
 
 def shard_complete(task: ShardTask) -> bool:
-    """Whether the task's shard is written: a sidecar of this task whose ``csv_sha256`` matches the CSV."""
+    """Whether the task's shard is written: a sidecar of this task whose ``csv_sha256`` and ``rows``
+    match the CSV (the checks training's reader makes, :func:`nard_ai.training.store.read_labels`, so a
+    shard resume keeps is one training reads; any other is labelled again)."""
     try:
         meta = json.loads(task.sidecar_path.read_text())
+        data = task.csv_path.read_bytes()
     except (OSError, ValueError):
         return False
     if not isinstance(meta, dict) or any(meta.get(k) != v for k, v in task.provenance().items()):
         return False
-    return task.csv_path.is_file() and file_sha256(task.csv_path) == meta.get("csv_sha256")
+    if hashlib.sha256(data).hexdigest() != meta.get("csv_sha256"):
+        return False
+    return meta.get("rows") == max(0, data.count(b"\n") - 1)  # the header line, then one line a row
 
 
 def label_shard(task: ShardTask) -> dict:

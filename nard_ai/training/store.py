@@ -272,7 +272,9 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     return ids, (np.concatenate(parts) if parts else np.zeros((0, 5)))
 
 
-_RELABEL = "relabel it (delete both files and rerun the label command, which resumes) or remove it"
+_RELABEL = (
+    "rerun the label command with the same settings (its resume relabels this shard) or remove both files"
+)
 
 
 def _read_label_shard(side: Path) -> tuple[list[str], np.ndarray]:
@@ -289,7 +291,7 @@ def _read_label_shard(side: Path) -> tuple[list[str], np.ndarray]:
     except FileNotFoundError:
         raise ValueError(
             f"{side}: its shard {csv_path.name} is missing (deleted since it was written); "
-            "relabel it (delete the sidecar and rerun the label command, which resumes) or remove the sidecar"
+            "rerun the label command with the same settings (its resume relabels this shard) or remove the sidecar"
         ) from None
     except OSError as exc:
         raise ValueError(f"{csv_path}: cannot be read ({exc.strerror or exc})") from None
