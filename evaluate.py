@@ -139,8 +139,14 @@ class Args:
         for name in ("compare", "rollout"):
             if getattr(self, name) and not self.positions:
                 raise ValueError(f"argument --{name}: goes with --positions")
-        if sum(map(bool, (self.positions, self.error_rate, self.make_cases))) > 1:
-            raise ValueError("argument --positions: give one of --positions, --error-rate, --make-cases")
+        given = [
+            f"--{n.replace('_', '-')}" for n in ("positions", "error_rate", "make_cases") if getattr(self, n)
+        ]
+        if len(given) > 1:
+            raise ValueError(
+                f"argument {given[0]}: not with {' or '.join(given[1:])} (give one of --positions, "
+                "--error-rate, --make-cases)"
+            )
         playing = not (self.positions or self.error_rate or self.make_cases)
         if playing and self.shard_games % 2:
             raise ValueError(
@@ -197,7 +203,14 @@ def _run(args: Args, executor) -> int:
             executor=executor,
         )
     if args.error_rate:
-        with tqdm(unit="case", disable=not args.progress, file=sys.stderr) as bar:
+        bars = []  # the bar starts with the first case judged, so an error before it prints alone
+
+        def progress(done: int) -> None:
+            if not bars:
+                bars.append(tqdm(unit="case", disable=not args.progress, file=sys.stderr))
+            bars[0].update(done - bars[0].n)
+
+        try:
             return run_error_rate(
                 args.error_rate,
                 args.agent_a,
@@ -205,10 +218,13 @@ def _run(args: Args, executor) -> int:
                 seed=args.seed,
                 batch=args.batch,
                 as_json=args.json,
-                progress=lambda done: bar.update(done - bar.n),
+                progress=progress,
                 executor=executor,
                 shard_cases=args.shard_cases,
             )
+        finally:
+            for bar in bars:
+                bar.close()
     if args.make_cases:
         return run_make_cases(args.make_cases, args.cases, args.agent_a, seed=args.seed)
     try:

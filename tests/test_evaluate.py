@@ -268,7 +268,8 @@ def test_a_file_without_positions_or_missing_is_an_error(tmp_path):
         (["--positions", "x.txt", "--compare", "xg"], "--compare"),
         (["--positions", "x.txt", "--ply", "3"], "--ply"),
         (["--positions", "x.txt", "--rollout", "-1"], "--rollout"),
-        (["--positions", "x.txt", "--error-rate", "y.txt"], "--positions"),
+        (["--positions", "x.txt", "--error-rate", "y.txt"], "--positions: not with --error-rate"),
+        (["--make-cases", "c.txt", "--error-rate", "y.txt"], "--error-rate: not with --make-cases"),
         (["--make-cases", "c.txt", "--cases", "0"], "--cases"),
         (["--jacoby"], "--jacoby"),
         (["--match-length", "-3"], "--match-length"),
@@ -462,3 +463,22 @@ def test_error_rate_and_make_cases_from_the_command_line(tmp_path):
     bad.write_text(f"{START_ID} 31\n{START_ID} 9\n")
     r = run(["--error-rate", str(bad)], tmp_path)
     assert r.returncode == 2 and "line 2:" in r.stderr and "Traceback" not in r.stderr
+    # with the progress bar on, an unreadable file is one error line: the bar starts with the first case
+    # judged (it once printed an empty bar around the error)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "evaluate.py"),
+            "--error-rate",
+            str(tmp_path / "missing.txt"),
+            "--progress",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 2 and r.stderr.splitlines() == [
+        f"evaluate.py: error: cannot read {tmp_path / 'missing.txt'}: [Errno 2] No such file or directory: "
+        f"'{tmp_path / 'missing.txt'}'"
+    ]
