@@ -173,6 +173,23 @@ def test_an_id_whose_game_is_over_is_fastapis_400_not_the_fast_paths(app, client
     assert answer.json()["detail"].startswith("id: the ID's game state is over, not playing")
 
 
+def test_an_id_of_a_match_longer_than_the_table_is_refused_by_what_values_the_score(client):
+    # gnubg's Match ID cInFAwAAAAAE: a 30-point match (gnubg_id(starting_board(), MatchState(match_length=30,
+    # dice=(3, 1)))); gnubg's IDs hold up to 64 points, the match equity table 1..25. /move (match
+    # equities), /eval (its cube advice) and /cube refuse it in the same words, naming the ID; /web/plays,
+    # which values nothing, lists the roll's plays
+    match30 = "4HPwATDgc/ABMA:cInFAwAAAAAE"
+    refusal = "id: the match state cannot be used: match_length must be 0 (money) or 1..25, got 30"
+    for path in ("/move", "/eval", "/cube"):
+        answer = client.post(path, json={"id": match30})
+        assert (answer.status_code, answer.json()["detail"]) == (400, refusal), path
+    # a cube field of the request, not the ID, is named as the cube's
+    answer = client.post("/cube", json={"id": "4HPwATDgc/ABMA", "match_length": 30})
+    assert answer.status_code == 400 and answer.json()["detail"].startswith("cube: ")
+    answer = client.post("/web/plays", json={"id": match30, "dice": [3, 1]})
+    assert answer.status_code == 200 and len(answer.json()["plays"]) == 16  # the opening 3-1's 16 plays
+
+
 def test_the_batched_cube_advice_of_eval_is_the_scalar_decisions(app):
     """``/eval``'s cube advice is decided for a whole batch (one efficiency call, one decision per cube
     state); each answer's ``{"double", "accept"}`` is what ``cube_decision_from_probs`` gives that

@@ -108,8 +108,9 @@ async def _cube_answer(engine: Engine, board, state, req_ply, overrides) -> Cube
     _live(board, state, double_ok=True)
     try:
         cube_state = cube_state_from_match(state, **overrides)
-    except ValueError as exc:
-        raise _bad(f"cube: {exc}") from None
+    except ValueError as exc:  # named by what set it: the request's cube fields, else the ID (as /move)
+        given = any(v is not None for v in overrides.values())
+        raise _bad(f"cube: {exc}" if given else f"id: the match state cannot be used: {exc}") from None
     agent = await engine.agent_for(req_ply)
 
     def decide():

@@ -291,8 +291,8 @@ def _advice_batch(boards: np.ndarray, probs: np.ndarray, states: Sequence[Any], 
     for i, state in enumerate(states):
         try:
             groups.setdefault(cube_state_from_match(state), []).append(i)
-        except ValueError as exc:
-            out[i] = _bad(f"cube: {exc}")
+        except ValueError as exc:  # the ID's match state (a 26..64-point match), named as /move names it
+            out[i] = _bad(f"id: the match state cannot be used: {exc}")
     x = _cube.cube_efficiency(boards) if groups else None
     for cube, rows in groups.items():
         rows_ = np.asarray(rows)
