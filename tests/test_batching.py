@@ -320,3 +320,30 @@ def test_nard_serve_with_two_workers_answers():
                 time.sleep(1)
         # the 3-1 opening: 8/5 6/5 is the best play (gnubg's choice, and the shipped network's)
         assert body is not None and body["moves"][0]["notation"] == "8/5 6/5"
+
+
+def test_nard_serve_with_workers_refuses_a_bad_checkpoint_in_one_line_before_it_listens(tmp_path, capsys):
+    """With ``--workers N`` the network is not loaded in the parent (workers forked after torch
+    started its threads hang), so a child process of its own loads it first: a truncated or missing
+    checkpoint is the one-line error that one process gives, before anything is logged or bound
+    (each worker once failed with a traceback after the parent's log line)."""
+    from pathlib import Path
+
+    from tests.conftest import run_cli
+
+    truncated = tmp_path / "truncated.pt"
+    shipped = Path(__file__).resolve().parents[1] / "checkpoints" / "nard-expert.pt"
+    truncated.write_bytes(shipped.read_bytes()[:1000])
+    for path, message in (
+        (
+            truncated,
+            f"{truncated}: not a readable nard_ai checkpoint (corrupt or truncated; torch.load failed",
+        ),
+        (tmp_path / "missing.pt", f"no checkpoint at {tmp_path / 'missing.pt'}"),
+    ):
+        status, out, err = run_cli(
+            ["serve", "--port", "0", "--workers", "2", "--checkpoint", str(path)], capsys
+        )
+        assert status == 2 and out == "", err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"nard serve: error: {message}"), err

@@ -135,6 +135,41 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _load_error(checkpoint: str | None, ply: int | None) -> str | None:
+    """Why the network at ``checkpoint`` cannot be loaded at ``ply`` (``agent_arg``'s message), or None.
+
+    Run in a spawned process for ``--workers N``, so that the server processes fork from a parent
+    that never started torch's threads."""
+    from nard_ai.agents import load_agent
+
+    try:
+        load_agent(checkpoint, ply=ply)
+    except (ValueError, FileNotFoundError) as exc:
+        return str(exc)
+    return None
+
+
+def _load_error_in_child(checkpoint: str | None, ply: int | None) -> str | None:
+    """:func:`_load_error` in a new Python process (a subprocess, not multiprocessing, whose resource
+    tracker the forked server processes would inherit)."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json, sys; from nard_ai.interfaces.commands.serve import _load_error; "
+        "print(json.dumps(_load_error(*json.loads(sys.argv[1]))))"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", code, json.dumps([checkpoint, ply])], capture_output=True, text=True
+    )
+    lines = child.stdout.strip().splitlines()
+    if child.returncode != 0 or not lines:
+        last = (child.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"the checkpoint could not be checked before the workers start: {last}"
+    return json.loads(lines[-1])
+
+
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Serve until interrupted; bad options, a busy port or a missing checkpoint: ``parser.error``."""
     import logging
@@ -163,6 +198,10 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         # one process: load the network as the engine will (a missing or truncated file fails here).
         # Never before --workers N forks: a worker forked after torch started its threads hangs.
         agent_arg(parser, args.checkpoint, args.ply)
+    else:  # --workers N: the same load in a child process of its own, which the workers do not inherit
+        error = _load_error_in_child(args.checkpoint, args.ply)
+        if error:
+            parser.error(error)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
         if args.external is not None:
