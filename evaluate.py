@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import nard_ai  # noqa: F401  (before torch: it sets OpenMP's wait policy that torch's OpenMP reads on loading)
 
@@ -130,8 +130,8 @@ class Args:
                 raise ValueError(f"argument --{name}: a money-play option, not with --match-length")
         if self.rollout < 0:
             raise ValueError(f"argument --rollout: must be >= 0, got {self.rollout}")
-        if self.seed < 0:
-            raise ValueError(f"argument --seed: must be >= 0, got {self.seed}")
+        if not 0 <= self.seed < 2**64:
+            raise ValueError(f"argument --seed: must be 0 .. 2**64 - 1, got {self.seed}")
         if not -1 <= self.ply <= 2:
             raise ValueError(f"argument --ply: must be 0, 1, 2 (or -1), got {self.ply}")
         if self.compare not in ("", "gnubg"):
@@ -155,12 +155,12 @@ class Args:
             )
         if self.shard_cases != 1024 and not self.error_rate:
             raise ValueError("argument --shard-cases: goes with --error-rate")
-        if self.ray_address():
-            if self.make_cases:
-                raise ValueError(
-                    "argument --ray: --make-cases does not run on Ray (it samples one self-play run); "
-                    "matches, sessions with the cube, --error-rate and --positions --rollout do"
-                )
+        if self.ray and not self.uses_ray:
+            raise ValueError(
+                f"argument --ray: {self.mode}{' without --rollout' if self.positions else ''} does not run on "
+                "Ray; matches, sessions with the cube, "
+                "--error-rate and --positions --rollout do"
+            )
         if self.positions:
             for name in ("cube", "jacoby", "beavers", "match_length"):
                 if getattr(self, name):
@@ -168,10 +168,54 @@ class Args:
                         f"argument --{name.replace('_', '-')}: not with --positions, which takes the cube, "
                         "score and Jacoby/beaver settings from each line's Match ID or XGID"
                     )
+        for name in sorted(set(_MODE_OPTIONS) - _MODE_OPTIONS_USED[self.mode]):
+            if getattr(self, name) != _DEFAULTS[name]:  # an option this mode would ignore
+                raise ValueError(
+                    f"argument --{name.replace('_', '-')}: {_MODE_OPTIONS[name]}, not with {self.mode}"
+                )
+
+    @property
+    def mode(self) -> str:
+        """What the run does: ``--positions``, ``--error-rate``, ``--make-cases``, or ``a match`` (the default)."""
+        for name in ("positions", "error_rate", "make_cases"):
+            if getattr(self, name):
+                return f"--{name.replace('_', '-')}"
+        return "a match"
+
+    @property
+    def uses_ray(self) -> bool:
+        """Whether the run has shards for Ray (--ray, RAY_ADDRESS): matches, sessions, --error-rate and
+        --positions --rollout (RAY_ADDRESS is not used by the others)."""
+        return self.mode in ("a match", "--error-rate") or (self.mode == "--positions" and self.rollout > 0)
 
     def ray_address(self) -> str:
-        """--ray, else RAY_ADDRESS, else '' (no Ray)."""
-        return self.ray or os.environ.get("RAY_ADDRESS", "")
+        """--ray, else RAY_ADDRESS, else '' (no Ray, or a run that does not use it: :attr:`uses_ray`)."""
+        return (self.ray or os.environ.get("RAY_ADDRESS", "")) if self.uses_ray else ""
+
+
+_MODE_OPTIONS = {
+    "agent_b": "the opponent of a match",
+    "games": "the games of a match",
+    "cube": "a match's option",
+    "match_length": "a match's option",
+    "shard_games": "a match's shards",
+    "batch": "games or cases in flight, for a match or --error-rate",
+    "ply": "goes with --positions (a match's or --error-rate's agents take their ply in the spec, e.g. default:2)",
+    "json": "goes with --positions or --error-rate",
+    "referee": "goes with --error-rate",
+    "cases": "goes with --make-cases",
+}
+"""Options that one mode only (or two) reads, with what they are for: given to another mode, where they
+would be silently ignored, they are an error (--jacoby, --beavers, --compare, --rollout and
+--shard-cases have their own checks above)."""
+_MODE_OPTIONS_USED = {
+    "a match": {"agent_b", "games", "cube", "match_length", "shard_games", "batch"},
+    "--positions": {"ply", "json"},
+    "--error-rate": {"batch", "json", "referee"},
+    "--make-cases": {"cases"},
+}
+
+_DEFAULTS = {f.name: f.default for f in fields(Args)}
 
 
 def main(args: Args) -> int:
@@ -182,6 +226,13 @@ def main(args: Args) -> int:
         return 2
     try:
         return _run(args, executor)
+    except KeyboardInterrupt:
+        print("evaluate.py: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader went away (`python evaluate.py ... | head -1`): stop quietly, as `nard` does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     finally:
         if executor is not None:
             executor.close()

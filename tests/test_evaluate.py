@@ -280,6 +280,27 @@ def test_a_file_without_positions_or_missing_is_an_error(tmp_path):
         (["--threads", "100000"], "--threads: must be at most 256"),
         (["--batch", "1000000"], "--batch: must be at most 65,536"),
         (["--shard-games", "0"], "--shard-games: must be >= 1"),
+        (["--seed", str(2**64)], "--seed: must be 0 .. 2**64 - 1"),
+        # an option the run would ignore (a 0-ply match for --ply 2; text for --json) is refused
+        (["--ply", "2"], "--ply: goes with --positions (a match's or --error-rate's agents take their ply"),
+        (["--json"], "--json: goes with --positions or --error-rate, not with a match"),
+        (["--referee", "gnubg:2"], "--referee: goes with --error-rate, not with a match"),
+        (["--cases", "7"], "--cases: goes with --make-cases, not with a match"),
+        (
+            ["--positions", "x.txt", "--agent-b", "random"],
+            "--agent-b: the opponent of a match, not with --positions",
+        ),
+        (["--positions", "x.txt", "--games", "10"], "--games: the games of a match, not with --positions"),
+        (["--error-rate", "y.txt", "--cube"], "--cube: a match's option, not with --error-rate"),
+        (["--make-cases", "c.txt", "--ply", "1"], "--ply: goes with --positions"),
+        (
+            ["--make-cases", "c.txt", "--batch", "8"],
+            "--batch: games or cases in flight, for a match or --error-rate",
+        ),
+        (
+            ["--positions", "x.txt", "--ray", "local"],
+            "--ray: --positions without --rollout does not run on Ray",
+        ),
     ],
 )
 def test_argument_errors_exit_2_with_one_line(capsys, monkeypatch, argv, flag):
@@ -311,7 +332,7 @@ def test_money_play_with_the_cube_from_the_command_line(tmp_path):
 def test_matches_to_n_points_from_the_command_line(tmp_path):
     r = run(["--agent-a", "pubeval", "--agent-b", "random", "--games", "2", "--match-length", "3"], tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "3-point matches" in r.stdout and "of 2 matches" in r.stdout
+    assert "3-point matches" in r.stdout and "over 2 matches (1 duplicate pair)" in r.stdout
 
 
 # --------------------------------------------------------------------------- case files
@@ -482,3 +503,43 @@ def test_error_rate_and_make_cases_from_the_command_line(tmp_path):
         f"evaluate.py: error: cannot read {tmp_path / 'missing.txt'}: [Errno 2] No such file or directory: "
         f"'{tmp_path / 'missing.txt'}'"
     ]
+
+
+def test_ray_address_is_read_only_by_runs_with_shards(monkeypatch, tmp_path):
+    """RAY_ADDRESS (Ray's own variable) names the cluster for the runs that have shards (matches,
+    --error-rate, --positions --rollout); --make-cases and --positions alone do not read it (they
+    once failed naming an --ray the user never gave)."""
+    script = load_evaluate_script(monkeypatch)
+    monkeypatch.setenv("RAY_ADDRESS", "nowhere:1")
+    for argv, address in (
+        (["--make-cases", "c.txt"], ""),
+        (["--positions", "x.txt"], ""),
+        (["--positions", "x.txt", "--rollout", "36"], "nowhere:1"),
+        (["--error-rate", "y.txt"], "nowhere:1"),
+        ([], "nowhere:1"),
+    ):
+        assert parse_dataclass_args(script.Args, argv).ray_address() == address, argv
+
+
+def test_summaries_say_n_a_where_one_pair_or_case_gives_no_interval():
+    """One duplicate pair, one case or no unforced case has no interval or mean: the text says so (it
+    printed ``± nan`` and ``1 duplicate pairs``); JSON gives null (tests/test_evaluate_positions_extra.py)."""
+    import numpy as np
+
+    from nard_ai.play.results import ci95_text
+    from nard_ai.reports.error_rate import ErrorRateResult
+
+    assert ci95_text(float("nan"), 2) == "(no 95% CI from one duplicate pair) over 2 games (1 duplicate pair)"
+    assert ci95_text(0.0123, 2000) == "± 0.012 (95% CI) over 2000 games (1000 duplicate pairs)"
+    assert ci95_text(0.05, 4, "match", percent=True) == "± 5.0% (95% CI) over 4 matches (2 duplicate pairs)"
+    # one case, forced (one legal play): no interval, no unforced mean
+    one = ErrorRateResult(
+        lost=np.zeros(1), best=np.zeros(1), chosen=np.zeros(1), plays=np.ones(1, np.int64),
+        agent="a", referee="r", seconds=0.1,
+    )  # fmt: skip
+    lines = one.summary().splitlines()
+    assert lines[:2] == [
+        "a judged by r: 0.0 ± n/a millipoints per move (95% CI) over 1 case",
+        "  per unforced move: n/a (0 unforced)",
+    ]
+    assert one.to_dict()["ci95"] is None and one.to_dict()["millipoints_per_unforced_move"] is None

@@ -234,6 +234,25 @@ def test_the_rollout_cube_line_gives_its_interval(tmp_path):
     assert "  rollout errors: not doubling " in out
 
 
+def test_a_one_game_rollout_has_no_interval_null_in_json_and_n_a_in_text(tmp_path):
+    """One game gives no interval (the rollout's ``probs_ci`` are NaN): JSON says null, not the ``NaN``
+    that JSON parsers other than Python's refuse, and the text ``± n/a`` as the cube line does."""
+    path = tmp_path / "start.txt"
+    path.write_text(START_ID + "\n")
+    status, out, err = report(path, rollout_games=1, seed=5, as_json=True)
+    assert status == 0, err
+    assert "NaN" not in out
+    rollout = json.loads(out)["positions"][0]["rollout"]
+    assert (
+        rollout["games"] == 1
+        and rollout["probabilities_ci95"] == [None] * 5
+        and rollout["equity_ci95"] is None
+    )
+    status, out, _ = report(path, rollout_games=1, seed=5)
+    line = next(x for x in out.splitlines() if x.startswith("  rollout ("))
+    assert line.startswith("  rollout (1 game, plain): win ") and line.count("± n/a") == 2, line
+
+
 # --------------------------------------------------------------------------- --match-length
 
 

@@ -27,7 +27,12 @@ import numpy as np
 
 from nard_ai.core.board import starting_board
 from nard_ai.play.lockstep import MAX_PLIES, KeyedDice, Lockstep, choose_by_side, dice_chunk
-from nard_ai.play.results import DuplicatePoints, in_shard_order, pair_ci95  # pair_ci95 re-exported
+from nard_ai.play.results import (
+    DuplicatePoints,
+    ci95_text,
+    in_shard_order,
+    pair_ci95,
+)  # pair_ci95 re-exported
 from nard_ai.search.lookahead import Agent
 
 __all__ = [
@@ -78,14 +83,7 @@ class MatchResult(DuplicatePoints):
         """A few lines for humans: ppg with its 95% CI, result rates, speed."""
         r = self.rates()
         return (
-            f"{name_a} vs {name_b}: {self.ppg:+.3f} ppg "
-            + (
-                f"± {self.ci95:.3f} (95% CI)"
-                if np.isfinite(self.ci95)
-                else "(no 95% CI from one duplicate pair)"
-            )
-            + f" over {self.games} games "
-            f"({self.games // 2} duplicate pairs)\n"
+            f"{name_a} vs {name_b}: {self.ppg:+.3f} ppg {ci95_text(self.ci95, self.games)}\n"
             f"  {name_a}: wins {r['win']:.1%}  gammons {r['win_gammon']:.1%}  backgammons {r['win_backgammon']:.1%}\n"
             f"  {name_b}: wins {r['lose']:.1%}  gammons {r['lose_gammon']:.1%}  backgammons {r['lose_backgammon']:.1%}\n"
             f"  {self.games_per_s:.3g} games/s, {self.plies / max(self.games, 1):.1f} plies/game"

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["pair_ci95", "DuplicatePoints", "in_shard_order"]
+__all__ = ["pair_ci95", "ci95_text", "DuplicatePoints", "in_shard_order"]
 
 
 def pair_ci95(pair_means: np.ndarray) -> float:
@@ -27,6 +27,25 @@ def pair_ci95(pair_means: np.ndarray) -> float:
     if len(pair_means) < 2:
         return float("nan")
     return float(1.96 * pair_means.std(ddof=1) / np.sqrt(len(pair_means)))
+
+
+def ci95_text(ci95: float, units: int, unit: str = "game", percent: bool = False) -> str:
+    """``"± 0.012 (95% CI) over 2,000 games (1,000 duplicate pairs)"``, the words of every driver's summary.
+
+    Args:
+        ci95: :func:`pair_ci95`'s half-width (NaN: one pair, so no interval is given).
+        units: games or matches played (even: duplicate pairs).
+        unit: ``"game"`` or ``"match"`` (plural with ``es`` or ``s`` as English has it).
+        percent: the interval of a rate (``± 1.2%``) rather than of points.
+    """
+    pairs = units // 2
+    plural = "es" if unit.endswith("ch") else "s"
+    head = (
+        "(no 95% CI from one duplicate pair)"
+        if not np.isfinite(ci95)
+        else (f"± {ci95:.1%} (95% CI)" if percent else f"± {ci95:.3f} (95% CI)")
+    )
+    return f"{head} over {units} {unit}{plural * (units != 1)} ({pairs} duplicate pair{'s' * (pairs != 1)})"
 
 
 class DuplicatePoints:

@@ -114,7 +114,7 @@ from nard_ai.play.cube_policy import (
     taken_cube,
 )
 from nard_ai.play.lockstep import MAX_PLIES, KeyedDice, Lockstep, choose_by_side
-from nard_ai.play.results import DuplicatePoints, pair_ci95
+from nard_ai.play.results import DuplicatePoints, ci95_text, pair_ci95
 from nard_ai.search.lookahead import agent_value, values_positions
 
 __all__ = [
@@ -234,8 +234,7 @@ class MoneySessionResult(DuplicatePoints):
         options = ", ".join(n for n, on in (("Jacoby", self.jacoby), ("beavers", self.beavers)) if on)
         return (
             f"{name_a} vs {name_b}, money with the cube{f' ({options})' if options else ''}: "
-            f"{self.ppg:+.3f} ppg ± {self.ci95:.3f} (95% CI) over {self.games} games "
-            f"({self.games // 2} duplicate pairs)\n"
+            f"{self.ppg:+.3f} ppg {ci95_text(self.ci95, self.games)}\n"
             f"  average cube {self.average_cube:.2f}, games ended by a pass {self.pass_rate:.1%}\n"
             f"{_stats_line(name_a, self.stats_a)}\n{_stats_line(name_b, self.stats_b)}\n"
             f"  {self.games / max(self.seconds, 1e-9):.0f} games/s, {self.plies / max(self.games, 1):.1f} plies/game"
@@ -299,7 +298,7 @@ class MatchPlayResult:
         """A few lines for humans: matches won with the 95% CI, points, cube statistics, speed."""
         return (
             f"{name_a} vs {name_b}, {self.match_length}-point matches: won {self.win_rate:.1%} "
-            f"± {self.ci95:.1%} (95% CI) of {self.matches} matches ({self.matches // 2} duplicate pairs)\n"
+            f"{ci95_text(self.ci95, self.matches, 'match', percent=True)}\n"
             f"  points {self.points_won} to {self.points_lost} "
             f"({self.points_won / max(self.matches, 1):.2f} to {self.points_lost / max(self.matches, 1):.2f} "
             f"per match), {self.games / max(self.matches, 1):.1f} games per match\n"

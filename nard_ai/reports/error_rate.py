@@ -368,10 +368,14 @@ class ErrorRateResult:
     def summary(self) -> str:
         """A few lines for humans."""
         c = self.counts()
+
+        def num(x: float, sign: str = "") -> str:  # n/a: one case has no interval, no unforced case no mean
+            return f"{sign}{x:.1f}" if np.isfinite(x) else f"{sign}n/a"
+
         return (
-            f"{self.agent} judged by {self.referee}: {self.millipoints_per_move:.1f} ± {self.ci95:.1f} "
-            f"millipoints per move (95% CI) over {self.cases} cases\n"
-            f"  per unforced move: {self.millipoints_per_unforced_move:.1f} ({self.unforced} unforced)\n"
+            f"{self.agent} judged by {self.referee}: {self.millipoints_per_move:.1f} {num(self.ci95, '± ')} "
+            f"millipoints per move (95% CI) over {self.cases} case{'s' * (self.cases != 1)}\n"
+            f"  per unforced move: {num(self.millipoints_per_unforced_move)} ({self.unforced} unforced)\n"
             f"  bad (> {BAD:.2f}): {c['bad']}   very bad (> {VERY_BAD:.2f}): {c['very_bad']}   "
             f"{self.seconds:.1f} s"
         )
@@ -603,5 +607,5 @@ def run_make_cases(path: str, n: int, agent_spec: str, *, seed: int = 0, out=Non
     except (ValueError, FileNotFoundError, OSError) as exc:
         print(f"evaluate.py: error: {exc}", file=err)
         return 2
-    print(f"wrote {n} cases to {path}", file=out)
+    print(f"wrote {n} case{'s' * (n != 1)} to {path}", file=out)
     return 0

@@ -499,8 +499,9 @@ def format_report(
         if a.rollout is not None:
             r = a.rollout
             out.append(
-                f"  rollout ({r.games} games, {'luck-adjusted' if r.variance_reduction else 'plain'}): "
-                f"win {r.probs[0]:.3f} ± {r.probs_ci[0]:.3f}  equity {_eq(r.equity)} ± {r.equity_ci:.3f}"
+                f"  rollout ({r.games} game{'s' * (r.games != 1)}, "
+                f"{'luck-adjusted' if r.variance_reduction else 'plain'}): "
+                f"win {r.probs[0]:.3f} {_pm(r.probs_ci[0])}  equity {_eq(r.equity)} {_pm(r.equity_ci)}"
             )
             rd, ci = a.rollout_decision, a.rollout_ci or {}
             nan = float("nan")
@@ -607,7 +608,7 @@ def report_dict(
             item["rollout"] = {
                 "games": r.games,
                 "probabilities": [float(v) for v in r.probs],
-                "probabilities_ci95": [float(v) for v in r.probs_ci],
+                "probabilities_ci95": [_num(v) for v in r.probs_ci],  # null for one game (no interval)
                 "equity": _num(r.equity),
                 "equity_ci95": _num(r.equity_ci),
                 "variance_reduction": r.variance_reduction,
