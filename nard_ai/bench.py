@@ -26,7 +26,9 @@ Prints, on a fixed seeded set of positions met in random play:
   cache is emptied before every timed call, so no position is answered from
   an earlier search; our search has no cache.
 
-Every figure is the median of ``--repeats`` runs (the machine is noisy); a
+Every figure is the median of ``--repeats`` runs (the machine is noisy), timed
+after one untimed warm-up call at the same sizes (numba compiles or loads a
+kernel at its first call; no figure holds that, whatever ``--repeats``); a
 search figure is the median over the positions of each position's median
 time. ``--json`` prints one JSON object with the keys ``afterstates_per_s``,
 ``random_games_per_s``, ``gnubg_afterstates_per_s``, ``search_ms_per_move``
@@ -63,6 +65,7 @@ import numpy as np
 from nard_ai.core.board import starting_board, swap_sides
 from nard_ai.core.game import new_games, step
 from nard_ai.core.movegen import legal_plays_batch, random_games
+from nard_ai.training.argtypes import int_in
 
 BATCH_SIZES = (1, 256, 4096)
 SEARCH_PLIES = (1, 2)
@@ -102,7 +105,11 @@ def _pick_uniform(plays: np.ndarray, owner: np.ndarray, n: int, rng: np.random.G
     return plays[starts + (rng.random(n) * counts).astype(np.int64)]
 
 
-def _median_rate(fn, units: float, repeats: int) -> float:
+def _median_rate(fn, units: float, repeats: int, warm_up) -> float:
+    """Median of ``units`` per second over ``repeats`` timed calls of ``fn``, after one untimed call of
+    ``warm_up`` (numba compiles or loads a kernel at its first call, a cost a figure must not hold, whatever
+    ``repeats``; a kernel may have a serial and a parallel version, so ``warm_up`` runs the same sizes)."""
+    warm_up()
     rates = []
     for _ in range(repeats):
         t = time.perf_counter()
@@ -115,13 +122,14 @@ def afterstates_per_s(boards: np.ndarray, dice: np.ndarray, batch: int, repeats:
     """Afterstates per second of :func:`legal_plays_batch` called on chunks of ``batch`` positions."""
     n = len(boards)
     chunks = [(boards[i : i + batch], dice[i : i + batch]) for i in range(0, n, batch)]
+    # every chunk once, untimed: the count is also the warm-up
     total = sum(len(legal_plays_batch(b, d, sort=sort)[0]) for b, d in chunks)
 
     def run() -> None:
         for b, d in chunks:
             legal_plays_batch(b, d, sort=sort)
 
-    return _median_rate(run, total, repeats)
+    return _median_rate(run, total, repeats, warm_up=lambda: None)
 
 
 def lockstep_games_per_s(batch: int, n_games: int, seed: int, repeats: int) -> float:
@@ -140,8 +148,14 @@ def lockstep_games_per_s(batch: int, n_games: int, seed: int, repeats: int) -> f
                 state = step(state, after, rng)
             played += batch
 
+    def warm_up() -> None:  # one turn of ``batch`` games: every kernel of a run, at the run's sizes
+        rng = np.random.default_rng(seed)
+        state = new_games(batch, rng)
+        plays, owner = legal_plays_batch(state.boards, state.dice, sort=False)
+        step(state, _pick_uniform(plays, owner, batch, rng), rng)
+
     games = batch * -(-n_games // batch)
-    return _median_rate(run, games, repeats)
+    return _median_rate(run, games, repeats, warm_up)
 
 
 def compiled_games_per_s(batch: int, n_games: int, seed: int, repeats: int) -> float:
@@ -153,7 +167,10 @@ def compiled_games_per_s(batch: int, n_games: int, seed: int, repeats: int) -> f
         for c in range(calls):
             random_games(batch, np.random.default_rng([seed, c]))
 
-    return _median_rate(run, calls * batch, repeats)
+    def warm_up() -> None:  # one call at the run's batch size (random_games is serial for a small batch)
+        random_games(batch, np.random.default_rng([seed, calls]))
+
+    return _median_rate(run, calls * batch, repeats, warm_up)
 
 
 def gnubg_afterstates_per_s(boards: np.ndarray, dice: np.ndarray, repeats: int) -> float | None:
@@ -164,13 +181,14 @@ def gnubg_afterstates_per_s(boards: np.ndarray, dice: np.ndarray, repeats: int) 
         return None
     rows = [_gnubg_rows(b) for b in boards]
     pairs = [(int(d[0]), int(d[1])) for d in dice]
+    # every position once, untimed: the count is also the warm-up
     total = sum(len(gnubg_nn.moves(r, d1, d2)) for r, (d1, d2) in zip(rows, pairs, strict=True))
 
     def run() -> None:
         for r, (d1, d2) in zip(rows, pairs, strict=True):
             gnubg_nn.moves(r, d1, d2)
 
-    return _median_rate(run, total, repeats)
+    return _median_rate(run, total, repeats, warm_up=lambda: None)
 
 
 def _gnubg_rows(board: np.ndarray) -> tuple[list[int], list[int]]:
@@ -211,7 +229,10 @@ def search_candidates(evaluator, boards: np.ndarray, dice: np.ndarray) -> list[i
 
 
 def search_ms_per_move(agent, boards: np.ndarray, dice: np.ndarray, repeats: int) -> list[float]:
-    """Milliseconds ``agent.choose_plays`` takes for each position alone (median of ``repeats``)."""
+    """Milliseconds ``agent.choose_plays`` takes for each position alone (median of ``repeats``), after one
+    untimed call on the first position (the first call compiles or loads the kernels)."""
+    if len(boards):
+        agent.choose_plays(boards[:1], dice[:1])
     out = []
     for b, d in zip(boards, dice, strict=True):
         times = []
@@ -224,9 +245,12 @@ def search_ms_per_move(agent, boards: np.ndarray, dice: np.ndarray, repeats: int
 
 
 def cube_ms_per_position(agent, boards: np.ndarray) -> list[float]:
-    """Milliseconds :func:`nard_ai.cube.cube_decision` takes for each position (money, cube centred) at the agent's ply."""
+    """Milliseconds :func:`nard_ai.cube.cube_decision` takes for each position (money, cube centred) at the agent's
+    ply, after one untimed call on the first position (the first call compiles or loads the kernels)."""
     from nard_ai.cube import cube_decision
 
+    if len(boards):
+        cube_decision(boards[0], agent=agent)
     out = []
     for b in boards:
         t = time.perf_counter()
@@ -799,8 +823,9 @@ def run_rollout_benchmark(
 
     specs = [checkpoint, *compare]
     agents = [load_agent(c) for c in specs]
-    for agent in agents:
-        rollout(starting_board(), 36, agent=agent, variance_reduction=True)  # load every kernel first
+    for agent in agents:  # load every kernel first: each kind of rollout timed below, once, untimed
+        for luck, threads in ((True, None), (False, None), (False, 1)):
+            rollout(starting_board(), 36, agent=agent, variance_reduction=luck, threads=threads)
 
     def summary(runs) -> dict:
         rate = statistics.median(r.games_per_s for r in runs)
@@ -844,6 +869,8 @@ def run_rollout_benchmark(
         if ply1_games > 0:
             agent1 = load_agent(specs[i], ply=1)
             board = starting_board()
+            for luck in (False, True):  # one untimed game each way: the 1-ply kernels load first
+                rollout(board, 1, agent=agent1, seed=seed, variance_reduction=luck)
             result["ply1"] = {
                 "plain": summary(
                     [rollout(board, ply1_games, agent=agent1, seed=seed, variance_reduction=False)]
@@ -900,29 +927,61 @@ def format_rollout_table(rollouts: dict, baseline: dict | None = None) -> list[s
     return lines
 
 
+MAX_SEED = 2**63 - 1
+"""The largest ``--seed``: seeds of numpy's generators and of rollouts (``seed + round`` < 2**64)."""
+
+
+def _check_networks(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (``parser.error``: one line, status 2) a ``--network`` that is not a readable checkpoint, the
+    default network (the baseline, measured anyway) or one given twice, before any benchmark starts."""
+    if not args.network:
+        return
+    if args.part not in ("networks", "rollout"):
+        parser.error(f"--network needs --part networks or --part rollout, not --part {args.part}")
+    try:
+        from nard_ai.model.network import default_checkpoint_path, load_checkpoint  # torch
+    except ImportError:  # no torch: the part says it is skipped
+        default_checkpoint_path = load_checkpoint = None
+    default = default_checkpoint_path().resolve() if default_checkpoint_path else None
+    seen: set[Path] = set()
+    for path in args.network:
+        if not Path(path).is_file():
+            parser.error(f"--network {path}: no such checkpoint file")
+        if Path(path).resolve() == default:
+            parser.error(f"--network {path}: the default network, the baseline every run measures")
+        if Path(path).resolve() in seen:
+            parser.error(f"--network {path}: given twice")
+        seen.add(Path(path).resolve())
+    for path in args.network if load_checkpoint else ():
+        try:
+            load_checkpoint(path)
+        except (ValueError, OSError) as exc:  # its message names the file
+            parser.error(f"--network: {exc}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nard_ai.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    parser.add_argument(
-        "--positions", type=int, default=20_000, help="positions from random play (default 20000)"
-    )
-    parser.add_argument(
-        "--games", type=int, default=2_000, help="random games per lockstep measurement (twice that compiled)"
-    )
-    parser.add_argument("--repeats", type=int, default=5, help="runs per figure; the median is reported")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the positions and games")
-    parser.add_argument(
-        "--part",
-        choices=PARTS,
-        default="all",
-        help="which benchmarks to run (default all)",
-    )
-    parser.add_argument(
-        "--search-positions",
-        type=int,
-        default=50,
-        help="contact positions of the search benchmark (default 50)",
-    )
+    for flag, least, most, default, text in (
+        ("--positions", 1, 1_000_000, 20_000, "positions from random play, 1 .. 1,000,000"),
+        (
+            "--games", 1, 1_000_000, 2_000,
+            "random games per lockstep measurement (twice that compiled), 1 .. 1,000,000",
+        ),
+        (
+            "--repeats", 1, 100, 5,
+            "runs per figure, 1 .. 100, each after an untimed warm-up; the median is reported",
+        ),
+        ("--seed", 0, MAX_SEED, 0, "seed of the positions and games, 0 .. 2**63 - 1"),
+        (
+            "--search-positions", 1, 10_000, 50,
+            "contact positions of the search and networks benchmarks, 1 .. 10,000",
+        ),
+    ):  # fmt: skip
+        parser.add_argument(
+            flag, type=int_in(least, most), default=default, help=f"{text} (default {default})"
+        )
+    parser.add_argument("--part", choices=PARTS, default="all", help="which benchmarks to run (default all)")
     parser.add_argument(
         "--network",
         action="append",
@@ -933,14 +992,7 @@ def main(argv: list[str] | None = None) -> int:
         "network in this process, its games/s also as ratios to the default's (repeatable)",
     )
     args = parser.parse_args(argv)
-    if args.network and args.part not in ("networks", "rollout"):
-        parser.error(f"--network needs --part networks or --part rollout, not --part {args.part}")
-    for path in args.network:
-        if not Path(path).is_file():
-            parser.error(f"--network {path}: no such checkpoint file")
-    for name in ("positions", "games", "repeats", "search_positions"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    _check_networks(parser, args)
     result = run_benchmarks(
         args.positions,
         args.games,

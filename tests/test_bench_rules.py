@@ -18,8 +18,8 @@ from nard_ai import bench
 
 
 def test_compiled_games_per_s_plays_whole_calls_of_batch_games(monkeypatch):
-    """``compiled_games_per_s(batch, n)`` calls ``random_games(batch)`` ceil(n / batch) times per run and
-    divides the games played by the time."""
+    """``compiled_games_per_s(batch, n)`` calls ``random_games(batch)`` once untimed (the warm-up, at the
+    same batch size), then ceil(n / batch) times per run, and divides the games played by the time."""
     calls = []
     real = bench.random_games
 
@@ -29,7 +29,7 @@ def test_compiled_games_per_s_plays_whole_calls_of_batch_games(monkeypatch):
 
     monkeypatch.setattr(bench, "random_games", counting)
     rate = bench.compiled_games_per_s(batch=5, n_games=12, seed=0, repeats=2)
-    assert calls == [5, 5, 5] * 2  # 3 calls of 5 games (15 >= 12) in each of the 2 runs
+    assert calls == [5] + [5, 5, 5] * 2  # the warm-up, then 3 calls of 5 games (15 >= 12) in each of 2 runs
     assert rate > 0
 
 
@@ -95,3 +95,187 @@ def test_the_networks_part_compares_a_checkpoint_with_the_shipped_network(capsys
     assert f["hidden"] == [80] and f["encoder"] == "td198@1"
     assert all(f[k] > 0 for k in ("eval_boards_per_s", "ply1_ms", "selfplay_games_per_s"))
     assert "1.00x" in bench.format_table({"networks": nets})
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _refusal(argv, monkeypatch, capsys) -> str:
+    """The one error line ``main(argv)`` exits with (status 2), checked to come before any benchmark runs."""
+    ran = []
+    monkeypatch.setattr(bench, "run_benchmarks", lambda *a, **k: ran.append(a) or {})
+    with pytest.raises(SystemExit) as exc:
+        bench.main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and not ran
+    assert err[-1].startswith("python -m nard_ai.bench: error: ") and "Traceback" not in "".join(err)
+    return err[-1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # numpy refuses a negative seed and one >= 2**64; rollouts take seed + round < 2**64: 0 .. 2**63 - 1
+        (["--seed", "-1"], "argument --seed: must be >= 0, got -1"),
+        (["--seed", str(2**64)], f"argument --seed: must be <= {2**63 - 1}, got {2**64}"),
+        (["--seed", str(2**63)], f"argument --seed: must be <= {2**63 - 1}, got {2**63}"),
+        (["--seed", "x"], "argument --seed: invalid int value: 'x'"),
+        (["--positions", "0"], "argument --positions: must be >= 1, got 0"),
+        (["--positions", "1000001"], "argument --positions: must be <= 1000000, got 1000001"),
+        (["--games", "-3"], "argument --games: must be >= 1, got -3"),
+        (["--games", str(10**20)], f"argument --games: must be <= 1000000, got {10**20}"),
+        (["--repeats", "0"], "argument --repeats: must be >= 1, got 0"),
+        (["--repeats", "101"], "argument --repeats: must be <= 100, got 101"),
+        (["--search-positions", "0"], "argument --search-positions: must be >= 1, got 0"),
+        (["--search-positions", "10001"], "argument --search-positions: must be <= 10000, got 10001"),
+        (["--positions", "1.5"], "argument --positions: invalid int value: '1.5'"),
+    ],
+)
+def test_bad_numbers_are_one_error_line_and_status_2_before_any_work(argv, message, monkeypatch, capsys):
+    """Issue: ``--seed -1`` ended in numpy's traceback (status 1). Every number is checked by argparse
+    against its range (``--help``) before any benchmark starts."""
+    assert _refusal(["--part", "rules", *argv], monkeypatch, capsys).endswith(message)
+
+
+@pytest.mark.parametrize("part", ["networks", "rollout"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_an_unreadable_network_is_one_error_line_and_status_2_before_any_work(
+    part, damage, tmp_path, monkeypatch, capsys
+):
+    """Issue: a --network file of garbage, or a checkpoint cut short, ended in a traceback of
+    ``load_checkpoint``'s ValueError (status 1); now that message, which names the file, is the error line."""
+    from nard_ai.model.network import default_checkpoint_path
+
+    bad = tmp_path / "bad.pt"
+    whole = default_checkpoint_path().with_name("nard-td198.pt").read_bytes()
+    bad.write_bytes(b"garbage\n" if damage == "garbage" else whole[: len(whole) // 2])
+    line = _refusal(["--part", part, "--network", str(bad)], monkeypatch, capsys)
+    assert f"--network: {bad}: not a readable nard_ai checkpoint (corrupt or truncated" in line
+
+
+def test_a_network_given_twice_or_the_default_one_is_refused(monkeypatch, capsys):
+    """The figures are keyed by network: a second copy of one (the same file by another path) would
+    silently replace the first, and the default network is always measured as the baseline."""
+    from nard_ai.model.network import default_checkpoint_path
+
+    small = default_checkpoint_path().with_name("nard-td198.pt")
+    again = small.parent / ".." / small.parent.name / small.name
+    line = _refusal(
+        ["--part", "rollout", "--network", str(small), "--network", str(again)], monkeypatch, capsys
+    )
+    assert line.endswith(f"--network {again}: given twice")
+    line = _refusal(["--part", "networks", "--network", str(default_checkpoint_path())], monkeypatch, capsys)
+    assert "the default network" in line
+
+
+# --------------------------------------------------------------------------- warm-up before timing
+
+
+class _FirstCallClock:
+    """A stand-in for ``bench.time``: a machine where the wrapped kernel's first call takes ``first``
+    seconds (numba compiling or loading it) and every later call 1 s, so figures are exact."""
+
+    def __init__(self, first: float):
+        self.now = 0.0
+        self.first = first
+        self.calls = 0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def wrap(self, fn):
+        def timed(*args, **kwargs):
+            self.now += self.first if self.calls == 0 else 1.0
+            self.calls += 1
+            return fn(*args, **kwargs)
+
+        return timed
+
+
+def _clocked(monkeypatch, name: str, first: float) -> _FirstCallClock:
+    """Install a :class:`_FirstCallClock` as bench's clock, its kernel ``bench.<name>``."""
+    from types import SimpleNamespace
+
+    clock = _FirstCallClock(first)
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    monkeypatch.setattr(bench, name, clock.wrap(getattr(bench, name)))
+    return clock
+
+
+@pytest.mark.parametrize("repeats", [1, 2])
+def test_compiled_games_per_s_does_not_time_the_first_call(repeats, monkeypatch):
+    """Issue: ``--repeats 1`` reported random_games' first-call load as the speed (41 games/s against
+    9,841). With the first call costing 1000 s and each later one 1 s, a run of 2 calls of 2 games takes
+    2 s: 4 / 2 = 2.0 games/s (4 / 1001 if the first call were timed), after one untimed warm-up call."""
+    clock = _clocked(monkeypatch, "random_games", first=1000.0)
+    assert bench.compiled_games_per_s(batch=2, n_games=4, seed=0, repeats=repeats) == 2.0
+    assert clock.calls == 1 + 2 * repeats
+
+
+def test_afterstates_per_s_does_not_time_the_first_call(monkeypatch):
+    """50 positions in chunks of 20: 3 calls of 1 s per run, so the rate is the afterstates of the 50
+    positions (legal_plays_batch on all of them at once, before the clock is installed) over 3 s."""
+    boards, dice = bench.random_play_positions(50, np.random.default_rng(3))
+    total = len(bench.legal_plays_batch(boards, dice, sort=False)[0])
+    _clocked(monkeypatch, "legal_plays_batch", first=1000.0)
+    assert bench.afterstates_per_s(boards, dice, batch=20, repeats=1, sort=False) == total / 3
+
+
+def test_lockstep_games_per_s_does_not_time_the_first_call(monkeypatch):
+    """A run replays the same seeded games, so its figure on a machine whose first legal_plays_batch call
+    takes 1000 s is the figure where that call takes 1 s like the others."""
+    figures = []
+    for first in (1000.0, 1.0):
+        with monkeypatch.context() as m:
+            _clocked(m, "legal_plays_batch", first)
+            figures.append(bench.lockstep_games_per_s(batch=4, n_games=4, seed=5, repeats=1))
+    assert figures[0] == figures[1] > 0
+
+
+def test_search_and_cube_times_do_not_time_the_first_call(monkeypatch):
+    """Per-position times in ms: each position's call takes 1 s = 1000 ms once the first call (1000 s) is
+    out of the way, untimed."""
+    from types import SimpleNamespace
+
+    import nard_ai.cube
+
+    boards = np.zeros((3, 26), np.int8)
+    dice = np.ones((3, 2), np.int8)
+    clock = _FirstCallClock(1000.0)
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    agent = SimpleNamespace(choose_plays=clock.wrap(lambda b, d: None))
+    assert bench.search_ms_per_move(agent, boards, dice, repeats=1) == [1000.0] * 3
+    clock = _FirstCallClock(1000.0)
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=clock.perf_counter))
+    monkeypatch.setattr(nard_ai.cube, "cube_decision", clock.wrap(lambda b, agent: None))
+    assert bench.cube_ms_per_position(agent, boards) == [1000.0] * 3
+
+
+def test_every_kind_of_rollout_is_warmed_up_before_it_is_timed(monkeypatch):
+    """The rollout benchmark times plain, luck-adjusted and one-thread 0-ply rollouts and 1-ply ones, of
+    two networks. A fake rollout reports 1 game/s at the first call of each kind (network, ply, luck
+    adjustment, threads: numba loading its kernels) and 100 after: every figure must be 100."""
+    from types import SimpleNamespace
+
+    import nard_ai.agents
+    import nard_ai.play.rollout
+
+    seen = set()
+
+    def fake_rollout(board, games, agent=None, seed=0, variance_reduction=None, threads=None):
+        kind = (agent.spec, agent.ply, variance_reduction, threads)
+        rate = 100.0 if kind in seen else 1.0
+        seen.add(kind)
+        return SimpleNamespace(games=games, games_per_s=rate, equity=0.0, equity_ci=0.1, mean_plies=40.0)
+
+    def fake_agent(spec=None, ply=0):
+        return SimpleNamespace(spec=spec, ply=ply, name=f"{spec}:{ply}")
+
+    monkeypatch.setattr(nard_ai.play.rollout, "rollout", fake_rollout)
+    monkeypatch.setattr(nard_ai.agents, "load_agent", fake_agent)
+    result = bench.run_rollout_benchmark(games=36, vr_games=36, repeats=1, ply1_games=36, compare=("b.pt",))
+    rates = []
+    for r in (result, result["compared"]["b.pt"]):
+        for figures in [*r["positions"].values(), r["one_thread"], r["ply1"]]:
+            rates += [f["games_per_s"] for f in figures.values()]
+    assert len(rates) == 2 * (3 * 2 + 1 + 2) and set(rates) == {100.0}

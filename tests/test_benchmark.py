@@ -701,3 +701,102 @@ def test_make_moves_takes_its_cases_from_games_against_an_opponent(agent, tmp_pa
         assert bm.main(["make-moves", "--out", str(bad), "--opponent", spec, "--quotas", "race=1"]) == 2
         assert capsys.readouterr().err.startswith(f"benchmark: error: --opponent {spec!r}: ")
         assert not bad.exists()
+
+
+def _resigned(src: Path, dst: Path, edit) -> Path:
+    """A copy of the benchmark CSV ``src`` at ``dst`` with ``edit(list of CSV lines)`` applied, and its sidecar
+    re-signed with the copy's SHA-256: a file damaged by its maker, which the SHA-256 check cannot catch."""
+    from nard_ai.training.store import file_sha256
+
+    lines = src.read_text().splitlines()
+    edit(lines)
+    dst.write_text("\n".join(lines) + "\n")
+    meta = json.loads(src.with_suffix(".json").read_text())
+    meta["csv_sha256"] = file_sha256(dst)
+    dst.with_suffix(".json").write_text(json.dumps(meta))
+    return dst
+
+
+def _set_cell(line: int, column: int, value: str):
+    def edit(lines: list[str]) -> None:
+        cells = lines[line - 1].split(",")
+        cells[column] = value
+        lines[line - 1] = ",".join(cells)
+
+    return edit
+
+
+@pytest.mark.parametrize("equity", ["nan", "NaN", "inf", "-inf", "3.5", "-3.000001", "", "0.1x"])
+def test_a_bad_equity_in_a_move_benchmark_is_an_error_naming_file_and_line(equity, tmp_path, capsys):
+    """Issue: a move benchmark with case 0's equities set to nan (re-signed) scored ``mp_per_move nan`` for
+    every row. An equity must be a finite cubeless money equity, at most a backgammon: -3 .. 3 ppg (the
+    shipped file's lie in -3.0 .. 2.19); anything else is a damaged file: one error line, status 2."""
+    root = Path(__file__).resolve().parent.parent / "benchmarks"
+    bad = _resigned(root / "moves-gnubg2.csv", tmp_path / "v2.csv", _set_cell(2, 5, equity))
+    with pytest.raises(ValueError, match=r"v2\.csv, line 2: bad equity"):
+        bm.read_move_benchmark(bad)
+    assert bm.main(["moves", str(bad), "--agent", "pubeval"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"benchmark: error: {bad}, line 2: bad equity {equity!r} (must be a number in -3 .. 3)"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_set_cell(3, 0, "x"), r"line 3: bad case 'x' \(must be a whole number >= 0\)"),
+        (_set_cell(2, 0, "-1"), r"line 2: bad case '-1'"),
+        (_set_cell(2, 2, "70"), r"line 2: dice '70' must be two digits 1-6"),
+    ],
+)
+def test_a_bad_case_number_or_roll_in_a_move_benchmark_is_an_error_naming_file_and_line(
+    edit, message, small, tmp_path
+):
+    """Before: int('x') failed with Python's own words and no file, and dice '70' passed as 7 and 0."""
+    _, path = small
+    with pytest.raises(ValueError, match=r"moves\.csv, " + message):
+        bm.read_move_benchmark(_resigned(path, tmp_path / "moves.csv", edit))
+
+
+@pytest.mark.parametrize(("column", "name"), [(3, "no-double"), (4, "double/take"), (5, "double/pass")])
+@pytest.mark.parametrize("value", ["nan", "inf", "6.5"])
+def test_a_bad_equity_in_a_cube_benchmark_is_an_error_naming_file_and_line(
+    column, name, value, tmp_path, capsys
+):
+    """A cube benchmark's three cubeful equities (ppg per unit of the cube before the decision) are finite
+    and at most a backgammon at a doubled cube: -6 .. 6 (the shipped file's lie in -0.30 .. 3.56)."""
+    root = Path(__file__).resolve().parent.parent / "benchmarks"
+    bad = _resigned(root / "cubes-gnubg2.csv", tmp_path / "cubes.csv", _set_cell(4, column, value))
+    with pytest.raises(ValueError, match=rf"cubes\.csv, line 4: bad {name} equity '{value}'"):
+        cb.read_cube_benchmark(bad)
+    assert bm.main(["cubes", str(bad), "--agent", "pubeval"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert (
+        len(err) == 1
+        and err[0].startswith("benchmark: error: ")
+        and "(must be a number in -6 .. 6)" in err[0]
+    )
+
+
+@pytest.mark.parametrize("sidecar", ["not json", "[1, 2]", "\udcff"])
+def test_an_unreadable_sidecar_is_an_error_naming_it(sidecar, small, tmp_path):
+    """A sidecar that is not JSON, not a JSON object or not UTF-8 names itself (a list ended in an
+    AttributeError traceback before)."""
+    _, path = small
+    csv = tmp_path / "moves.csv"
+    csv.write_bytes(path.read_bytes())
+    csv.with_suffix(".json").write_bytes(sidecar.encode("utf-8", "surrogateescape"))
+    with pytest.raises(ValueError, match=r"moves\.json: not a"):
+        bm.read_move_benchmark(csv)
+
+
+def test_a_bad_probability_in_a_label_folder_is_one_error_line(tmp_path, capsys):
+    """The equity benchmark's label folders are read by nard_ai.training.store, which already refuses a
+    probability that is NaN or outside 0 .. 1 by file and line: ``equities`` exits with one line, status 2."""
+    root = Path(__file__).resolve().parent.parent / "benchmarks" / "contact-rollout"
+    folder = tmp_path / "labels"
+    folder.mkdir()
+    for value in ("nan", "1.5"):
+        bad = _resigned(root / "labels-00003.csv", folder / "labels-00003.csv", _set_cell(3, 2, value))
+        assert bm.main(["equities", str(folder), "--labels", str(root)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"benchmark: error: {bad}, line 3: probabilities must lie in [0, 1]"]

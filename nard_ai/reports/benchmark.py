@@ -31,8 +31,8 @@ of agents can then be judged in seconds without the referee:
   another network in each generation), the CSV's SHA-256 and the code version.
 
 Reading checks that each case's plays are exactly the legal plays this engine
-generates (standard rules) and that the CSV matches its sidecar, so a stale or
-edited file is an error, not silently wrong figures.
+generates (standard rules), that every equity is a finite number in -3 .. 3 and that the CSV
+matches its sidecar, so a stale or edited file is an error, not silently wrong figures.
 
 Scoring (:func:`score_moves`) is :mod:`nard_ai.reports.error_rate`'s: the
 agent plays each case; it loses ``max(equity) - equity(its play)``; the
@@ -347,7 +347,7 @@ def read_move_benchmark(path: str | Path) -> MoveBenchmark:
         if case == len(boards):
             boards.append(row[1])
             board_lines.append(n)
-            if len(row[2]) != 2 or not row[2].isdigit():
+            if len(row[2]) != 2 or not set(row[2]) <= set("123456"):
                 raise ValueError(f"{path}, line {n}: dice {row[2]!r} must be two digits 1-6")
             dice.append((int(row[2][0]), int(row[2][1])))
             if row[3] not in CLASS_NAMES:

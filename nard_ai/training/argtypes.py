@@ -11,17 +11,25 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["non_negative_int", "positive_int", "positive_seconds"]
+__all__ = ["int_in", "non_negative_int", "positive_int", "positive_seconds"]
 
 
-def _int_at_least(text: str, least: int) -> int:
+def _int_at_least(text: str, least: int, most: int | None = None) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
     if value < least:
         raise argparse.ArgumentTypeError(f"must be >= {least}, got {value}")
+    if most is not None and value > most:
+        raise argparse.ArgumentTypeError(f"must be <= {most}, got {value}")
     return value
+
+
+def int_in(least: int, most: int):
+    """argparse type: an integer in ``least .. most`` ("invalid int value: 'x'", "must be >= 1, got 0",
+    "must be <= 100, got 101")."""
+    return lambda text: _int_at_least(text, least, most)
 
 
 def non_negative_int(text: str) -> int:
