@@ -32,7 +32,7 @@ game's generator, before its play's draw.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 
 import numpy as np
@@ -86,6 +86,95 @@ def _put(state: GameState, idx: np.ndarray, sub: GameState) -> None:
         getattr(state, f.name)[idx] = getattr(sub, f.name)
 
 
+def show(value) -> str:
+    """``value`` for an error message: a NumPy scalar as its plain number (``3000``, not ``np.int64(3000)``)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value)
+
+
+def check_int(name: str, value, low: int, high: int | None = None) -> int:
+    """``value`` as an ``int`` if it is an integer in ``low .. high`` (``high=None``: no upper bound).
+
+    A Python or NumPy integer is accepted; a bool, a float (even ``10.0``), a
+    string or anything else is refused, never truncated or parsed.
+
+    Raises:
+        TypeError: ``value`` is not an integer, naming ``name`` and the accepted types.
+        ValueError: ``value`` is outside ``low .. high``, naming ``name`` and the range.
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(
+            f"{name} must be an int (a Python or NumPy integer, not a bool, float or str), "
+            f"got {show(value)} ({type(value).__name__})"
+        )
+    if value < low or (high is not None and value > high):
+        bounds = f"{low}..{high}" if high is not None else f">= {low}"
+        raise ValueError(f"{name} must be {bounds}, got {show(value)}")
+    return int(value)
+
+
+def _seed_error(n: int | None, value) -> TypeError:
+    accepted = "None or an int >= 0" + (
+        "" if n is None else f", or a sequence of {n} such values (one per game, num_envs={n})"
+    )
+    return TypeError(f"seed must be {accepted}, got {show(value)} ({type(value).__name__})")
+
+
+def check_seed(seed) -> int | None:
+    """A single game's ``reset(seed=...)``: ``None`` or an integer ``>= 0``, returned as an ``int``.
+
+    A NumPy integer is accepted (gymnasium's own seeding takes only a Python
+    ``int``); a bool, a float or a string is refused.
+
+    Raises:
+        TypeError: ``seed`` is not ``None`` nor an integer, naming ``seed`` and the accepted values.
+        ValueError: a negative ``seed`` (NumPy's ``SeedSequence`` takes integers ``>= 0``).
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise _seed_error(None, seed)
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {show(seed)}")
+    return int(seed)
+
+
+def check_seeds(seed, n: int) -> list[int | None]:
+    """The per-game seeds of a vector ``reset(seed=...)``, as Gymnasium's ``SyncVectorEnv`` reads them.
+
+    ``None``: ``[None] * n``; an integer ``s >= 0``: ``[s, s + 1, ..., s + n - 1]``;
+    a sequence (list, tuple, 1-D array) of ``n`` values, each ``None`` or an
+    integer ``>= 0``: itself. NumPy integers are accepted; bools, floats and
+    strings are not.
+
+    Returns:
+        ``n`` seeds, each ``None`` or an ``int``.
+
+    Raises:
+        TypeError: ``seed`` (or one of its entries, named ``seed[i]``) is none of the above.
+        ValueError: a negative seed, or a sequence whose length is not ``n``.
+    """
+    if seed is None:
+        return [None] * n
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        return [check_seed(seed) + i for i in range(n)]
+    if isinstance(seed, np.ndarray):
+        if seed.ndim != 1:
+            raise _seed_error(n, seed)
+    elif isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence):
+        raise _seed_error(n, seed)
+    if len(seed) != n:
+        raise ValueError(f"seed must have one entry per game: got {len(seed)} seeds for num_envs={n}")
+    seeds = []
+    for i, s in enumerate(seed):
+        try:
+            seeds.append(check_seed(s))
+        except (TypeError, ValueError) as error:
+            raise type(error)(str(error).replace("seed must", f"seed[{i}] must", 1)) from None
+    return seeds
+
+
 def check_arguments(
     action_mode: str,
     opponent,
@@ -98,21 +187,22 @@ def check_arguments(
     """Validate the environment arguments (see :class:`env.backgammon.BackgammonEnv`).
 
     Raises:
+        TypeError: ``max_plays`` is not an integer (a bool, a float or a
+            string included; a NumPy integer is fine): :func:`check_int`.
         ValueError: on an unknown action mode, opponent, rules object,
             ``max_plays`` outside ``1 .. MAX_PLAYS``, unknown ``illegal_action``,
             a ``cube`` or ``jacoby`` that is not a bool, or ``jacoby`` without ``cube``.
     """
-    if action_mode not in ACTION_MODES:
-        raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
-    if not (opponent in ("random", "self") or callable(opponent)):
+    if not isinstance(action_mode, str) or action_mode not in ACTION_MODES:
+        raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {show(action_mode)}")
+    if not ((isinstance(opponent, str) and opponent in ("random", "self")) or callable(opponent)):
         raise ValueError(
-            f"opponent must be 'random', 'self' or a callable (obs, info) -> action, got {opponent!r}"
+            f"opponent must be 'random', 'self' or a callable (obs, info) -> action, got {show(opponent)}"
         )
     if not isinstance(rules, Rules):
         raise ValueError(f"rules must be a nard_ai.core.rules.Rules, got {type(rules).__name__}")
-    if not 1 <= int(max_plays) <= MAX_PLAYS:
-        raise ValueError(f"max_plays must be 1..{MAX_PLAYS}, got {max_plays}")
-    if illegal_action not in ("lose", "raise"):
+    check_int("max_plays", max_plays, 1, MAX_PLAYS)
+    if not isinstance(illegal_action, str) or illegal_action not in ("lose", "raise"):
         raise ValueError(f"illegal_action must be 'lose' or 'raise', got {illegal_action!r}")
     for name, value in (("cube", cube), ("jacoby", jacoby)):
         if not isinstance(value, (bool, np.bool_)):
@@ -180,6 +270,10 @@ class Games:
         cube_phase: ``(N,)`` int8 :data:`~env.spaces.PHASE_MOVE`,
             :data:`~env.spaces.PHASE_DOUBLE` or :data:`~env.spaces.PHASE_TAKE`.
         cube_open: ``(N,)`` bool, the cube decision of the turn is still to come.
+        started: ``(N,)`` bool, the game has been reset at least once.
+        interrupted: per game, ``None`` or the error that cut the game off in
+            the middle of :meth:`act` (``"the opponent's error (ValueError: ...)"``);
+            such a game is inert (as a finished one: no mask, no dice) until it is reset.
     """
 
     def __init__(
@@ -218,6 +312,9 @@ class Games:
         self.caches: list[dict | None] = [None] * n
         self.cube_phase = np.zeros(n, dtype=np.int8)
         self.cube_open = np.zeros(n, dtype=bool)
+        self.started = np.zeros(n, dtype=bool)
+        self.interrupted: list[str | None] = [None] * n
+        self._opponent_failed = False  # set by _callable_action when the callable opponent fails
 
     # ------------------------------------------------------------------
     # Reset and step
@@ -320,13 +417,29 @@ class Games:
                 ever move: :func:`nard_ai.core.board.validate_board`), a
                 finished position (or one the opponent finishes before the
                 agent acts), bad dice, player or cube.
+            Exception: whatever a callable opponent raises (or its
+                ``ValueError`` for an action outside its mask), and the
+                ``RuntimeError`` of a position with more than ``max_plays``
+                plays. On any error games ``idx`` are restored as they were
+                before this call (their generators' states included).
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         board, dice, player, cube_value, cube_owner = self.check_reset(
             board, dice, player, cube_value, cube_owner
         )
+        saved = self._save(idx)
+        try:
+            self._reset(idx, board, dice, player, cube_value, cube_owner)
+        except BaseException:
+            self._restore(idx, saved)  # refused: the games are as they were before this reset
+            raise
+        if board is not None and self.done(idx).any():
+            self._restore(idx, saved)
+            raise ValueError("options['board'] gives a game that ends before the agent's first decision")
+
+    def _reset(self, idx: np.ndarray, board, dice, player, cube_value, cube_owner) -> None:
+        """:meth:`reset` with checked options, without the restore on an error."""
         before_roll = self.cube and board is not None and dice is None
-        saved = self._save(idx) if board is not None else None
         for i in idx:
             sub = new_games(1, self.rngs[i])
             if board is not None:
@@ -346,10 +459,9 @@ class Games:
             self.current[i] = sub.boards[0]
             self.cube_phase[i] = PHASE_MOVE
             self.cube_open[i] = before_roll
+            self.started[i] = True
+            self.interrupted[i] = None
         self._advance(idx)
-        if board is not None and self.done(idx).any():
-            self._restore(idx, saved)  # refused: the games are as they were before this reset
-            raise ValueError("options['board'] gives a game that ends before the agent's first decision")
 
     def _save(self, idx: np.ndarray) -> tuple:
         """Everything :meth:`reset` changes in games ``idx`` (their generators' states included)."""
@@ -358,6 +470,7 @@ class Games:
                 self.plays[i],
                 self.targets[i],
                 self.caches[i],
+                self.interrupted[i],
                 None if self.rngs[i] is None else self.rngs[i].bit_generator.state,
             )
             for i in idx
@@ -372,6 +485,7 @@ class Games:
                 self.illegal,
                 self.cube_phase,
                 self.cube_open,
+                self.started,
             )
         )
         return _take(self.state, idx), arrays, per_game
@@ -388,13 +502,15 @@ class Games:
                 self.illegal,
                 self.cube_phase,
                 self.cube_open,
+                self.started,
             ),
             arrays,
             strict=True,
         ):
             a[idx] = old
-        for i, (plays, targets, caches, rng_state) in zip(idx, per_game, strict=True):
+        for i, (plays, targets, caches, interrupted, rng_state) in zip(idx, per_game, strict=True):
             self.plays[i], self.targets[i], self.caches[i] = plays, targets, caches
+            self.interrupted[i] = interrupted
             if rng_state is not None:
                 self.rngs[i].bit_generator.state = rng_state
 
@@ -409,22 +525,78 @@ class Games:
             ``(k,)`` float64 rewards (see :meth:`reward_of`), 0 for games still running.
 
         Raises:
-            RuntimeError: if a game of ``idx`` is over (reset it first).
+            RuntimeError: if a game of ``idx`` is not waiting for the agent: it
+                is over, was never reset, or was interrupted by an earlier
+                error (:meth:`not_waiting` says which; reset it first).
             ValueError: on actions outside the action space (not integers, or
                 outside ``0..num_actions-1``: :meth:`check_actions`, always), and on an action
-                outside the mask when ``illegal_action="raise"``.
+                outside the mask when ``illegal_action="raise"``. These errors change nothing.
+            Exception: an error raised once the games have begun to change (a
+                callable opponent's own error, or its ``ValueError`` for an
+                action outside its mask; the ``RuntimeError`` of a position with
+                more than ``max_plays`` plays) leaves every game of ``idx``
+                interrupted (mid-turn; with several games, those done with
+                their part of the step too, whose results were lost): inert,
+                and refused by the next ``act`` with that error named, until it is reset.
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
         actions = self.check_actions(actions)
-        if (self.phase[idx] != _WAITING).any():
-            raise RuntimeError("step() called on a finished game; call reset() first")
+        waiting = self.phase[idx] == _WAITING
+        if not waiting.all():
+            raise RuntimeError(self.not_waiting(int(idx[np.flatnonzero(~waiting)[0]])))
         legal = np.array([self._is_legal(i, a) for i, a in zip(idx, actions, strict=True)], dtype=bool)
         if self.illegal_action == "raise" and not legal.all():
             j = int(np.flatnonzero(~legal)[0])
             raise ValueError(
-                f"action {actions[j]!r} is not legal in game {idx[j]} "
+                f"action {int(actions[j])} is not legal in game {int(idx[j])} "
                 f"(legal: {np.flatnonzero(self.masks[idx[j]]).tolist()})"
             )
+        self._opponent_failed = False
+        try:
+            self._act(idx, actions, legal)
+        except BaseException as error:
+            self._interrupt(idx, error)
+            raise
+        return np.array([self.reward_of(i) if self.phase[i] == _DONE else 0.0 for i in idx], dtype=np.float64)
+
+    def not_waiting(self, i: int) -> str:
+        """Why game ``i`` cannot take an action now (the message of :meth:`act`'s ``RuntimeError``)."""
+        game = "the game" if self.n == 1 else f"game {i}"
+        if self.interrupted[i] is not None:
+            return (
+                f"step() called on {game} after {self.interrupted[i]} interrupted it in the middle of "
+                f"{self._middle()}: it did not finish and cannot go on; call reset() to start a new game"
+            )
+        if not self.started[i]:
+            return f"step() called on {game} before it was ever reset; call reset() first"
+        return f"step() called on a finished game ({game}); call reset() first"
+
+    def _interrupt(self, idx: np.ndarray, error: BaseException) -> None:
+        """Mark games ``idx`` cut off by ``error`` in the middle of :meth:`act`: inert until reset."""
+        text = f"{type(error).__name__}: {error}"
+        if len(text) > 160:
+            text = text[:157] + "..."
+        source = "the opponent's" if self._opponent_failed else "an"
+        text = f"{source} error ({text})"
+        for i in idx:
+            self.interrupted[i] = text
+            self.phase[i] = _DONE  # observed as a finished game: no mask, no dice
+            self.cube_phase[i] = PHASE_MOVE
+            self.cube_open[i] = False
+            self.masks[i] = 0
+            self.dice_left[i] = 0
+        games = "the game" if self.n == 1 else "game " + ", ".join(str(int(i)) for i in idx)
+        error.add_note(
+            f"{games} stopped in the middle of {self._middle()} (not finished): "
+            "call reset() before stepping it again"
+        )
+
+    def _middle(self) -> str:
+        """Where an interrupted game stopped: a turn (one game), or a step (a vector step, some games maybe done)."""
+        return "a turn" if self.n == 1 else "a step"
+
+    def _act(self, idx: np.ndarray, actions: np.ndarray, legal: np.ndarray) -> None:
+        """:meth:`act` with checked actions: apply them and play on."""
         apply_idx, apply_boards, rolled = [], [], []
         for i, a, ok in zip(idx, actions, legal, strict=True):
             self.illegal[i] = not ok
@@ -443,7 +615,6 @@ class Games:
                 apply_boards.append(done_turn)
         self._apply_plays(apply_idx, apply_boards)
         self._advance(apply_idx + rolled)
-        return np.array([self.reward_of(i) if self.phase[i] == _DONE else 0.0 for i in idx], dtype=np.float64)
 
     def reward_of(self, i: int) -> float:
         """The points of finished game ``i`` for the side the env rewards.
@@ -574,7 +745,7 @@ class Games:
             cube = f"cube {int(self.state.cube_value[i])} " + (
                 "centred" if owner == CENTERED else f"owned by player {owner}"
             )
-        return render_text(
+        text = render_text(
             boards[0],
             int(players[0]),
             dice[0],
@@ -584,6 +755,11 @@ class Games:
             cube=cube,
             phase=PHASE_MOVE if done else int(self.cube_phase[i]),
         )
+        if self.interrupted[i] is not None:
+            # not "game over": an error cut the game off mid-turn (the board may be mid-turn too)
+            picture = text.split("\n", 1)[1]
+            text = f"game interrupted in the middle of {self._middle()} by {self.interrupted[i]}: reset it\n{picture}"
+        return text
 
     # ------------------------------------------------------------------
     # Internals
@@ -660,11 +836,27 @@ class Games:
         legal = np.flatnonzero(self.masks[i])
         if self.opponent == "random":
             return int(legal[self.rngs[i].integers(len(legal))])
+        return self._callable_action(i)
+
+    def _callable_action(self, i: int) -> int:
+        """The callable opponent's action in game ``i`` (its own view and mask), checked against the mask.
+
+        Raises:
+            ValueError: an action outside the opponent's mask (or not an integer).
+            Exception: whatever the callable raises. Either way the error is
+                marked as the opponent's (:meth:`act` names it so).
+        """
         obs, info = self.observe_one(i)
-        action = self.opponent(obs, info)
+        try:
+            action = self.opponent(obs, info)
+        except BaseException:
+            self._opponent_failed = True
+            raise
         if not self._is_legal(i, action):
+            self._opponent_failed = True
             raise ValueError(
-                f"the opponent chose action {action!r}, outside its action_mask (legal: {legal.tolist()})"
+                f"the opponent chose action {show(action)}, outside its action_mask "
+                f"(legal: {np.flatnonzero(self.masks[i]).tolist()})"
             )
         return int(action)
 
@@ -744,14 +936,7 @@ class Games:
             self._build_mask(i)
             if self.action_mode == "checker" and not self.masks[i].any():
                 return self.current[i].copy()
-            obs, info = self.observe_one(i)
-            action = self.opponent(obs, info)
-            if not self._is_legal(i, action):
-                raise ValueError(
-                    f"the opponent chose action {action!r}, outside its action_mask "
-                    f"(legal: {np.flatnonzero(self.masks[i]).tolist()})"
-                )
-            afterstate = self._apply_action(i, int(action))
+            afterstate = self._apply_action(i, self._callable_action(i))
             if afterstate is not None:
                 return afterstate
 

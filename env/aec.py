@@ -36,7 +36,7 @@ from pettingzoo.utils import wrappers
 
 from nard_ai.core.rules import Rules
 
-from ._games import RESET_OPTIONS, Games, check_render_mode
+from ._games import RESET_OPTIONS, Games, check_render_mode, check_seed
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 
 #: The two agents; ``player_k`` is :mod:`nard_ai.core.game`'s player ``k``.
@@ -150,13 +150,15 @@ class BackgammonAECEnv(AECEnv, EzPickle):
     * ``action_mode``: ``"play"`` (default) or ``"checker"``.
     * ``cube``, ``jacoby``: the doubling cube and the Jacoby rule (off).
     * ``rules``: :class:`nard_ai.core.rules.Rules` (standard by default).
-    * ``max_plays``: size of the play-mode action space (above).
+    * ``max_plays``: size of the play-mode action space (above), an int
+      ``1 .. 3060`` (a bool, float or str is a ``TypeError``).
     * ``illegal_action``: ``"lose"`` (default) or ``"raise"``.
     * ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns a text
       board) or ``"human"`` (the text board printed after ``reset`` and each step).
 
-    ``reset(seed=None, options=None)``: a seed seeds the generator of all the
-    dice (``None`` goes on with the current one, a fresh random one at first).
+    ``reset(seed=None, options=None)``: a seed (an int ``>= 0``, a NumPy
+    integer too; a bool, float or str is a ``TypeError``) seeds the generator
+    of all the dice (``None`` goes on with the current one, a fresh random one at first).
     ``options`` takes the Gymnasium env's keys (``board``, ``dice``,
     ``player``, ``cube_value``, ``cube_owner``) to start from a position;
     other keys are ignored with a warning (PettingZoo's ``api_test`` passes one).
@@ -227,6 +229,15 @@ class BackgammonAECEnv(AECEnv, EzPickle):
         return self.action_spaces[AGENTS[_agent_index(agent)]]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game (class docstring: ``seed`` and ``options``).
+
+        Raises:
+            TypeError: ``seed`` is not ``None`` nor an integer (a bool, float
+                or str included; a NumPy integer is fine).
+            ValueError: a negative ``seed`` or a bad option value; the env
+                stays as it was.
+        """
+        seed = check_seed(seed)
         options = dict(options or {})
         unknown = sorted(set(options) - set(RESET_OPTIONS))
         if unknown:
@@ -240,7 +251,7 @@ class BackgammonAECEnv(AECEnv, EzPickle):
         self._games.rngs[0] = self.np_random
         try:
             self._games.reset([0], *checked)
-        except ValueError:
+        except BaseException:
             # refused after the roll (a board that ends before the first decision): the generator as it was
             self.np_random = old_rng
             if old_rng is not None:

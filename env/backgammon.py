@@ -10,7 +10,7 @@ from gymnasium.wrappers import PassiveEnvChecker
 
 from nard_ai.core.rules import Rules
 
-from ._games import RESET_OPTIONS, Games, Opponent, check_render_mode
+from ._games import RESET_OPTIONS, Games, Opponent, check_render_mode, check_seed
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 
 
@@ -152,12 +152,15 @@ class BackgammonEnv(gym.Env):
       before; spaces and info unchanged).
     * ``jacoby``: the Jacoby rule (needs ``cube=True``).
     * ``rules``: :class:`nard_ai.core.rules.Rules` (standard by default).
-    * ``max_plays``: size of the play-mode action space (above).
+    * ``max_plays``: size of the play-mode action space (above): an int
+      ``1 .. MAX_PLAYS`` (a Python or NumPy integer; a bool, float or str is a
+      ``TypeError``, out of range a ``ValueError``).
     * ``illegal_action``: ``"lose"`` or ``"raise"`` (above).
     * ``render_mode``: ``None`` or ``"ansi"`` (a text board).
 
     ``reset(seed=...)`` seeds ``self.np_random``, the source of all dice and of
-    the random opponent. ``reset(options=...)`` accepts ``board`` (``(26,)``,
+    the random opponent: ``None`` (go on with the generator) or an int ``>= 0``
+    (a NumPy integer too; a bool, float or str is a ``TypeError``). ``reset(options=...)`` accepts ``board`` (``(26,)``,
     the view of the side on roll), ``dice`` (``(2,)``) and ``player`` (0 or 1,
     the side on roll) to start from a given position; what is not given comes
     from the opening roll. With ``cube=True`` also ``cube_value`` and
@@ -211,6 +214,23 @@ class BackgammonEnv(gym.Env):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict]:
+        """Start a new game (see the class docstring for ``seed`` and ``options``).
+
+        Returns:
+            ``(obs, info)``: the first observation (float32, the observation
+            space's shape) and info of the side to act.
+
+        Raises:
+            TypeError: ``seed`` is not ``None`` nor an integer (a bool, float
+                or str included; a NumPy integer is fine).
+            ValueError: a negative ``seed``, an unknown option or a bad option
+                value. Every argument is checked before the seed or the game
+                changes: the env stays as it was and usable.
+            Exception: a callable opponent's error (or its ``ValueError`` for
+                an action outside its mask) while it plays before the agent's
+                first decision; the game and the generator are then restored too.
+        """
+        seed = check_seed(seed)
         options = options or {}
         unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
@@ -223,8 +243,9 @@ class BackgammonEnv(gym.Env):
         self._games.rngs[0] = self.np_random
         try:
             self._games.reset([0], *checked)
-        except ValueError:
-            # refused after the roll (a board that ends before the agent acts): the generator as it was
+        except BaseException:
+            # refused after the roll (a board that ends before the agent acts, an opponent's error):
+            # the game (Games.reset restores it) and the generator as they were
             self._np_random, self._np_random_seed = old_rng, old_seed
             if old_rng is not None:
                 old_rng.bit_generator.state = old_state
@@ -233,6 +254,24 @@ class BackgammonEnv(gym.Env):
         return self._games.observe_one(0)
 
     def step(self, action) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Apply the agent's ``action`` (an integer of the action space) and play on to its next decision.
+
+        Returns:
+            ``(obs, reward, terminated, truncated, info)``: ``obs`` float32 of
+            the observation space's shape, ``reward`` a float, ``truncated``
+            always ``False``.
+
+        Raises:
+            ValueError: an action that is not one integer of the action space
+                (nothing changes), or outside the mask with ``illegal_action="raise"``
+                (nothing changes).
+            RuntimeError: the game is finished, was never reset, or was
+                interrupted by an earlier error (the message says which): reset it.
+            Exception: a callable opponent's error, or its ``ValueError`` for an
+                action outside its mask: the game stops mid-turn (it is not
+                finished; the next ``step`` raises ``RuntimeError`` saying so)
+                and must be reset.
+        """
         if np.ndim(action) != 0:
             raise ValueError(f"action must be one integer, got an array of shape {np.shape(action)}")
         self._games.check_actions(action)  # outside the space: ValueError, whatever illegal_action says

@@ -11,7 +11,7 @@ from gymnasium.vector.utils import batch_space
 
 from nard_ai.core.rules import Rules
 
-from ._games import RESET_OPTIONS, Games, Opponent, check_render_mode
+from ._games import RESET_OPTIONS, Games, Opponent, check_int, check_render_mode, check_seeds
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 
 
@@ -26,12 +26,25 @@ class BackgammonVectorEnv(VectorEnv):
     :func:`nard_ai.core.movegen.legal_plays_batch` call and their chosen plays
     applied in one :func:`nard_ai.core.game.step` call.
 
-    Seeding matches ``num_envs`` single envs (and Gymnasium's ``SyncVectorEnv``):
-    ``reset(seed=s)`` gives game ``i`` its own generator seeded ``s + i``;
-    a list seeds each game; ``None`` keeps the generators (fresh random ones
-    on the first reset). With the same seeds and actions, game ``i`` plays
-    exactly as a single env reset with seed ``s + i`` (and reset without a
-    seed after each episode).
+    ``num_envs`` must be an int ``>= 1`` (a Python or NumPy integer; a
+    bool, float or str is a ``TypeError``, less than 1 a ``ValueError``).
+
+    Seeding matches ``num_envs`` single envs (and Gymnasium's ``SyncVectorEnv``,
+    as of gymnasium 1.x): ``reset(seed=s)`` gives game ``i`` its own generator
+    seeded ``s + i``; a sequence of ``num_envs`` seeds (each ``None`` or an
+    int) seeds each game; ``None`` keeps the generators (fresh random ones on
+    the first reset). With ``options["reset_mask"]`` only the games reset are
+    seeded, each with its own entry (``s + i`` for an int ``s``, as if all were
+    reset); the other games keep their generators, so they play on with the
+    same dice. With the same seeds and actions, game ``i`` plays exactly as a
+    single env reset with seed ``s + i`` (and reset without a seed after each
+    episode).
+
+    A ``step`` that raises once the games have begun to change (a callable
+    opponent's error, or its action outside its mask) leaves every game it
+    stepped interrupted (their results are lost): each later ``step`` raises
+    ``RuntimeError`` saying so until they are reset (``reset`` with a
+    ``reset_mask`` will do).
 
     Autoreset mode ``NEXT_STEP`` (``metadata["autoreset_mode"]``): the step
     after a game terminates resets that game, ignores its action and returns
@@ -52,10 +65,9 @@ class BackgammonVectorEnv(VectorEnv):
         cube: bool = False,
         jacoby: bool = False,
     ) -> None:
-        if int(num_envs) < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        num_envs = check_int("num_envs", num_envs, 1)
         check_render_mode(render_mode, self.metadata["render_modes"])
-        self.num_envs = int(num_envs)
+        self.num_envs = num_envs
         self.render_mode = render_mode
         self._games = Games(
             self.num_envs,
@@ -80,18 +92,16 @@ class BackgammonVectorEnv(VectorEnv):
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._all = np.arange(self.num_envs)
 
-    def _seed(self, seed: int | list[int | None] | None) -> None:
-        if seed is None:
-            seeds = [None] * self.num_envs
-        elif isinstance(seed, (int, np.integer)):
-            seeds = [int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ValueError(f"got {len(seeds)} seeds for {self.num_envs} games")
-        for i, s in enumerate(seeds):
-            if s is not None or self._games.rngs[i] is None:
-                self._games.rngs[i], _ = seeding.np_random(s)
+    def _seed(self, seeds: list[int | None], idx: np.ndarray) -> None:
+        """Seed games ``idx`` (the games a reset resets) from their entries of ``seeds``; the others are left alone.
+
+        As ``SyncVectorEnv.reset``, which passes ``seed[i]`` to the reset of each
+        game ``i`` it resets: ``None`` keeps the game's generator (a fresh random
+        one if it has none yet).
+        """
+        for i in idx:
+            if seeds[i] is not None or self._games.rngs[i] is None:
+                self._games.rngs[i], _ = seeding.np_random(seeds[i])
 
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
@@ -99,12 +109,30 @@ class BackgammonVectorEnv(VectorEnv):
         """Reset all games (or those of ``options["reset_mask"]``).
 
         Args:
-            seed: ``int`` (game ``i`` gets ``seed + i``), a list of per-game
-                seeds, or ``None``.
+            seed: ``None``, an ``int >= 0`` (game ``i`` gets ``seed + i``), or a
+                sequence of ``num_envs`` per-game seeds (each ``None`` or an
+                ``int >= 0``); NumPy integers are accepted. With a
+                ``reset_mask`` only the games reset are seeded, with their own
+                entries; the others keep their generators (``SyncVectorEnv``'s rule).
             options: ``reset_mask`` (``(num_envs,)`` bool: reset only these),
                 and ``board``, ``dice``, ``player``, ``cube_value``,
                 ``cube_owner`` as for the single env, applied to every game reset.
+
+        Returns:
+            ``(obs, infos)``: ``(num_envs, D)`` float32 observations of every
+            game (reset or not) and the vector infos (``infos["_" + key]`` is
+            the reset mask).
+
+        Raises:
+            TypeError: a ``seed`` that is none of the above (named ``seed`` or
+                ``seed[i]``; a bool, float or str included).
+            ValueError: a negative seed, a seed sequence whose length is not
+                ``num_envs``, an unknown option, a ``reset_mask`` of another
+                shape, and the single env's option errors. Every argument is
+                checked before a generator or a game changes: a refused reset
+                leaves the env as it was.
         """
+        seeds = check_seeds(seed, self.num_envs)
         options = dict(options or {})
         reset_mask = options.pop("reset_mask", None)
         unknown = set(options) - set(RESET_OPTIONS)
@@ -123,12 +151,13 @@ class BackgammonVectorEnv(VectorEnv):
         checked = self._games.check_reset(*(options.get(name) for name in RESET_OPTIONS))
         old_rngs = list(self._games.rngs)
         old_states = [None if r is None else r.bit_generator.state for r in old_rngs]
-        self._seed(seed)
         idx = self._all[reset_mask]
+        self._seed(seeds, idx)
         try:
             self._games.reset(idx, *checked)
-        except ValueError:
-            # refused after the roll (a board that ends before the agent acts): the generators as they were
+        except BaseException:
+            # refused after the roll (a board that ends before the agent acts, an opponent's error):
+            # the games (Games.reset restores them) and the generators as they were
             for i, (rng, state) in enumerate(zip(old_rngs, old_states, strict=True)):
                 if rng is not None:
                     rng.bit_generator.state = state
