@@ -162,23 +162,41 @@ def ensemble_checkpoint(members: Sequence[str | os.PathLike], out: str | os.Path
 
     Raises:
         FileNotFoundError: a member does not exist.
-        ValueError: fewer than two members; ``out`` exists or is a member; a member is not a
-            readable checkpoint; members that cannot be merged (:func:`ensemble_network`).
+        ValueError: fewer than two members; ``out`` empty, existing or a member; a member named
+            twice, or two members that are the same file's bytes (the same SHA-256: the ensemble of
+            a network with itself is that network, at twice the cost); a member is not a readable
+            checkpoint; members that cannot be merged (:func:`ensemble_network`).
     """
     paths = [Path(m) for m in members]
+    if not str(out).strip():
+        raise ValueError("the ensemble's output file is empty: name a file")
     out = Path(out)
     if len(paths) < 2:
         raise ValueError(f"an ensemble needs at least two member checkpoints, got {len(paths)}")
     if out.exists():
         raise ValueError(f"{out} already exists: an ensemble is written to a new file (remove it first)")
+    seen: dict[Path, int] = {}
+    for i, p in enumerate(paths, start=1):
+        key = p.resolve()
+        if key in seen:
+            raise ValueError(f"member {i} ({p}) is member {seen[key]} again: name each member once")
+        seen[key] = i
     loaded = [load_checkpoint(p) for p in paths]
+    digests = [file_sha256(p) for p in paths]
+    for i, digest in enumerate(digests):
+        if digest in digests[:i]:
+            j = digests.index(digest)
+            raise ValueError(
+                f"member {i + 1} ({paths[i]}) is the same checkpoint as member {j + 1} ({paths[j]}): the "
+                "same SHA-256; the ensemble of a network with itself is that network"
+            )
     network = ensemble_network([c.network for c in loaded])
     record: dict[str, Any] = {
         "rule": ENSEMBLE_RULE,
         "k": len(paths),
         "members": [
-            {"path": p.name, "sha256": file_sha256(p), "extra": c.extra}
-            for p, c in zip(paths, loaded, strict=True)
+            {"path": p.name, "sha256": digest, "extra": c.extra}
+            for p, c, digest in zip(paths, loaded, digests, strict=True)
         ],
     }
     save_checkpoint(

@@ -18,10 +18,26 @@ on a Ray cluster (:mod:`nard_ai.distributed`; the same files as a local run).
 (:mod:`nard_ai.model.ensemble`: their hidden layers side by side), an
 ordinary network every command loads.
 
+Every input is checked before any work starts: the sizes are bounded
+(:data:`nard_ai.training.argtypes.TRAINING_LIMITS`: ``--count`` up to
+10,000,000, ``--count`` x ``--oversample`` up to 20,000,000, ``--oversample``
+up to 100, ``--pool`` up to 16,384, ``--max-games`` up to 100,000,000,
+``--shard-size`` and ``--shard-games`` up to 1,000,000, ``--workers`` up to
+64, ``--games`` up to 10,000,000, ``--truncate`` up to 5,000 plies,
+``--max-shards`` up to 10,000,000; ``--seed`` below 2**64), an empty
+``--out`` is refused, rollout options (``--games``, ``--rollout-ply``,
+``--truncate``, ``--variance-reduction``) are refused when no class is rolled
+out, and ``--shards`` must select one of the set's shards. ``label`` without
+``--network`` refuses a network file whose SHA-256 is not the one the
+position set records. A ``label`` run that fails before labelling a shard
+removes the output folder it created.
+
 Exit status: 0 done; 1 ``overlap`` found shared positions; 2 bad input (a
 message, no traceback); 130 interrupted by Ctrl-C, 143 stopped by SIGTERM
-(``kill PID``; rerun the same ``label`` command to resume: complete shards are
-kept, a shard in flight is relabelled).
+(``kill PID``). An interrupted ``label`` keeps its complete shards: rerun the
+same command to resume (a shard in flight is relabelled). ``positions``
+writes its set only at the end, so an interrupted one keeps nothing (a rerun
+starts over); ``ensemble`` writes its checkpoint atomically at the end.
 """
 
 from __future__ import annotations
@@ -34,9 +50,23 @@ from pathlib import Path
 
 from nard_ai.core.signals import sigterm_as_interrupt
 from nard_ai.distributed import add_ray_argument, executor_from_args
-from nard_ai.training.argtypes import non_negative_int, positive_int
+from nard_ai.training.argtypes import MAX_SEED, TRAINING_LIMITS, finite_float, int_in, non_empty
 
 __all__ = ["main"]
+
+_INTERRUPTED = {
+    "label": "interrupted; complete shards are kept: rerun the same command to resume",
+    "positions": "interrupted; no position set was written (it is written only at the end): "
+    "rerun the command to start over",
+    "ensemble": "interrupted; no ensemble checkpoint was written",
+    "overlap": "interrupted",
+}
+"""What an interrupted command says (what it kept)."""
+
+
+def _bounded(name: str):
+    """argparse type: an integer in ``1 .. TRAINING_LIMITS[name]``."""
+    return int_in(1, TRAINING_LIMITS[name])
 
 
 def _shard_range(text: str) -> range:
@@ -63,26 +93,43 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("positions", help="generate a deduplicated, stratified position set from self-play")
     g.add_argument(
         "--network",
+        type=non_empty,
         default=None,
         help="checkpoint to play (default: the default network, checkpoints/nard-expert.pt)",
     )
-    g.add_argument("--count", type=positive_int, required=True, help="positions wanted")
-    g.add_argument("--out", required=True, help="output folder (must not hold a position set)")
-    g.add_argument("--seed", type=non_negative_int, default=0)
+    g.add_argument("--count", type=_bounded("count"), required=True, help="positions wanted")
+    g.add_argument(
+        "--out", type=non_empty, required=True, help="output folder (must not hold a position set)"
+    )
+    g.add_argument("--seed", type=int_in(0, MAX_SEED), default=0)
     g.add_argument(
         "--classes",
         default=None,
         help="class proportions, e.g. contact=0.55,crashed=0.15,race=0.25,bearoff=0.05 (the default)",
     )
-    g.add_argument("--epsilon", type=float, default=0.05, help="chance of a random play (default 0.05)")
     g.add_argument(
-        "--temperature", type=float, default=0.0, help="softmax temperature of the other plays (0: best)"
+        "--epsilon", type=finite_float(0, 1), default=0.05, help="chance of a random play (default 0.05)"
     )
-    g.add_argument("--pool", type=positive_int, default=256, help="games in lockstep")
-    g.add_argument("--oversample", type=float, default=2.0, help="candidates kept per class, x its quota")
-    g.add_argument("--max-games", type=positive_int, default=None)
     g.add_argument(
-        "--exclude", action="append", default=[], help="a position set none of whose positions to use"
+        "--temperature",
+        type=finite_float(0),
+        default=0.0,
+        help="softmax temperature of the other plays (0: best)",
+    )
+    g.add_argument("--pool", type=_bounded("pool"), default=256, help="games in lockstep")
+    g.add_argument(
+        "--oversample",
+        type=finite_float(1, TRAINING_LIMITS["oversample"]),
+        default=2.0,
+        help="candidates kept per class, x its quota",
+    )
+    g.add_argument("--max-games", type=_bounded("max_games"), default=None)
+    g.add_argument(
+        "--exclude",
+        type=non_empty,
+        action="append",
+        default=[],
+        help="a position set none of whose positions to use",
     )
     g.add_argument(
         "--disagreement-ply",
@@ -92,26 +139,40 @@ def _parser() -> argparse.ArgumentParser:
         help="keep per class the candidates where PLY-ply and 0-ply disagree most (costs one PLY-ply "
         "evaluation of each of oversample x count candidates)",
     )
-    g.add_argument("--shard-size", type=positive_int, default=1000, help="positions per shard (default 1000)")
+    g.add_argument(
+        "--shard-size", type=_bounded("shard_size"), default=1000, help="positions per shard (default 1000)"
+    )
     g.add_argument("--no-progress", action="store_true")
     add_ray_argument(g, "games", 1000, shard_dest="shard_games")
 
     lab = sub.add_parser("label", help="label a position set (resumable: rerun to finish)")
-    lab.add_argument("--positions", required=True, help="a position set folder")
-    lab.add_argument("--out", required=True, help="labels folder")
+    lab.add_argument("--positions", type=non_empty, required=True, help="a position set folder")
+    lab.add_argument("--out", type=non_empty, required=True, help="labels folder")
     lab.add_argument("--method", default="2ply", choices=("0ply", "1ply", "2ply", "rollout"))
     lab.add_argument("--mix", default=None, help="per-class methods, e.g. race=rollout,bearoff=exact")
-    lab.add_argument("--network", default=None, help="checkpoint (default: the position set's)")
-    lab.add_argument("--seed", type=non_negative_int, default=0)
-    lab.add_argument("--workers", type=positive_int, default=2, help="worker processes (default 2)")
-    lab.add_argument("--games", type=positive_int, default=1296, help="rollout games per position")
     lab.add_argument(
-        "--rollout-ply", type=int, choices=(0, 1), default=0, help="depth the rollout games play at"
+        "--network", type=non_empty, default=None, help="checkpoint (default: the position set's)"
     )
-    lab.add_argument("--truncate", type=positive_int, default=None, help="rollout truncation, plies")
-    lab.add_argument("--variance-reduction", choices=("auto", "on", "off"), default="auto")
+    lab.add_argument("--seed", type=int_in(0, MAX_SEED), default=0)
+    lab.add_argument("--workers", type=_bounded("workers"), default=2, help="worker processes (default 2)")
+    # the rollout options default to None: given with a plan that rolls out nothing, they are refused
+    lab.add_argument(
+        "--games", type=_bounded("games"), default=None, help="rollout games per position (default 1296)"
+    )
+    lab.add_argument(
+        "--rollout-ply", type=int, choices=(0, 1), default=None, help="depth the rollout games play at (0)"
+    )
+    lab.add_argument("--truncate", type=_bounded("truncate"), default=None, help="rollout truncation, plies")
+    lab.add_argument(
+        "--variance-reduction",
+        choices=("auto", "on", "off"),
+        default=None,
+        help="rollout luck adjustment (default auto: the rollout's own rule)",
+    )
     lab.add_argument("--shards", type=_shard_range, default=None, help="only shards START:STOP")
-    lab.add_argument("--max-shards", type=positive_int, default=None, help="stop after this many shards")
+    lab.add_argument(
+        "--max-shards", type=_bounded("max_shards"), default=None, help="stop after this many shards"
+    )
     lab.add_argument("--no-progress", action="store_true")
     add_ray_argument(lab)
 
@@ -123,7 +184,7 @@ def _parser() -> argparse.ArgumentParser:
         "ensemble",
         help="one checkpoint whose logits are the mean of two or more networks' (hidden layers side by side)",
     )
-    e.add_argument("--out", required=True, help="the checkpoint to write (must not exist)")
+    e.add_argument("--out", type=non_empty, required=True, help="the checkpoint to write (must not exist)")
     e.add_argument("members", nargs="+", help="two or more checkpoints of one encoder, activation and nets")
     return p
 
@@ -139,6 +200,15 @@ def _positions(args) -> int:
     )
     from nard_ai.training.store import file_provenance, file_sha256
 
+    if args.count * args.oversample > TRAINING_LIMITS["candidates"]:
+        raise ValueError(
+            f"--count x --oversample must be at most {TRAINING_LIMITS['candidates']:,} candidates (the "
+            f"positions generation holds), got {args.count:,} x {args.oversample:g}"
+        )
+    if args.shard_games is not None and args.shard_games > TRAINING_LIMITS["shard_games"]:
+        raise ValueError(
+            f"argument --shard-games: must be <= {TRAINING_LIMITS['shard_games']}, got {args.shard_games}"
+        )
     out = check_new_set_folder(args.out)
     proportions = parse_proportions(args.classes) if args.classes else None
     network = Path(args.network) if args.network else default_checkpoint_path()
@@ -191,7 +261,8 @@ def _positions(args) -> int:
         f"({info['plies']} plies of {info['games_started']} games in {seconds:.1f} s, "
         f"{info['plies'] / max(seconds, 1e-9):.0f} plies/s)"
     )
-    print("classes: " + json.dumps(manifest["classes"]))
+    # no pre-roll position of a running game is over: the manifest's "over" count is always 0
+    print("classes: " + json.dumps({k: v for k, v in manifest["classes"].items() if k != "over"}))
     if info["shortfall"]:
         print(f"shortfall (raise --max-games): {json.dumps(info['shortfall'])}", file=sys.stderr)
     return 0
@@ -200,7 +271,22 @@ def _positions(args) -> int:
 def _label(args) -> int:
     from nard_ai.training.labels import make_plan, run_labels
 
-    vr = {"auto": None, "on": True, "off": False}[args.variance_reduction]
+    given = [
+        flag
+        for flag, value in (
+            ("--games", args.games),
+            ("--rollout-ply", args.rollout_ply),
+            ("--truncate", args.truncate),
+            ("--variance-reduction", args.variance_reduction),
+        )
+        if value is not None
+    ]
+    if given and not any(m.method == "rollout" for m in make_plan(args.method, args.mix).values()):
+        raise ValueError(
+            f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to rollouts (--method "
+            "rollout, or CLASS=rollout in --mix), and this plan rolls out no class"
+        )
+    vr = {"auto": None, "on": True, "off": False, None: None}[args.variance_reduction]
     plan = make_plan(
         args.method,
         args.mix,
@@ -231,6 +317,13 @@ def _label(args) -> int:
         f"{summary['done']} shards labelled ({summary['rows']} positions, {rate:.1f}/s), "
         f"{summary['skipped']} already complete, {summary['shards']} in all, under {args.out}"
     )
+    if summary["complete"] < summary["set_shards"]:
+        print(
+            f"note: {summary['complete']} of the position set's {summary['set_shards']} shards are labelled "
+            f"in {args.out}; training reads those only (rerun without --max-shards or --shards to label "
+            "the rest)",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -270,5 +363,5 @@ def main(argv: list[str] | None = None) -> int:
             print(f"python -m nard_ai.training {args.command}: error: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
-            print("interrupted; complete shards are kept: rerun the same command to resume", file=sys.stderr)
+            print(_INTERRUPTED[args.command], file=sys.stderr)
             return 143 if stop.signalled else 130

@@ -65,6 +65,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nard_ai.training.argtypes import MAX_SEED, TRAINING_LIMITS
 from nard_ai.training.positions import (
     BEAROFF,
     CLASS_NAMES,
@@ -75,12 +76,16 @@ from nard_ai.training.positions import (
 from nard_ai.training.store import (
     FORMAT_VERSION,
     LABELS_FORMAT,
+    RUN_FILE,
     atomic_write_bytes,
     atomic_write_json,
+    check_out_folder,
     code_version,
     consistent_probs,
     file_sha256,
     format_labels_csv,
+    make_out_folder,
+    remove_created_folders,
     remove_stale_temporaries,
 )
 
@@ -100,7 +105,6 @@ __all__ = [
 
 METHODS = ("exact", "0ply", "1ply", "2ply", "rollout")
 _EXACT_CLASSES = ("over", "bearoff")
-RUN_FILE = "run.json"
 LOG_FILE = "run.log"
 
 
@@ -186,7 +190,7 @@ def parse_mix(spec: str | None) -> dict[str, str]:
     """``"race=rollout,bearoff=exact"`` -> ``{class: method}``.
 
     Raises:
-        ValueError: an unknown class or method, or a part without ``=``.
+        ValueError: an unknown class or method, a part without ``=``, or a class named twice.
     """
     out: dict[str, str] = {}
     for part in (spec or "").split(","):
@@ -201,6 +205,10 @@ def parse_mix(spec: str | None) -> dict[str, str]:
             )
         if method not in METHODS:
             raise ValueError(f"unknown label method {method!r} for {name}; one of {', '.join(METHODS)}")
+        if name in out:
+            raise ValueError(
+                f"the label mix names {name} twice ({name}={out[name]} and {name}={method}); name each class once"
+            )
         out[name] = method
     return out
 
@@ -220,14 +228,16 @@ def make_plan(
         method: the method of every class the mix does not name, except ``over`` and
             ``bearoff``, which are ``exact`` unless the mix says otherwise.
         mix: per-class overrides (:func:`parse_mix`).
-        games, play_ply, truncate, variance_reduction: the settings of every ``rollout``.
+        games, play_ply, truncate, variance_reduction: the settings of every ``rollout``
+            (``None``: the rollout's default); given when no class is rolled out, an error.
 
     Returns:
         ``{class name: LabelMethod}`` for every name in :data:`CLASS_NAMES`.
 
     Raises:
         ValueError: an unknown method or class, ``exact`` for a class other than ``over`` and
-            ``bearoff``, a method other than ``exact`` for ``over``, or bad rollout settings.
+            ``bearoff``, a method other than ``exact`` for ``over``, bad rollout settings, or rollout
+            settings (not ``None``) with a plan that rolls out no class.
     """
     if method not in METHODS:
         raise ValueError(f"unknown label method {method!r}; one of {', '.join(METHODS)}")
@@ -251,6 +261,21 @@ def make_plan(
             )
         else:
             plan[name] = LabelMethod(m)
+    given = {
+        k: v
+        for k, v in {
+            "games": games,
+            "play_ply": play_ply,
+            "truncate": truncate,
+            "variance_reduction": variance_reduction,
+        }.items()
+        if v is not None
+    }
+    if given and not any(m.method == "rollout" for m in plan.values()):
+        raise ValueError(
+            f"rollout settings ({', '.join(given)}) given, but the plan rolls out no class (method "
+            f"{method!r}): they would be ignored"
+        )
     return plan
 
 
@@ -310,6 +335,10 @@ def label_boards(
     Returns:
         ``(N, 5)`` float64 consistent gnubg-order probabilities for the side on roll, and the
         number of positions per method.
+
+    Raises:
+        ValueError: a probability the method gave is not finite (a network with NaN or infinite
+            weights), naming the first such position; nothing is clipped into a label.
     """
     from nard_ai.search import position_probs
 
@@ -343,7 +372,19 @@ def label_boards(
                     batch=min(method.games, 1296),
                 )
                 out[r] = res.probs
+    bad = ~np.isfinite(out).all(axis=1)
+    if bad.any():
+        first = int(np.argmax(bad))
+        raise NonFiniteLabels(
+            f"non-finite probabilities (NaN or infinite) for {int(bad.sum())} of {len(out)} positions, "
+            f"the first {ids[first]} ({plan[CLASS_NAMES[classes[first]]].method}: {out[first].tolist()}): "
+            "are the network's weights finite?"
+        )
     return consistent_probs(out), dict(sorted(used.items()))
+
+
+class NonFiniteLabels(ValueError):
+    """:func:`label_boards` got probabilities that are not finite (:func:`label_shard` names the shard)."""
 
 
 def _exact(boards: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -431,8 +472,10 @@ def label_shard(task: ShardTask) -> dict:
 
     Raises:
         FileNotFoundError: a missing positions file or network.
-        ValueError: a positions file or network that does not match the task's SHA-256, or a
-            malformed positions file.
+        ValueError: a positions file or network that does not match the task's SHA-256, a
+            malformed positions file, or a network that gives probabilities that are not finite
+            (``shard N (FILE): the network PATH (SHA-256 ...) gives non-finite probabilities ...``;
+            the shard is not written).
     """
     t0 = time.perf_counter()
     ids, boards, classes = read_positions_shard(task.positions_file, task.positions_sha256)
@@ -441,8 +484,17 @@ def label_shard(task: ShardTask) -> dict:
     def agent_for_ply(ply: int):
         return _network_agent(task.network, task.network_sha256, ply)
 
-    probs, used = label_boards(agent_for_ply, boards, classes, ids, plan, task.seed)
-    csv_path = atomic_write_bytes(task.csv_path, format_labels_csv(ids, probs))
+    where = f"shard {task.index:05d} ({Path(task.positions_file).name})"
+    network = f"{task.network} (SHA-256 {task.network_sha256[:12]}...)"
+    try:
+        probs, used = label_boards(agent_for_ply, boards, classes, ids, plan, task.seed)
+    except NonFiniteLabels as exc:
+        raise ValueError(f"{where}: not labelled: the network {network} gave {exc}") from None
+    try:
+        data = format_labels_csv(ids, probs)
+    except ValueError as exc:  # the last line of defence: no shard the reader would refuse is written
+        raise ValueError(f"{where}: not labelled: the labels of the network {network}: {exc}") from None
+    csv_path = atomic_write_bytes(task.csv_path, data)
     sidecar = {
         "format": LABELS_FORMAT,
         "format_version": FORMAT_VERSION,
@@ -472,28 +524,41 @@ def plan_tasks(
         positions_dir: a complete position set (:func:`~nard_ai.training.positions.read_position_set`).
         out_dir: the labels folder.
         plan: :func:`make_plan`.
-        network: the checkpoint; ``None``: the one the position set was generated with.
-        seed: the run's seed (an integer >= 0).
+        network: the checkpoint; ``None``: the one the position set was generated with (the file
+            at the path its manifest records, which must still have the SHA-256 it records).
+        seed: the run's seed (an integer in ``0 .. 2**64 - 1``).
 
     Returns:
         ``(tasks, settings)``; ``settings`` is what ``run.json`` records.
 
     Raises:
         FileNotFoundError: no positions folder or no network file.
-        ValueError: an incomplete position set, no network given nor recorded, a bad seed.
+        ValueError: an incomplete or damaged position set
+            (:func:`~nard_ai.training.positions.read_position_set`), no network given nor recorded,
+            a recorded network whose file was replaced (another SHA-256), a bad seed.
     """
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise ValueError(f"seed must be an integer in 0 .. 2**64 - 1, got {seed!r}")
     positions_dir = Path(positions_dir).resolve()
     manifest = read_position_set(positions_dir)
+    recorded = manifest.get("network") if isinstance(manifest.get("network"), dict) else {}
     if network is None:
-        network = (manifest.get("network") or {}).get("path")
+        network = recorded.get("path")
         if network is None:
             raise ValueError(f"{positions_dir}: the position set records no network; give one (--network)")
+    else:
+        recorded = {}  # given explicitly: any network may label the set
     network = Path(network).resolve()
     if not network.is_file():
         raise FileNotFoundError(f"no network file {network}")
     sha = file_sha256(network)
+    if recorded.get("sha256") not in (None, sha):
+        raise ValueError(
+            f"the position set {positions_dir} was made by the network {network} of SHA-256 "
+            f"{str(recorded['sha256'])[:12]}... (its positions.json), but that file has changed since (its "
+            f"SHA-256 is now {sha[:12]}...); to label with the file as it is now, pass it explicitly: "
+            f"--network {network}"
+        )
     plan_json = _plan_json(plan)
     out_dir = Path(out_dir).resolve()
     tasks = [
@@ -578,14 +643,21 @@ def run_labels(
 ) -> dict:
     """Label a position set into ``out_dir``, skipping the shards already complete (module docstring).
 
+    Every input is checked before ``out_dir`` is created or written: the position set and each shard
+    to label (its SHA-256, rows, Position IDs and classes), the network, the shard selection, the
+    folder, and a ``run.json`` already there. A run that fails before it labels any shard removes
+    the folders it created (never one that existed before it); one stopped by Ctrl-C or SIGTERM keeps
+    them, for the rerun to resume.
+
     Args:
         positions_dir: a complete position set.
         out_dir: the labels folder (created); it must hold no run of other settings.
         plan: :func:`make_plan`.
         network: the checkpoint; ``None``: the position set's.
         seed: the run's seed.
-        workers: worker processes (>= 1; 1 works in this process).
-        shards: only these shard indices (to split a job by hand); ``None``: all.
+        workers: worker processes (``1 .. TRAINING_LIMITS["workers"]``; 1 works in this process).
+        shards: only these shard indices (to split a job by hand); ``None``: all. It must select at
+            least one of the set's shards.
         progress: show a tqdm bar (positions; the rate is positions per second).
         max_shards: stop after labelling this many shards (tests, trial runs).
         executor: ``None`` (the default): ``workers`` processes as above; an executor of
@@ -595,18 +667,40 @@ def run_labels(
             positions, the network and ``out_dir`` at the same paths (shared storage).
 
     Returns:
-        ``{"shards": total, "skipped": already complete, "done": labelled now, "rows": labelled now,
-        "seconds"}``.
+        ``{"shards": selected, "skipped": already complete, "done": labelled now, "rows": labelled now,
+        "seconds", "set_shards": the set's shards, "complete": the set's shards complete in ``out_dir``
+        after the run}``.
 
     Raises:
-        FileNotFoundError, ValueError: bad inputs (:func:`plan_tasks`), ``workers < 1``, or an
-            ``out_dir`` holding a run of other settings.
+        FileNotFoundError, ValueError: bad inputs (:func:`plan_tasks`; a shard to label that does not
+            read: :func:`~nard_ai.training.positions.read_positions_shard`), ``workers`` or
+            ``max_shards`` out of range, ``shards`` selecting none of the set's shards, an
+            ``out_dir`` that is empty, a file, cannot be created
+            (:func:`nard_ai.training.store.make_out_folder`) or holds a run of other settings; a
+            shard that fails (:func:`label_shard`).
     """
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    limit = TRAINING_LIMITS
+    for name, value, low in (("workers", workers, 1), ("max_shards", max_shards, 0)):
+        if value is None and name == "max_shards":
+            continue
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or not low <= value <= limit[name]
+        ):
+            raise ValueError(f"{name} must be an integer in {low} .. {limit[name]:,}, got {value!r}")
+    check_out_folder(out_dir)
     tasks, settings = plan_tasks(positions_dir, out_dir, plan, network, seed)
+    all_tasks = tasks
+    if shards is not None:
+        tasks = [t for t in tasks if t.index in shards]
+        if not tasks:
+            held = f"shards 0..{len(all_tasks) - 1}" if all_tasks else "no shards"
+            raise ValueError(
+                f"shards {shards.start}:{shards.stop} select none of the position set's shards: "
+                f"{positions_dir} has {held}"
+            )
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     run_file = out / RUN_FILE
     if run_file.is_file():
         try:
@@ -621,15 +715,42 @@ def run_labels(
                 f"{out} holds labels of a run with other settings ({', '.join(diff)} differ); "
                 "use another --out, or the same settings to resume"
             )
-    else:
-        atomic_write_json(run_file, settings)
-    remove_stale_temporaries(out)
-    if shards is not None:
-        tasks = [t for t in tasks if t.index in shards]
     todo = [t for t in tasks if not shard_complete(t)]
     skipped = len(tasks) - len(todo)
     if max_shards is not None:
         todo = todo[:max_shards]
+    for task in todo:  # every shard to label reads, before anything is written
+        read_positions_shard(task.positions_file, task.positions_sha256)
+    created = make_out_folder(out)
+    done = rows = 0
+    try:
+        if not run_file.is_file():
+            atomic_write_json(run_file, settings)
+        remove_stale_temporaries(out)
+        done, rows, seconds = _label_tasks(out, todo, skipped, workers, progress, executor)
+    except Exception:
+        # nothing labelled in a folder this run made: remove it (only run.json, run.log, temporaries)
+        if created and not any(out.glob("labels-*.json")):
+            import shutil
+
+            shutil.rmtree(out, ignore_errors=True)
+            remove_created_folders(created)
+        raise
+    return {
+        "shards": len(tasks),
+        "skipped": skipped,
+        "done": done,
+        "rows": rows,
+        "seconds": seconds,
+        "set_shards": len(all_tasks),
+        "complete": sum(shard_complete(t) for t in all_tasks),
+    }
+
+
+def _label_tasks(out: Path, todo: list[ShardTask], skipped: int, workers: int, progress: bool, executor):
+    """Label ``todo`` (:func:`run_labels`), logging to ``run.log``; returns ``(shards, rows, seconds)``.
+    On an error or interrupt the log's ``stop`` line counts the shards finished so far, and the
+    exception propagates."""
     rows_todo = sum(_rows(t) for t in todo)
     t0 = time.perf_counter()
     bar = None
@@ -675,13 +796,7 @@ def run_labels(
             bar.close()
         log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} stop: {done} shards labelled\n")
         log.close()
-    return {
-        "shards": len(tasks),
-        "skipped": skipped,
-        "done": done,
-        "rows": rows,
-        "seconds": time.perf_counter() - t0,
-    }
+    return done, rows, time.perf_counter() - t0
 
 
 def _rows(task: ShardTask) -> int:

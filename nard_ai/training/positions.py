@@ -93,15 +93,19 @@ from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.formats.position_id import boards_from_position_ids, position_id
 from nard_ai.play.lockstep import Lockstep
 from nard_ai.search import STANDARD_RULES, afterstate_probs, position_probs
+from nard_ai.training.argtypes import MAX_SEED, TRAINING_LIMITS
 from nard_ai.training.store import (
     FORMAT_VERSION,
     POSITIONS_FORMAT,
     atomic_write_bytes,
     atomic_write_json,
+    check_out_folder,
     code_version,
     file_sha256,
     format_positions_csv,
+    make_out_folder,
     parse_positions_csv,
+    remove_created_folders,
     remove_stale_temporaries,
 )
 
@@ -222,11 +226,13 @@ def _segment_argmax(score: np.ndarray, owner: np.ndarray) -> np.ndarray:
     return order[first]
 
 
-def _check_int(name: str, value, low: int, allow_none: bool = False):
+def _check_int(name: str, value, low: int, allow_none: bool = False, high: int | None = None):
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
+    if high is not None and value > high:
+        raise ValueError(f"{name} must be an integer <= {high:,}, got {value!r}")
     return int(value)
 
 
@@ -236,7 +242,8 @@ def _check_float(name: str, value, low: float, high: float = math.inf) -> float:
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number, got {value!r}") from None
     if isinstance(value, bool) or not (low <= x <= high) or not math.isfinite(x):
-        raise ValueError(f"{name} must be a number in [{low}, {high}], got {value!r}")
+        bounds = f"a finite number >= {low:g}" if high == math.inf else f"a number in [{low:g}, {high:g}]"
+        raise ValueError(f"{name} must be {bounds}, got {value!r}")
     return x
 
 
@@ -374,6 +381,9 @@ def generate_positions(
         pool: games in lockstep (the batch of each network call).
         oversample: candidates kept per class, as a multiple of its quota (>= 1).
         max_games: stop after this many games have started; ``None``: ``max(1000, count)``.
+        (``count``, ``pool``, ``oversample``, ``max_games``, ``shard_games`` and ``count x
+        oversample`` are bounded by :data:`nard_ai.training.argtypes.TRAINING_LIMITS`, ``seed`` by
+        ``2**64 - 1``.)
         exclude: keys (:func:`position_keys`) of positions that must not be in the set.
         disagreement_ply: choose each class's quota among its candidates by :func:`disagreement`
             at this ply (1 or 2) instead of at random; ``None`` (default): at random.
@@ -390,15 +400,21 @@ def generate_positions(
         ``info["shortfall"]`` says by how much).
 
     Raises:
-        ValueError: on a bad argument.
+        ValueError: on a bad argument (out of its range, or above its bound).
     """
-    count = _check_int("count", count, 1)
-    seed = _check_int("seed", seed, 0)
-    pool = _check_int("pool", pool, 1)
+    limits = TRAINING_LIMITS
+    count = _check_int("count", count, 1, high=limits["count"])
+    seed = _check_int("seed", seed, 0, high=MAX_SEED)
+    pool = _check_int("pool", pool, 1, high=limits["pool"])
     epsilon = _check_float("epsilon", epsilon, 0.0, 1.0)
     temperature = _check_float("temperature", temperature, 0.0)
-    oversample = _check_float("oversample", oversample, 1.0)
-    max_games = _check_int("max_games", max_games, 1, allow_none=True)
+    oversample = _check_float("oversample", oversample, 1.0, limits["oversample"])
+    if count * oversample > limits["candidates"]:
+        raise ValueError(
+            f"count x oversample must be at most {limits['candidates']:,} candidates, got "
+            f"{count:,} x {oversample:g}"
+        )
+    max_games = _check_int("max_games", max_games, 1, allow_none=True, high=limits["max_games"])
     if max_games is None:
         max_games = max(1000, count)
     if disagreement_ply is not None and disagreement_ply not in (1, 2):
@@ -415,7 +431,7 @@ def generate_positions(
         quota_c[k], cap_c[k], need_c[k] = quota[name], cap[name], need[name]
     exclude = exclude or set()
 
-    shard_games = _check_int("shard_games", shard_games, 0)
+    shard_games = _check_int("shard_games", shard_games, 0, high=limits["shard_games"])
     rng = np.random.default_rng(seed)
     found: list[dict[bytes, None]] = [{} for _ in CLASS_NAMES]  # insertion-ordered sets
     excluded = 0
@@ -550,11 +566,13 @@ def write_position_set(
     Shards without a manifest (a write that was killed) are replaced.
 
     Raises:
-        ValueError: ``folder`` is a file or already holds a complete position set (a manifest).
+        ValueError: ``folder`` is empty or a file, cannot be created, or already holds a complete
+            position set (a manifest); a ``shard_size`` out of ``1 ..``
+            ``TRAINING_LIMITS["shard_size"]``.
     """
-    shard_size = _check_int("shard_size", shard_size, 1)
+    shard_size = _check_int("shard_size", shard_size, 1, high=TRAINING_LIMITS["shard_size"])
     folder = check_new_set_folder(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    make_out_folder(folder)
     remove_stale_temporaries(folder)
     for stale in folder.glob("positions-*.csv"):
         stale.unlink()
@@ -584,29 +602,32 @@ def write_position_set(
 
 
 def check_new_set_folder(folder: str | os.PathLike) -> Path:
-    """``folder`` as a Path, if a new position set can be written there (it need not exist yet).
+    """``folder`` as a Path, if a new position set can be written there (it need not exist yet: it is
+    created and removed again, to know it can be, so a run that is stopped leaves nothing behind).
 
     Raises:
-        ValueError: ``folder`` (or a folder on its path) is a file, or it already holds a complete
-            position set (a manifest).
+        ValueError: ``folder`` is empty, it (or a folder on its path) is a file, it cannot be created
+            (:func:`nard_ai.training.store.make_out_folder`), or it already holds a complete position
+            set (a manifest).
     """
-    folder = Path(folder)
-    for path in (folder, *folder.parents):  # the folder itself, or the nearest part of its path that exists
-        if path.exists():
-            if not path.is_dir():
-                raise ValueError(f"{path} is a file, not a folder; choose another --out")
-            break
+    folder = check_out_folder(folder)
     if (folder / MANIFEST).exists():
         raise ValueError(f"{folder} already holds a position set; choose another --out")
+    remove_created_folders(make_out_folder(folder))
     return folder
 
 
 def read_position_set(folder: str | os.PathLike) -> dict:
-    """The manifest of a complete position set (``positions.json``).
+    """The manifest of a complete position set (``positions.json``), checked against its shards.
+
+    Every shard listed must exist, have the SHA-256 the manifest records and as many rows as its
+    ``rows`` (a CSV that parses: :func:`nard_ai.training.store.parse_positions_csv`); the Position IDs
+    and classes are checked when a shard is read (:func:`read_positions_shard`).
 
     Raises:
         FileNotFoundError: no such folder.
-        ValueError: no manifest (an incomplete or foreign folder), or one of another format.
+        ValueError: no manifest (an incomplete or foreign folder), or one of another format; a shard
+            missing, changed (its SHA-256), malformed, or of a row count other than the manifest's.
     """
     folder = Path(folder)
     if not folder.is_dir():
@@ -627,7 +648,30 @@ def read_position_set(folder: str | os.PathLike) -> dict:
     shards = manifest.get("shards")
     if not isinstance(shards, list) or not all(isinstance(s, dict) and "file" in s for s in shards):
         raise ValueError(f"{path}: no list of shards")
+    for s in shards:
+        _check_shard_file(folder, s)
     return manifest
+
+
+def _check_shard_file(folder: Path, shard: dict) -> None:
+    """A manifest's shard entry against its file: present, its SHA-256 (if recorded), its ``rows``."""
+    import hashlib
+
+    path = folder / str(shard["file"])
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(
+            f"{path}: listed in {MANIFEST} but cannot be read ({exc.strerror or exc}); the set is damaged"
+        ) from None
+    if "sha256" in shard and hashlib.sha256(data).hexdigest() != shard["sha256"]:
+        raise ValueError(f"{path}: its SHA-256 does not match the manifest (the file changed)")
+    rows = len(parse_positions_csv(data, str(path))[0])
+    if shard.get("rows") != rows or isinstance(shard.get("rows"), bool):
+        raise ValueError(
+            f"{path}: {rows} rows, but {MANIFEST} says {shard.get('rows')!r} (the manifest was edited "
+            "or damaged since the set was written)"
+        )
 
 
 def read_positions_shard(

@@ -29,7 +29,10 @@ Labels (a folder, written by :mod:`nard_ai.training.labels`)
   backgammon; cubeless), as decimal numbers with :data:`DECIMALS` digits.
   They satisfy ``0 <= win_bg <= win_g <= win <= 1`` and ``0 <= lose_bg <=
   lose_g <= 1 - win`` (rollout means are clipped to that, see
-  :func:`consistent_probs`).
+  :func:`consistent_probs`); the writer refuses probabilities that are not
+  finite (a network with NaN weights) and the reader refuses rows that break
+  that order by more than :data:`ORDER_TOLERANCE` (the rounding to
+  :data:`DECIMALS` digits), naming the file and line.
 * ``labels-00000.json``, ...: the shard's sidecar, written after its CSV (a
   shard is complete when its sidecar exists and the CSV's SHA-256 matches the
   sidecar's ``csv_sha256``): ``format = "nard_ai.labels"``, ``format_version``,
@@ -45,7 +48,9 @@ Labels (a folder, written by :mod:`nard_ai.training.labels`)
   ``csv_sha256`` or ``rows`` the CSV does not match is *damaged* (the files
   were edited, truncated or deleted since they were written):
   :func:`read_labels` refuses the folder with an error naming the shard, and
-  the label command relabels it when rerun.
+  the label command relabels it when rerun. A folder whose ``run.json`` counts
+  more shards than are complete is read (its complete shards), with a one-line
+  note of how many of how many (logger ``nard_ai.training.store``).
 * ``run.json``: the settings of the run that writes the folder; a second run
   into it must have the same settings (it then only adds missing shards).
 * ``run.log``: one line per shard finished, with its time (not part of the
@@ -62,6 +67,7 @@ import csv
 import hashlib
 import io
 import json
+import logging
 import os
 import subprocess
 from pathlib import Path
@@ -79,17 +85,23 @@ __all__ = [
     "LABELS_FORMAT",
     "FORMAT_VERSION",
     "atomic_write_bytes",
+    "ORDER_TOLERANCE",
     "atomic_write_json",
+    "check_out_folder",
     "code_version",
     "consistent_probs",
     "file_provenance",
     "file_sha256",
     "format_labels_csv",
     "format_positions_csv",
+    "make_out_folder",
     "parse_labels_csv",
     "parse_positions_csv",
     "read_labels",
+    "remove_created_folders",
 ]
+
+log = logging.getLogger(__name__)
 
 POSITIONS_FORMAT = "nard_ai.positions"
 LABELS_FORMAT = "nard_ai.labels"
@@ -98,6 +110,13 @@ POSITION_COLUMNS = ("position_id", "class")
 LABEL_COLUMNS = ("position_id", "win", "win_g", "win_bg", "lose_g", "lose_bg")
 DECIMALS = 6
 """Digits after the decimal point of a label (rounding error at most 5e-7)."""
+ORDER_TOLERANCE = 10.0**-DECIMALS + 1e-9
+"""How far a label row may break the cumulative order (``win_bg <= win_g <= win``, ``lose_bg <=
+lose_g <= 1 - win``) and still be read: rounding each of two numbers to :data:`DECIMALS` digits
+moves their sum or difference by up to ``10**-DECIMALS`` (``lose_g = 1 - win`` can be written as
+``0.666667`` and ``0.333334``); the ``1e-9`` is the parsing's float error."""
+RUN_FILE = "run.json"
+"""The settings of the label run that writes a labels folder (:mod:`nard_ai.training.labels`)."""
 
 
 # --------------------------------------------------------------------------- files
@@ -119,6 +138,59 @@ def remove_stale_temporaries(folder: str | os.PathLike) -> int:
     owns the folder; a live writer's locked file stays: :func:`nard_ai.model.atomic.remove_unlocked_temporaries`);
     returns how many."""
     return len(remove_unlocked_temporaries(folder))
+
+
+def check_out_folder(folder: str | os.PathLike, flag: str = "--out") -> Path:
+    """``folder`` as a Path, if an output folder can be there: not empty, and neither it nor a folder
+    on its path is a file (it need not exist yet).
+
+    Raises:
+        ValueError: ``folder`` is empty (``""`` would be the current folder), or it, or the nearest
+            existing part of its path, is a file (``X is a file, not a folder; choose another --out``).
+    """
+    if not str(folder).strip():
+        raise ValueError(f"{flag} is empty: name a folder")
+    folder = Path(folder)
+    for path in (folder, *folder.parents):  # the folder itself, or the nearest part of its path that exists
+        if path.exists():
+            if not path.is_dir():
+                raise ValueError(f"{path} is a file, not a folder; choose another {flag}")
+            break
+    return folder
+
+
+def make_out_folder(folder: str | os.PathLike, flag: str = "--out") -> list[Path]:
+    """Create the output folder ``folder`` and the missing folders of its path
+    (:func:`check_out_folder` first).
+
+    Returns:
+        The folders it created, outermost first (empty when ``folder`` existed): what
+        :func:`remove_created_folders` may remove again.
+
+    Raises:
+        ValueError: :func:`check_out_folder`'s errors, or the folder cannot be created (``cannot
+            create the folder X (REASON); choose another --out``; anything it created is removed).
+    """
+    folder = check_out_folder(folder, flag)
+    missing = [p for p in (folder, *folder.parents) if not p.exists()][::-1]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        remove_created_folders(missing)
+        raise ValueError(
+            f"cannot create the folder {folder} ({exc.strerror or exc}); choose another {flag}"
+        ) from None
+    return missing
+
+
+def remove_created_folders(created: list[Path]) -> None:
+    """Remove the folders :func:`make_out_folder` created (innermost first; only those, and only if
+    empty: a folder that existed before, or that now holds anything, stays)."""
+    for path in reversed(created):
+        try:
+            path.rmdir()
+        except OSError:
+            pass
 
 
 def code_version() -> dict:
@@ -198,22 +270,70 @@ def parse_positions_csv(data: bytes | str, what: str = "positions file") -> tupl
     return ids, classes
 
 
+def _first_bad_row(probs: np.ndarray) -> tuple[int, str] | None:
+    """The first row of ``(N, 5)`` gnubg-order probabilities a label file may not hold, and why: a
+    number outside ``[0, 1]`` (NaN among them), or the cumulative order (module docstring) broken by
+    more than :data:`ORDER_TOLERANCE`; ``None`` when every row is fine."""
+    if not len(probs):
+        return None
+    with np.errstate(invalid="ignore"):
+        in_range = ((probs >= 0) & (probs <= 1)).all(axis=1)  # False for NaN
+        win, wg, wb, lg, lb = probs.T
+        t = ORDER_TOLERANCE
+        ordered = (wg <= win + t) & (wb <= wg + t) & (lg <= 1 - win + t) & (lb <= lg + t)
+    out_of_range = int(np.argmin(in_range)) if not in_range.all() else len(probs)
+    row = int(np.argmin(ordered)) if not ordered.all() else len(probs)
+    if out_of_range <= row:  # NaN breaks the order too: the range is said first
+        return None if out_of_range == len(probs) else (out_of_range, "probabilities must lie in [0, 1]")
+    win, wg, wb, lg, lb = probs[row].tolist()
+    broken = [
+        text
+        for holds, text in (
+            (wg <= win + t, f"win_g {wg:g} > win {win:g}"),
+            (wb <= wg + t, f"win_bg {wb:g} > win_g {wg:g}"),
+            (lg <= 1 - win + t, f"lose_g {lg:g} > 1 - win {1 - win:g}"),
+            (lb <= lg + t, f"lose_bg {lb:g} > lose_g {lg:g}"),
+        )
+        if not holds
+    ]
+    return row, (
+        f"the probabilities contradict each other ({'; '.join(broken)}): gnubg's cumulative order "
+        "needs win_bg <= win_g <= win and lose_bg <= lose_g <= 1 - win"
+    )
+
+
 def format_labels_csv(ids: list[str], probs: np.ndarray) -> bytes:
     """A label shard's bytes: header ``position_id,win,win_g,win_bg,lose_g,lose_bg``, :data:`DECIMALS` digits.
 
     Args:
         ids: ``N`` Position IDs.
-        probs: ``(N, 5)`` gnubg-order probabilities for each position's side on roll.
+        probs: ``(N, 5)`` gnubg-order probabilities for each position's side on roll
+            (:func:`consistent_probs` makes rollout means so).
+
+    Raises:
+        ValueError: as many IDs as rows; probabilities :func:`parse_labels_csv` would refuse (not
+            finite, e.g. from a network with NaN weights; outside ``[0, 1]``; out of the cumulative
+            order), naming the first such position: nothing is returned to write.
     """
     probs = np.asarray(probs, dtype=np.float64).reshape(-1, 5)
     if len(ids) != len(probs):
         raise ValueError(f"{len(ids)} position IDs but {len(probs)} rows of probabilities")
+    finite = np.isfinite(probs).all(axis=1)
+    if not finite.all():
+        row = int(np.argmin(finite))
+        raise ValueError(
+            f"position {ids[row]} (row {row + 1}): probabilities must be finite numbers (not NaN or "
+            f"infinite), got {probs[row].tolist()}"
+        )
+    # +0.0 turns -0.0 (from rounding a tiny negative) into 0.0
+    rounded = np.round(probs, DECIMALS) + 0.0
+    bad = _first_bad_row(rounded)
+    if bad is not None:
+        row, why = bad
+        raise ValueError(f"position {ids[row]} (row {row + 1}): {why}, got {probs[row].tolist()}")
     fmt = ",".join([f"%.{DECIMALS}f"] * 5)
     lines = [",".join(LABEL_COLUMNS)]
-    # +0.0 turns -0.0 (from rounding a tiny negative) into 0.0
-    lines += [
-        f"{pid},{fmt % tuple(row)}" for pid, row in zip(ids, np.round(probs, DECIMALS) + 0.0, strict=True)
-    ]
+    lines += [f"{pid},{fmt % tuple(row)}" for pid, row in zip(ids, rounded, strict=True)]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -221,9 +341,13 @@ def parse_labels_csv(data: bytes | str, what: str = "labels file") -> tuple[list
     """Rows of a label shard: ``(position IDs, (N, 5) float64 probabilities)``.
 
     Raises:
-        ValueError: a wrong header, a row without six fields, a number that does not parse or is
-            outside ``[0, 1]``.
+        ValueError: ``"WHAT, line N: ..."``: a wrong header, a row without six fields, a malformed
+            Position ID, a number that does not parse, is not finite or is outside ``[0, 1]``, or
+            probabilities that break the cumulative order ``win_bg <= win_g <= win``, ``lose_bg <=
+            lose_g <= 1 - win`` by more than :data:`ORDER_TOLERANCE`.
     """
+    from nard_ai.formats.position_id import boards_from_position_ids
+
     text = data.decode() if isinstance(data, bytes) else data
     rows = list(csv.reader(io.StringIO(text)))
     if not rows or tuple(rows[0]) != LABEL_COLUMNS:
@@ -240,9 +364,10 @@ def parse_labels_csv(data: bytes | str, what: str = "labels file") -> tuple[list
             probs[n - 2] = [float(x) for x in row[1:]]
         except ValueError:
             raise ValueError(f"{what}, line {n}: not numbers: {','.join(row[1:])!r}") from None
-    if len(probs) and (~np.isfinite(probs) | (probs < 0) | (probs > 1)).any():
-        bad = int(np.argwhere(~np.isfinite(probs) | (probs < 0) | (probs > 1))[0, 0])
-        raise ValueError(f"{what}, line {bad + 2}: probabilities must lie in [0, 1]")
+    bad = _first_bad_row(probs)
+    if bad is not None:
+        raise ValueError(f"{what}, line {bad[0] + 2}: {bad[1]}")
+    boards_from_position_ids(ids, where=lambda i: f"{what}, line {i + 2}")  # each ID decodes
     return ids, probs
 
 
@@ -250,11 +375,18 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     """All complete label shards of a folder, in shard order: ``(position IDs, (N, 5) float64)``.
 
     Unfinished shards (a CSV without a sidecar) are left out; a damaged one (module docstring) is an error.
+    When the folder's ``run.json`` counts more shards than are complete (a run stopped by
+    ``--max-shards``, ``--shards`` or a signal), a one-line note says how many of how many are read
+    (a warning of the logger ``nard_ai.training.store``).
+
+    Returns:
+        Empty lists when the folder holds no complete shard.
 
     Raises:
         FileNotFoundError: ``folder`` does not exist.
         ValueError: ``folder`` is a file; a damaged shard (a sidecar that cannot be read, its CSV missing,
-            or a CSV that does not match the sidecar's SHA-256 or row count); a shard that does not parse.
+            or a CSV that does not match the sidecar's SHA-256 or row count); a shard that does not parse
+            (:func:`parse_labels_csv`); complete shards that all hold no rows (header only).
     """
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
@@ -265,11 +397,32 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
         raise FileNotFoundError(f"no labels folder {folder}")
     ids: list[str] = []
     parts = []
-    for side in sorted(folder.glob("labels-*.json")):
+    sides = sorted(folder.glob("labels-*.json"))
+    for side in sides:
         i, p = _read_label_shard(side)
         ids += i
         parts.append(p)
+    if sides and not ids:
+        raise ValueError(
+            f"{folder}: its {len(sides)} complete label shard{'s' if len(sides) > 1 else ''} hold no rows "
+            "(a header only): there are no labels to read"
+        )
+    total = _run_shards(folder)
+    if total is not None and len(sides) < total:
+        log.warning(
+            f"note: {folder}: {len(sides)} of the {total} label shards of its position set are complete; "
+            f"reading those {len(sides)} (rerun its label command to label the rest)"
+        )
     return ids, (np.concatenate(parts) if parts else np.zeros((0, 5)))
+
+
+def _run_shards(folder: Path) -> int | None:
+    """The shard count ``run.json`` of a labels folder records (its position set's), or ``None``."""
+    try:
+        shards = json.loads((folder / RUN_FILE).read_text()).get("shards")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return shards if isinstance(shards, int) and not isinstance(shards, bool) else None
 
 
 _RELABEL = (
