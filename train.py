@@ -35,8 +35,9 @@ from tqdm import tqdm
 from nard_ai.agents import agent_from_spec
 from nard_ai.eval.evaluator import NetworkEvaluator
 from nard_ai.interfaces.cli import given_fields, parse_dataclass_args
+from nard_ai.model.atomic import check_writable
 from nard_ai.model.encoding import ENCODERS
-from nard_ai.model.learn import Learner
+from nard_ai.model.learn import Learner, TrainingDiverged, check_finite_weights
 from nard_ai.model.network import (
     CRASHED_ENCODERS,
     Network,
@@ -98,12 +99,15 @@ class Args:
     """TD(lambda) self-play training of a network (greedy move choice at --ply, 0 by default)."""
 
     exp_name: str = "nard-rich"
-    """experiment name; TensorBoard logs go to runs/{exp_name}__{seed}__{unix time} under the working directory"""
+    """experiment name, a plain file name (no / or \\, not . or ..); TensorBoard logs go to
+    runs/{exp_name}__{seed}__{unix time} under the working directory"""
     seed: int = 1
     """seed of the initial weights, the dice and the sample order, 0 .. 2**64 - 1 (runs are deterministic on
-    CPU, for a seed and --workers)"""
+    CPU, for a seed and --workers); on a TD --resume the checkpoint's generator state continues instead (a
+    warning says so when --seed differs from the checkpoint's)"""
     games: int = 200_000
-    """total self-play games behind the network; with --resume, training continues up to this total"""
+    """total self-play games behind the network; with --resume, training continues up to this total (TD only:
+    an error with --supervised)"""
     checkpoint: str = ""
     """checkpoint file, written atomically every --checkpoint-every games and at exit, its folder made if missing
     (default: checkpoints/{exp_name}__{seed}.pt under the working directory; the TD network is
@@ -111,7 +115,7 @@ class Args:
     resume: bool = False
     """continue the network, optimizer, game counter and RNG saved in --checkpoint"""
     force: bool = False
-    """start a new network even if --checkpoint exists (it is overwritten)"""
+    """start a new network even if --checkpoint exists (it is overwritten); not with --resume"""
     encoder: str = "rich"
     """input encoder (nard_ai.model.encoding: td198 = TD-Gammon's raw inputs, rich = td198 plus hand-made features);
     ignored on --resume"""
@@ -152,7 +156,8 @@ class Args:
     eval_every: int = 25_000
     """games between benchmark matches against pubeval (0 = never)"""
     eval_games: int = 1000
-    """games (duplicate pairs x 2) per benchmark match against pubeval, 4 .. 1,000,000"""
+    """games per benchmark match against pubeval, even (duplicate-dice pairs: each dice sequence is played
+    twice with the sides swapped), 4 .. 1,000,000"""
     threads: int = 0
     """torch CPU threads, 0 .. 256; 0 = torch's default, one per core. With --workers above 1, self-play runs torch on
     one thread in each worker thread, and this applies to the rest (the benchmark matches)"""
@@ -179,9 +184,10 @@ class Args:
     those nets on contact and crashed labels without touching the race net. The others must come from a
     checkpoint (--resume, or --init-from and not in --fresh-nets): a net left random is an error"""
     epochs: int = 20
-    """--supervised: at most this many epochs"""
+    """--supervised: at most this many epochs (an error without --supervised)"""
     patience: int = 3
-    """--supervised: stop after this many epochs without a better validation loss"""
+    """--supervised: stop after this many epochs without a better validation loss (an error without
+    --supervised)"""
     lr_schedule: str = "constant"
     """--supervised: constant (--lr throughout) or cosine (from --lr down to 0 at the last of --epochs)"""
     ray: str = ""
@@ -224,7 +230,22 @@ class Args:
         return _comma_list(self.supervised)
 
     def validate(self) -> None:
-        """Reject impossible values (argparse reports the ValueError and exits 2, before any file is written)."""
+        """Reject impossible values (argparse reports the ValueError and exits 2, before any file is written).
+
+        Raises:
+            ValueError: one line, ``argument --FLAG: ...``, naming the first bad value.
+        """
+        exp = self.exp_name
+        if not exp.strip() or exp in (".", "..") or any(c in exp for c in "/\\\0"):
+            raise ValueError(
+                "argument --exp-name: must be a plain name (no / or \\, not . or ..; it names "
+                f"runs/NAME__SEED__TIME and checkpoints/NAME__SEED.pt), got {exp!r}"
+            )
+        if self.resume and self.force:
+            raise ValueError(
+                "argument --force: not with --resume (--resume continues --checkpoint, --force starts a new "
+                "network over it)"
+            )
         for name in ("games", "pool", "workers", "batch_size", "checkpoint_every", "hidden", "eval_games"):
             if getattr(self, name) < 1:
                 raise ValueError(
@@ -278,8 +299,10 @@ class Args:
                     raise ValueError(f"argument --{flag}: {name!r} is not one of {', '.join(PHASE_NETS)}")
         if self.train_nets and not self.supervised:
             raise ValueError("argument --train-nets: only with --supervised")
-        if len(set(self.train_names)) < len(self.train_names):
-            raise ValueError(f"argument --train-nets: a net named twice in {self.train_nets!r}")
+        for flag, text, names in (("fresh-nets", self.fresh_nets, self.fresh_names),
+                                  ("train-nets", self.train_nets, self.train_names)):  # fmt: skip
+            if len(set(names)) < len(names):
+                raise ValueError(f"argument --{flag}: a net named twice in {text!r}")
         if self.supervised and not all(self.label_folders):
             raise ValueError(f"argument --supervised: an empty folder name in {self.supervised!r}")
         if self.supervised and self.ray:
@@ -291,6 +314,11 @@ class Args:
             raise ValueError(
                 f"argument --eval-games: at least 4 (two duplicate-dice pairs, for a confidence interval), "
                 f"got {self.eval_games}"
+            )
+        if self.eval_games % 2:
+            raise ValueError(
+                "argument --eval-games: must be even (duplicate-dice pairs: each dice sequence is played twice "
+                f"with the sides swapped), got {self.eval_games}"
             )
         if self.resume:
             return  # the architecture comes from the checkpoint (main checks check_sizes with it)
@@ -354,10 +382,43 @@ def log_round(writer: SummaryWriter, rs: RoundStats, step: int) -> None:
     writer.add_scalar("losses/td_loss", rs.mean_loss, step)
 
 
-def _fail(message: str) -> NoReturn:
-    """One ``train.py: error: ...`` line on stderr and exit status 2 (no traceback)."""
+def _fail(message: str, status: int = 2) -> NoReturn:
+    """One ``train.py: error: ...`` line on stderr and exit ``status`` (2: bad input; no traceback)."""
     print(f"train.py: error: {message}", file=sys.stderr)
-    raise SystemExit(2)
+    raise SystemExit(status)
+
+
+TD_ONLY = ("games", "lam", "ply", "pool", "workers", "checkpoint_every", "eval_every", "eval_games")
+"""Self-play settings: given with --supervised (which fits --epochs passes over labels), an error."""
+SUPERVISED_ONLY = ("epochs", "patience")
+"""--supervised settings: given without it, an error (as --lr-schedule and --train-nets in validate)."""
+
+
+def check_given(args: Args, given: set[str] | None) -> None:
+    """Exit with one ``train.py: error:`` line (status 2) on an option given on the command line that
+    this run would ignore: a :data:`TD_ONLY` one with --supervised, a :data:`SUPERVISED_ONLY` one without.
+    ``given`` None (``main(args)``): the fields whose values differ from the defaults count as given."""
+    if given is None:
+        given = {f.name for f in dataclasses.fields(Args) if getattr(args, f.name) != f.default}
+    wrong = [k for k in (TD_ONLY if args.supervised else SUPERVISED_ONLY) if k in given]
+    if wrong:
+        flag = f"--{wrong[0].replace('_', '-')}"
+        _fail(
+            f"argument {flag}: not with --supervised (a self-play setting; --supervised fits --epochs passes "
+            "over the labels)"
+            if args.supervised
+            else f"argument {flag}: only with --supervised (self-play runs to --games)"
+        )
+
+
+def check_checkpoint_path(path: Path) -> None:
+    """Exit with one ``train.py: error: argument --checkpoint: ...`` line (status 2) when ``path`` could not be
+    written at the run's first save (a directory, under a file, an unwritable or read-only folder:
+    :func:`nard_ai.model.atomic.check_writable`), before any training."""
+    try:
+        check_writable(path)
+    except ValueError as exc:
+        _fail(f"argument --checkpoint: {exc}")
 
 
 ARCHITECTURE_FIELDS = frozenset(
@@ -394,6 +455,24 @@ def _resumed_args(args: Args, saved: dict, given: set[str]) -> Args:
         ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in restored.items()),
     )
     return resumed
+
+
+def _resumed_seed(args: Args, ckpt, given: set[str] | None) -> Args:
+    """On a TD --resume: ``args`` with the checkpoint's seed when its saved generator state continues (the
+    dice and the sample order are then that generator's, not --seed's), so that the checkpoint and the
+    TensorBoard run record the seed that made the run; a warning when a given --seed differs from it. A
+    checkpoint without generator state starts one from --seed (main warns), which then counts."""
+    if ckpt.rng_state is None:
+        return args
+    saved = ckpt.args.get("seed")
+    if (given is None or "seed" in given) and args.seed != saved:
+        logging.warning(
+            "ignoring --seed %d on --resume: the checkpoint's generator state continues (its seed: %s)",
+            args.seed, "not recorded" if saved is None else saved,
+        )  # fmt: skip
+    if isinstance(saved, int) and not isinstance(saved, bool) and 0 <= saved <= MAX_SEED:
+        return dataclasses.replace(args, seed=saved)
+    return args
 
 
 def _supervised_shapes(args: Args, given: set[str] | None) -> tuple[tuple[int, ...] | None, int]:
@@ -439,21 +518,24 @@ def _supervised_shapes(args: Args, given: set[str] | None) -> tuple[tuple[int, .
 
 
 def supervised(args: Args, given: set[str] | None) -> None:
-    """--supervised: nard_ai.training.supervised.run_supervised on --checkpoint."""
+    """--supervised: nard_ai.training.supervised.run_supervised on --checkpoint. A signal (SIGINT, SIGTERM)
+    ends it between two minibatches; it saves what a finished run saves (the best epoch so far) and exits
+    130 or 143; a run that diverges exits 1 (:class:`nard_ai.model.learn.TrainingDiverged`)."""
     from nard_ai.training.supervised import SupervisedConfig, run_supervised
 
+    check_checkpoint_path(args.checkpoint_path)
     if not args.resume and args.checkpoint_path.exists() and not args.force:
         _fail(f"{args.checkpoint_path} exists: pass --resume to continue it or --force to start over")
-    shape = sorted({"hidden", "layers", "activation", "race_net"} & (given or set()))
-    if args.resume and (shape or "race_hidden" in (given or set())):
+    ignored = sorted(ARCHITECTURE_FIELDS & (given or set()))
+    if args.resume and ignored:
         logging.warning(
             "ignoring %s on --resume: the checkpoint's network is used",
-            ", ".join(f"--{k.replace('_', '-')}" for k in sorted({*shape, "race_hidden"} & (given or set()))),
+            ", ".join(f"--{k.replace('_', '-')}" for k in ignored),
         )
-    elif args.init_from and set(shape) - {"hidden", "layers"}:
+    elif args.init_from and {"activation", "race_net"} & set(ignored):
         logging.warning(
             "ignoring %s with --init-from: the checkpoint's activation and race net are used",
-            ", ".join(f"--{k.replace('_', '-')}" for k in sorted(set(shape) - {"hidden", "layers"})),
+            ", ".join(f"--{k.replace('_', '-')}" for k in sorted({"activation", "race_net"} & set(ignored))),
         )
     new_hidden, widest = _supervised_shapes(args, given)
     try:
@@ -488,6 +570,8 @@ def supervised(args: Args, given: set[str] | None) -> None:
                                  hidden=new_hidden,
                                  race_hidden=args.race_shape if args.init_from else None,
                                  train_nets=args.train_names)  # fmt: skip
+    except TrainingDiverged as exc:
+        _fail(f"training diverged: {exc} (try a smaller --lr)", status=1)
     except (FileNotFoundError, ValueError) as exc:
         writer.close()
         if fresh_dir:  # a run refused before training leaves no TensorBoard run behind
@@ -500,6 +584,11 @@ def supervised(args: Args, given: set[str] | None) -> None:
         writer.close()
     logging.info("checkpoint %s: best epoch %d, val loss %.5f", args.checkpoint_path, history.best_epoch,
                  history.best_val_loss)  # fmt: skip
+    if _STOP["requested"]:  # saved as a finished run saves; --resume starts a new run from it
+        logging.info(
+            "stopped by a signal: --resume on %s starts a new run from its weights", args.checkpoint_path
+        )
+        raise SystemExit(128 + _STOP["signal"])
 
 
 def _ray_runner(args: Args):
@@ -535,11 +624,13 @@ def main(args: Args, given: set[str] | None = None) -> None:
     # save (the interrupted round's finished games count) and exit
     signal.signal(signal.SIGTERM, _request_stop)
     signal.signal(signal.SIGINT, _request_stop)
+    check_given(args, given)
     if args.threads:
         torch.set_num_threads(args.threads)
     path = args.checkpoint_path
     if args.supervised:
         return supervised(args, given)
+    last_saved = None  # games of the checkpoint on disk that this run would leave (None: none yet)
     if args.resume:
         try:
             ckpt = load_checkpoint(path)
@@ -552,11 +643,14 @@ def main(args: Args, given: set[str] | None = None) -> None:
                 "nothing to do (pass a larger --games to continue it)"
             )
             return
+        check_checkpoint_path(path)
+        last_saved = ckpt.games_trained
+        args = _resumed_seed(args, ckpt, given)
         if given is not None:
             args = _resumed_args(args, ckpt.args, given)
             ignored = sorted(ARCHITECTURE_FIELDS & given)
             if ignored:
-                logging.info(
+                logging.warning(
                     "ignoring %s on --resume: the checkpoint's network is used",
                     ", ".join(f"--{k.replace('_', '-')}" for k in ignored),
                 )
@@ -588,6 +682,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
                 )
         games_done, extra = ckpt.games_trained, ckpt.extra
     else:
+        check_checkpoint_path(path)
         if path.exists() and not args.force:
             _fail(f"{path} exists: pass --resume to continue it or --force to start over")
         torch.manual_seed(args.seed)
@@ -618,6 +713,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
     )
 
     def save() -> None:
+        nonlocal last_saved
         save_checkpoint(
             path,
             learner.network,
@@ -627,6 +723,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
             rng_state=rng_state(rng),
             extra=extra,
         )
+        last_saved = games_done
 
     runner = _ray_runner(args)
     bar = tqdm(total=args.games, initial=games_done, unit="game", disable=not args.progress, smoothing=0.05)
@@ -651,6 +748,7 @@ def main(args: Args, given: set[str] | None = None) -> None:
                 runner=runner,
             )
             games_done += rs.games  # an interrupted round's finished games are in the weights too
+            check_finite_weights(learner.network, f"after {games_done:,} games")  # never saved so
             whole = True
             if rs.interrupted:
                 logging.info("stopped by a signal; saving at %d games", games_done)
@@ -681,6 +779,9 @@ def main(args: Args, given: set[str] | None = None) -> None:
         if not saved:
             save()  # stopped by a signal: the interrupted round's finished games count
     except BaseException as exc:
+        if isinstance(exc, TrainingDiverged):  # NaN or infinity (learn.py, "Divergence"): none of it is saved
+            kept = f"keeps its save at {last_saved:,} games" if last_saved is not None else "not written"
+            _fail(f"training diverged: {exc}; {path} {kept} (try a smaller --lr)", status=1)
         # an error inside a round leaves weights that no game count describes: the checkpoint stays
         # the last finished round's; one that ended after its round (the benchmark, say) saves it
         if whole and not saved:

@@ -19,7 +19,7 @@ from nard_ai.core.board import BAR, LAYOUT_VERSION, pos, starting_board, swap_si
 from nard_ai.core.movegen import legal_plays
 from nard_ai.eval.evaluator import Evaluator, NetworkEvaluator, PubevalEvaluator, RandomEvaluator, has_contact
 from nard_ai.model.encoding import TD198, get_encoder
-from nard_ai.model.learn import Learner, lambda_returns, td_loss
+from nard_ai.model.learn import Learner, TrainingDiverged, check_finite_weights, lambda_returns, td_loss
 from nard_ai.model.network import (
     Network,
     NetworkConfig,
@@ -266,6 +266,28 @@ def test_td_update_decreases_the_loss_on_a_fixed_target():
     with torch.no_grad():
         final = td_loss(net(torch.from_numpy(TD198.encode(boards))), torch.from_numpy(targets))
     assert float(final) < losses[0]
+
+
+def test_a_non_finite_loss_stops_the_learner_before_its_step():
+    """A diverged network (here an infinite output bias: every logit of its output unit infinite, so
+    log_softmax is inf - inf = NaN) raised nothing and kept stepping; now :class:`TrainingDiverged` names the
+    step, and neither the weights nor the step count move. check_finite_weights names the tensor."""
+    net = small_network(2)
+    learner = Learner(net, lr=1e-2)
+    boards = random_boards(np.random.default_rng(6), 64)
+    targets = np.random.default_rng(7).dirichlet(np.ones(6), size=64).astype(np.float32)
+    assert np.isfinite(learner.update(boards, targets))
+    check_finite_weights(net, "after one step")  # finite: nothing raised
+    with torch.no_grad():
+        net.mlp[2].bias[0] = float("inf")
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    with pytest.raises(TrainingDiverged, match=r"^non-finite loss \(nan\) at gradient step 2 of this run$"):
+        learner.update(boards, targets)
+    assert learner.steps == 1
+    for name, value in net.state_dict().items():
+        torch.testing.assert_close(value, before[name], rtol=0, atol=0, equal_nan=True)
+    with pytest.raises(TrainingDiverged, match=r"^non-finite weights in mlp\.2\.bias after 9 games$"):
+        check_finite_weights(net, "after 9 games")
 
 
 def test_lambda_returns_flip_perspective_every_ply():

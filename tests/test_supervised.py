@@ -349,3 +349,61 @@ def test_train_py_refuses_a_damaged_shard_and_leaves_out_an_unfinished_one(tmp_p
     r = run_train_py(argv, tmp_path)
     assert r.returncode == 0, r.stderr
     assert f"{lab}: 20 positions" in r.stderr and ckpt.exists()
+
+
+def _relu_network(seed=0):
+    torch.manual_seed(seed)
+    return Network(NetworkConfig(encoder="td198", hidden=(16,), activation="relu"))
+
+
+def test_a_diverging_run_stops_and_never_writes_non_finite_weights(labels, tmp_path):
+    """Defect D1: at lr 1e30 AdamW's first step moves every weight by about 1e30, so a relu net's next
+    logits overflow float32 (about 1e30 x 1e30) and the loss is NaN; the run went on, printing "val loss
+    nan" each epoch, and exited 0. Now :class:`TrainingDiverged` stops it in epoch 1; the network comes back
+    with its best (here: its starting) weights, and a resumed checkpoint is left byte for byte as it was."""
+    import re
+
+    from nard_ai.model.learn import TrainingDiverged
+    from nard_ai.model.network import save_checkpoint
+
+    data = load_labelled(labels)
+    held = validation_mask(data.ids, 0.25)
+    net = _relu_network()
+    start = {k: v.clone() for k, v in net.state_dict().items()}
+    config = SupervisedConfig(lr=1e30, batch_size=32, epochs=3, val_fraction=0.25)
+    with pytest.raises(
+        TrainingDiverged, match=r"^non-finite training loss \((nan|inf)\) in epoch 1, minibatch \d+$"
+    ):
+        train_supervised(net, data.subset(~held), data.subset(held), config)
+    for name, value in net.state_dict().items():
+        assert torch.equal(value, start[name]), name
+    path = save_checkpoint(tmp_path / "start.pt", _relu_network(), games_trained=5)
+    before = path.read_bytes()
+    with pytest.raises(
+        TrainingDiverged, match=rf"in epoch 1, minibatch \d+; {re.escape(str(path))} left as it was$"
+    ):
+        run_supervised(labels, path, config)
+    assert path.read_bytes() == before
+    new = tmp_path / "new.pt"
+    with pytest.raises(TrainingDiverged, match=rf"; nothing written to {re.escape(str(new))}$"):
+        run_supervised(labels, new, config, network=_relu_network())
+    assert not new.exists()
+
+
+def test_an_interrupted_run_is_recorded_as_such(labels, tmp_path):
+    """``should_stop`` in the middle of epoch 2: epoch 1's weights are written (the best so far) and the
+    run's record says ``"interrupted": true``; a run that ends by itself has no such key."""
+    calls = []
+
+    def stop_in_epoch_two() -> bool:  # polled before each of the 10 minibatches of an epoch (300 rows / 32)
+        calls.append(1)
+        return len(calls) > 12
+
+    path = tmp_path / "sup.pt"
+    config = SupervisedConfig(lr=3e-3, batch_size=32, epochs=5, patience=5, val_fraction=0.25)
+    history = run_supervised(labels, path, config, network=_small_network(), should_stop=stop_in_epoch_two)
+    assert history.interrupted and [e.epoch for e in history.epochs] == [1]
+    record = load_checkpoint(path).extra["supervised"][-1]
+    assert record["interrupted"] is True and record["best_epoch"] == 1
+    run_supervised(labels, path, SupervisedConfig(lr=1e-3, batch_size=64, epochs=1, val_fraction=0.25))
+    assert "interrupted" not in load_checkpoint(path).extra["supervised"][-1]

@@ -400,3 +400,92 @@ def test_init_from_with_a_crashed_net_says_which_shape_flags_it_ignores(tmp_path
         and network.config.crashed_net
         and network.config.activation == "sigmoid"
     )
+
+
+# ---------------------------------------------------------------- divergence, interrupted supervised runs
+
+
+def test_a_td_run_that_diverges_stops_with_one_error_line_and_keeps_the_last_good_checkpoint(tmp_path):
+    """Defect D1: ``--lr 1e30`` moves every weight by about 1e30 in Adam's first step, so a relu net's
+    outputs overflow float32 and the loss is NaN at the next step; the run printed "loss nan", overwrote
+    the checkpoint with those weights and exited 0. Now it stops there: one error line, status 1 (the run
+    failed; its arguments parsed), and the checkpoint is byte for byte the last good one (a new run
+    writes none)."""
+    ckpt = tmp_path / "good.pt"
+    base = ["--activation", "relu", "--pool", "8", "--checkpoint-every", "8", *SMALL]
+    r = run_train_py(["--games", "8", "--checkpoint", str(ckpt), *base], tmp_path)
+    assert r.returncode == 0, r.stderr
+    before = ckpt.read_bytes()
+    r = run_train_py(
+        ["--games", "16", "--checkpoint", str(ckpt), "--resume", "--lr", "1e30", *SMALL], tmp_path
+    )
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    errors = [line for line in r.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and errors[0].startswith(
+        "train.py: error: training diverged: non-finite loss (nan) at gradient step "
+    )
+    assert errors[0].endswith(f"; {ckpt} keeps its save at 8 games (try a smaller --lr)")
+    assert ckpt.read_bytes() == before
+    new = tmp_path / "new.pt"
+    r = run_train_py(["--games", "8", "--checkpoint", str(new), "--lr", "1e30", *base], tmp_path)
+    assert r.returncode == 1 and r.stderr.strip().splitlines()[-1].endswith(
+        f"; {new} not written (try a smaller --lr)"
+    )
+    assert not new.exists()
+
+
+def _labels(tmp_path: Path, n: int = 400) -> Path:
+    folder = tmp_path / "lab"
+    boards = random_play_positions(np.random.default_rng(3), n)
+    write_label_shard(folder, "00000", boards, np.tile([[0.6, 0.2, 0.01, 0.1, 0.005]], (len(boards), 1)))
+    return folder
+
+
+def test_a_supervised_run_that_diverges_exits_1_and_writes_nothing(tmp_path):
+    """Defect D1 with --supervised: a NaN validation loss every epoch and exit 0 before; now status 1 at once."""
+    folder, ckpt = _labels(tmp_path), tmp_path / "s.pt"
+    argv = ["--supervised", str(folder), "--checkpoint", str(ckpt), "--hidden", "8", "--activation", "relu",
+            "--lr", "1e30", "--epochs", "3", "--no-progress", "--threads", "1"]  # fmt: skip
+    r = run_train_py(argv, tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    # the 400 rows, less the ~5% held out, are one minibatch of --batch-size 512: epoch 1 is one step, and
+    # the first loss computed after it is the validation loss
+    assert r.stderr.strip().splitlines()[-1] == (
+        "train.py: error: training diverged: non-finite validation loss (nan) after epoch 1; nothing written "
+        f"to {ckpt} (try a smaller --lr)"
+    )
+    assert not ckpt.exists()
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_stops_a_supervised_run_with_the_signal_status_and_resume_continues_it(
+    tmp_path, sig, status
+):
+    """Defect D3: an interrupted supervised run exited 0, as if it had finished. Now, as a TD run: it
+    saves what it saves (the best epoch so far, its record marked interrupted) and exits 128 + the signal;
+    --resume on the checkpoint then starts a new run from those weights, appended to its records."""
+    folder, ckpt = _labels(tmp_path), tmp_path / "s.pt"
+    argv = ["--supervised", str(folder), "--checkpoint", str(ckpt), "--hidden", "8", "--epochs", "100000",
+            "--patience", "100000", "--no-progress", "--threads", "1"]  # fmt: skip
+    proc = _start(argv, tmp_path)
+    try:
+        deadline = time.monotonic() + 300
+        while not ckpt.exists():  # written at the first new best epoch
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == status, err
+    assert f"stopped by a signal: --resume on {ckpt} starts a new run from its weights" in err
+    records = load_checkpoint(ckpt).extra["supervised"]
+    assert len(records) == 1 and records[0]["interrupted"] is True and records[0]["best_epoch"] >= 1
+    r = run_train_py(["--supervised", str(folder), "--checkpoint", str(ckpt), "--resume", "--epochs", "1",
+                      "--no-progress", "--threads", "1"], tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    # it starts from the saved weights: its starting validation loss (the same held-out rows: a hash of each
+    # position) is the interrupted run's best; a new best epoch would append a second record
+    assert f"start: val loss {records[0]['val_loss']:.5f}" in r.stderr
+    after = load_checkpoint(ckpt).extra["supervised"]
+    assert after[:1] == records and all(rec["source"]["path"] == str(ckpt) for rec in after[1:])

@@ -31,6 +31,7 @@ __all__ = [
     "STALE_AFTER_S",
     "atomic_write",
     "atomic_write_bytes",
+    "check_writable",
     "file_sha256",
     "remove_stale_temporaries",
     "remove_unlocked_temporaries",
@@ -88,6 +89,42 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
             os.unlink(tmp)
         raise
     remove_stale_temporaries(path)
+    return path
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Check, before a long run, that :func:`atomic_write` of ``path`` will be able to write it once its
+    missing folders are made (as :func:`nard_ai.model.network.save_checkpoint` makes them).
+
+    ``path`` must not be a directory, and the nearest of its folders that exists must be a directory in
+    which a file can be created: one is created there (named as :func:`atomic_write` names its
+    temporary files) and removed at once, since the permission bits say nothing for root, a read-only
+    file system or ``/proc``. Nothing is left behind and no folder is made.
+
+    Returns:
+        ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        ValueError: one line naming ``path``: ``"PATH is a directory, not a file"``, ``"cannot write
+            PATH: FOLDER is not a directory"`` (a file where a folder of it should be), or ``"cannot
+            write PATH: cannot create a file in FOLDER (REASON)"`` (no permission, a read-only or
+            special file system, ...).
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not a file")
+    folder = path.parent
+    while not os.path.lexists(folder) and folder != folder.parent:
+        folder = folder.parent  # missing folders are made at the write: the one above must take them
+    if not folder.is_dir():
+        raise ValueError(f"cannot write {path}: {folder} is not a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=folder)
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise ValueError(f"cannot write {path}: cannot create a file in {folder} ({reason})") from None
+    os.close(fd)
+    os.unlink(tmp)
     return path
 
 

@@ -27,17 +27,45 @@ eligibility traces; here the ``y_t`` come from the weights at the time each
 move was chosen, and the update happens when the game ends. It needs no
 per-game trace copies of the weights, so many games run in lockstep and each
 finished game's states go into ordinary minibatches.
+
+Divergence
+----------
+A learning rate far too large (``train.py --lr 1e30``) sends the weights to
+infinity and the loss to NaN within a few steps, and every step after that
+keeps them there. :meth:`Learner.update` raises :class:`TrainingDiverged` on
+a non-finite loss, before its step, and :func:`check_finite_weights` on
+weights that are not all finite (a step with a finite loss can still
+overflow them), so a caller stops and keeps its last good checkpoint
+(:func:`nard_ai.model.network.save_checkpoint` refuses non-finite weights
+anyway).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import torch
 from numba import njit
 
-from nard_ai.model.network import Network
+from nard_ai.model.network import Network, nonfinite_tensors
 
-__all__ = ["lambda_returns", "td_loss", "Learner"]
+__all__ = ["lambda_returns", "td_loss", "Learner", "TrainingDiverged", "check_finite_weights"]
+
+
+class TrainingDiverged(FloatingPointError):
+    """The loss or the weights of a training run became non-finite (NaN or infinity): the run
+    diverged (a learning rate far too large), and no later step can bring it back."""
+
+
+def check_finite_weights(network: Network, when: str) -> None:
+    """Raise :class:`TrainingDiverged` (``"non-finite weights in NAMES WHEN"``) when a weight of
+    ``network`` is NaN or infinite (:func:`nard_ai.model.network.nonfinite_tensors`; well under a
+    millisecond for a network of 128 hidden units)."""
+    bad = nonfinite_tensors(dict(network.named_parameters()))
+    if bad:
+        names = ", ".join(bad[:4]) + (" ..." if len(bad) > 4 else "")
+        raise TrainingDiverged(f"non-finite weights in {names} {when}")
 
 
 @njit(cache=True, nogil=True)
@@ -122,13 +150,20 @@ class Learner:
 
         Returns:
             The loss before the step.
+
+        Raises:
+            TrainingDiverged: the loss is NaN or infinite (the weights are, or the targets came
+                from weights that were); the step is not taken.
         """
         self.network.train()
         x = torch.from_numpy(self.network.encoder.encode(boards))
         loss = td_loss(self.network(x), torch.from_numpy(np.ascontiguousarray(targets, dtype=np.float32)))
+        value = float(loss.detach())
+        if not math.isfinite(value):
+            raise TrainingDiverged(f"non-finite loss ({value}) at gradient step {self.steps + 1} of this run")
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()
         self.network.weights_changed()  # the fused step does not bump the weights' version counters
         self.steps += 1
-        return float(loss.detach())
+        return value

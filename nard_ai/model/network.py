@@ -48,12 +48,18 @@ network description was edited (say, another activation), would otherwise
 load silently with wrong outputs. Files written before the digest existed (no
 ``digest`` key), or before it covered the metadata (no ``"metadata"``), still
 load, checked as far as their digest goes; every new save writes all three.
+
+Weights that are not all finite (NaN or infinity: a training run that diverged) are refused both
+ways: :func:`save_checkpoint` does not write them and :func:`load_checkpoint` raises
+``ValueError("PATH: non-finite weights ...")`` (:func:`nonfinite_tensors`), so no command plays,
+labels or continues a broken network.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import math
 import os
 import sys
 from dataclasses import asdict, dataclass, field
@@ -110,6 +116,7 @@ __all__ = [
     "STALE_AFTER_S",
     "default_checkpoint_path",
     "missing_checkpoint_message",
+    "nonfinite_tensors",
     "CHECKPOINT_FORMAT",
     "CHECKPOINT_VERSION",
 ]
@@ -580,6 +587,26 @@ def config_dict(config: NetworkConfig) -> dict:
     return out
 
 
+def nonfinite_tensors(state_dict: dict[str, torch.Tensor]) -> list[str]:
+    """The names of the floating-point tensors of ``state_dict`` that hold a NaN or an infinity.
+
+    Each tensor is summed in float64, one pass without a temporary: a NaN or an infinity makes the
+    sum NaN or infinite, and finite float32 values cannot overflow it (``1e9 x 3.4e38`` is far below
+    float64's ``1.8e308``), so the test is exact. About 1 ms for the 1.08 million weights of
+    ``nard-expert.pt``, whose whole load takes about 20 ms (two CPU threads).
+    """
+    return [
+        name
+        for name, t in state_dict.items()
+        if t.is_floating_point() and not math.isfinite(float(t.detach().sum(dtype=torch.float64)))
+    ]
+
+
+def _nonfinite_message(names: list[str]) -> str:
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return f"non-finite weights (NaN or infinity) in {shown}: the training run that made them diverged"
+
+
 def save_checkpoint(
     path: str | os.PathLike,
     network: Network,
@@ -607,11 +634,20 @@ def save_checkpoint(
 
     Returns:
         The path written.
+
+    Raises:
+        ValueError: the network's weights are not all finite (``"PATH: not written: non-finite
+            weights ..."``, :func:`nonfinite_tensors`): :func:`load_checkpoint` would refuse the
+            file, so nothing is written and an existing file stays as it was.
+        OSError: the folder cannot be made or written (:func:`~nard_ai.model.atomic.atomic_write`).
     """
     path = Path(path)
+    state_dict = {k: v.detach().cpu().clone() for k, v in network.state_dict().items()}
+    bad = nonfinite_tensors(state_dict)
+    if bad:
+        raise ValueError(f"{path}: not written: {_nonfinite_message(bad)}")
     path.parent.mkdir(parents=True, exist_ok=True)
     enc = network.encoder
-    state_dict = {k: v.detach().cpu().clone() for k, v in network.state_dict().items()}
     optimizer_state = optimizer.state_dict() if optimizer is not None else None
     payload = {
         "format": CHECKPOINT_FORMAT,
@@ -653,7 +689,9 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             its bytes), its digest does not match its contents (``"corrupt checkpoint PATH:
             digest mismatch ..."``), or its format version, board layout
             version or encoder does not match this code, or its tensors do not
-            fit the declared network.
+            fit the declared network, or its weights are not all finite
+            (``"PATH: non-finite weights (NaN or infinity) in NAMES: ..."``:
+            :func:`nonfinite_tensors`, a diverged training run).
     """
     path = Path(path)
     if not path.is_file():
@@ -700,6 +738,9 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
         network.load_state_dict(payload["state_dict"], strict=True)
     except (KeyError, TypeError, RuntimeError, ValueError) as exc:
         raise ValueError(f"{path}: checkpoint does not match this code: {exc}") from exc
+    bad = nonfinite_tensors(network.state_dict())
+    if bad:
+        raise ValueError(f"{path}: {_nonfinite_message(bad)}; use an earlier checkpoint")
     network.eval()
     games_trained = payload.get("games_trained", 0)
     if isinstance(games_trained, bool) or not isinstance(games_trained, int) or games_trained < 0:

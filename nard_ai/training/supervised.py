@@ -28,6 +28,15 @@ lambda-returns), on the network's own ``forward`` over its encoder's inputs
   and RNG state; the supervised run is described in
   ``extra["supervised"]`` (one entry per run, appended). The AdamW state is
   not saved: TD's Adam must not inherit it.
+* Divergence: a non-finite training or validation loss (NaN or infinity: a
+  learning rate far too large) ends the run with
+  :class:`~nard_ai.model.learn.TrainingDiverged`; the checkpoint keeps the
+  last best epoch written (if any) and non-finite weights are never written.
+* Interruption: ``should_stop`` (``train.py``: SIGINT, SIGTERM) ends the run
+  between two minibatches; the best epoch so far is written as at the end of
+  a run (its record says ``"interrupted": true``), and ``--resume`` on that
+  checkpoint starts a new run from those weights (epoch 1, a new AdamW state,
+  the schedule from its start: README, "Training and evaluation").
 
 Runs are deterministic on the CPU for a seed and a thread count.
 """
@@ -47,7 +56,7 @@ import numpy as np
 import torch
 
 from nard_ai.formats.position_id import boards_from_position_ids
-from nard_ai.model.learn import td_loss
+from nard_ai.model.learn import TrainingDiverged, td_loss
 from nard_ai.model.network import (
     NETS,
     OUTCOME_POINTS,
@@ -221,6 +230,8 @@ class History:
     best_epoch: int = 0
     """0: no epoch beat the starting network (its weights are kept)"""
     stopped_early: bool = False
+    interrupted: bool = False
+    """``should_stop`` ended the run in the middle of an epoch (that epoch is not scored)"""
 
     @property
     def best_val_loss(self) -> float:
@@ -273,7 +284,12 @@ def train_supervised(
     of the optimizer, so they keep their values bit for bit.
 
     Raises:
-        ValueError: a bad ``config``, no training or no validation rows, or every parameter frozen.
+        ValueError: a bad ``config``, no training or no validation rows, every parameter frozen, or a
+            starting network whose validation loss is not finite (its weights are not).
+        TrainingDiverged: a training minibatch's loss or an epoch's validation loss is NaN or
+            infinite (the run diverged: a learning rate far too large); the network is put back to
+            the best epoch's weights first (``on_best`` was never called with non-finite ones: NaN
+            is never a new best).
     """
     config.validate()
     if len(train) == 0 or len(val) == 0:
@@ -295,6 +311,8 @@ def train_supervised(
 
     history = History()
     loss0, mae0 = evaluate_loss(network, x_val, t_val)
+    if not math.isfinite(loss0):
+        raise ValueError(f"the starting network's validation loss is {loss0}: its weights are not finite")
     history.initial_val_loss, history.initial_val_kl, history.initial_val_equity_mae = (
         loss0,
         loss0 - val_entropy,
@@ -323,16 +341,25 @@ def train_supervised(
                         group["lr"] = scheduled_lr(config, step, total_steps)
                 step += 1
                 loss = td_loss(network(x_train[idx]), t_train[idx])
+                value = loss.item()
+                if not math.isfinite(value):  # diverged: every later step would stay there
+                    raise TrainingDiverged(
+                        f"non-finite training loss ({value}) in epoch {epoch}, minibatch "
+                        f"{s // config.batch_size + 1}"
+                    )
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
-                total += loss.item() * len(idx)
+                total += value * len(idx)
                 seen += len(idx)
             if seen < len(order):  # interrupted mid-epoch: not a full epoch, not scored
                 log.info("stopped in epoch %d", epoch)
+                history.interrupted = True
                 break
             network.weights_changed()
             val_loss, val_mae = evaluate_loss(network, x_val, t_val)
+            if not math.isfinite(val_loss):  # the last step overflowed the weights
+                raise TrainingDiverged(f"non-finite validation loss ({val_loss}) after epoch {epoch}")
             stats = EpochStats(
                 epoch, total / seen, val_loss, val_loss - val_entropy, val_mae, time.perf_counter() - t0
             )
@@ -403,6 +430,8 @@ def run_supervised(
     net also training on the labels' few race or bear-off rows (docs/GENERATIONS.md, "Generation 12 trial").
 
     Raises:
+        TrainingDiverged: the run diverged (:func:`train_supervised`); the message says what
+            ``checkpoint`` then holds (the last best epoch written, or nothing written by this run).
         ValueError: ``init_from`` without ``network``, or an encoder that does not extend the
             checkpoint's, or nothing to widen (the same encoder, no crashed net added, no fresh net), or
             a crashed net for a checkpoint without a race net, or a ``fresh`` name the network lacks
@@ -495,6 +524,7 @@ def run_supervised(
             "initial_val_loss": history.initial_val_loss,
             "val_loss": history.best_val_loss,
             "epochs": [asdict(e) for e in history.epochs],
+            **({"interrupted": True} if history.interrupted else {}),
         }
         runs = [*extra.get("supervised", []), entry]
         save_checkpoint(
@@ -502,12 +532,27 @@ def run_supervised(
             extra={**extra, "supervised": runs},
         )  # fmt: skip
 
+    best_saved: list[int] = []  # the epochs on_best wrote
+
+    def on_best(history: History) -> None:
+        save(history)
+        best_saved.append(history.best_epoch)
+
     for module in frozen:
         module.requires_grad_(False)
     try:
         history = train_supervised(
-            network, train, val, config, writer=writer, on_best=save, should_stop=should_stop
+            network, train, val, config, writer=writer, on_best=on_best, should_stop=should_stop
         )
+    except TrainingDiverged as exc:
+        kept = (
+            f"{checkpoint} holds epoch {best_saved[-1]}, the best before it"
+            if best_saved
+            else f"{checkpoint} left as it was"
+            if resumed
+            else f"nothing written to {checkpoint}"
+        )
+        raise TrainingDiverged(f"{exc}; {kept}") from exc
     finally:
         for module in frozen:
             module.requires_grad_(True)
