@@ -253,3 +253,21 @@ def test_the_shipped_expert_network_has_three_nets_and_plays_the_openings_best_p
     for dice, best in (((3, 1), "8/5 6/5"), ((4, 2), "8/4 6/4"), ((6, 1), "13/7 8/7")):
         ranked = agent.rank_plays(start, dice)
         assert play_notation(start, ranked.afterstates[0], dice) == best
+
+
+def test_init_from_with_a_narrower_encoder_says_how_to_fine_tune_instead():
+    """--init-from widens a network: an encoder narrower than the checkpoint's (train.py's default rich
+    against the shipped network's expert_race) is refused with the checkpoint's encoder named as a flag
+    value and --resume named as the way to fine-tune it as it is (a new user's trial, 2026-12-07)."""
+    from nard_ai.core.board import starting_board
+    from nard_ai.model.network import default_checkpoint_path, load_checkpoint
+    from nard_ai.training.supervised import widened
+
+    shipped = load_checkpoint(default_checkpoint_path()).network
+    with pytest.raises(ValueError) as info:
+        widened(shipped, "rich", np.stack([starting_board()]))
+    text = str(info.value)
+    assert text.startswith(
+        "encoder rich@1 (221 inputs) is not wider than expert_race@1 (312), the checkpoint's"
+    )
+    assert "give --encoder expert_race or a wider one" in text and "--supervised --resume" in text

@@ -733,10 +733,15 @@ def widened(
                 else " and no crashed net is added"
             )
             + f", no net is fresh and the hidden layers {list(hidden)} are its own (train.py --hidden x --layers)"
-            + ": nothing to widen"
+            + ": nothing to widen (to fine-tune the checkpoint as it is, copy it and pass the copy to "
+            "train.py --supervised --resume --checkpoint COPY)"
         )
     if new.key != old.key and new.size <= old.size:
-        raise ValueError(f"encoder {new.key} ({new.size} inputs) is not wider than {old.key} ({old.size})")
+        raise ValueError(
+            f"encoder {new.key} ({new.size} inputs) is not wider than {old.key} ({old.size}), the "
+            f"checkpoint's (--init-from widens a network; give --encoder {old.name} or a wider one, or fine-tune "
+            "a copy of it with train.py --supervised --resume --checkpoint COPY)"
+        )
     probe = np.ascontiguousarray(probe, dtype=np.int8)
     if not np.array_equal(new.encode(probe)[:, : old.size], old.encode(probe)):
         raise ValueError(
