@@ -32,6 +32,7 @@ from nard_ai.play.arena import play_match
 from nard_ai.play.sessions import play_matches, play_money_session
 from nard_ai.reports.error_rate import run_error_rate, run_make_cases
 from nard_ai.reports.position import run_positions
+from nard_ai.training.argtypes import MAX_SEED
 
 LIMITS = {
     "games": 10_000_000,
@@ -130,7 +131,7 @@ class Args:
                 raise ValueError(f"argument --{name}: a money-play option, not with --match-length")
         if self.rollout < 0:
             raise ValueError(f"argument --rollout: must be >= 0, got {self.rollout}")
-        if not 0 <= self.seed < 2**64:
+        if not 0 <= self.seed <= MAX_SEED:
             raise ValueError(f"argument --seed: must be 0 .. 2**64 - 1, got {self.seed}")
         if not -1 <= self.ply <= 2:
             raise ValueError(f"argument --ply: must be 0, 1, 2 (or -1), got {self.ply}")

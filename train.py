@@ -49,6 +49,7 @@ from nard_ai.model.network import (
 from nard_ai.play.arena import play_match
 from nard_ai.play.selfplay import RoundStats, play_round, rng_from_state, rng_state
 from nard_ai.search.lookahead import Agent
+from nard_ai.training.argtypes import MAX_SEED  # torch.manual_seed takes at most a 64-bit unsigned seed
 from nard_ai.training.supervised import LR_SCHEDULES, PHASE_NETS
 
 LIMITS = {
@@ -69,8 +70,6 @@ more on doubles), with ``hidden`` float32 activations twice: ``pool * hidden`` u
 MAX_BATCH_X_HIDDEN = 16_777_216
 """A gradient step holds several ``(batch_size, hidden)`` float32 tensors: ``batch_size * hidden``
 up to this (64 MB each; 4096 x 4096, 65,536 x 256)."""
-MAX_SEED = 2**64 - 1
-"""torch.manual_seed takes at most a 64-bit unsigned seed."""
 
 
 def _comma_list(text: str) -> list[str]:
