@@ -27,7 +27,7 @@ from tqdm import tqdm
 from nard_ai.agents import agent_from_spec
 from nard_ai.cube.met import MAX_AWAY, MET_NAME
 from nard_ai.distributed import make_executor
-from nard_ai.interfaces.cli import parse_dataclass_args
+from nard_ai.interfaces.cli import check_counts, parse_dataclass_args
 from nard_ai.play.arena import play_match
 from nard_ai.play.sessions import play_matches, play_money_session
 from nard_ai.reports.error_rate import run_error_rate, run_make_cases
@@ -109,16 +109,7 @@ class Args:
         """Reject impossible values (argparse reports the ValueError and exits 2)."""
         if self.threads < 0:
             raise ValueError(f"argument --threads: must be >= 0 (0 = one per core), got {self.threads}")
-        for name in ("games", "batch", "cases", "shard_cases", "shard_games"):
-            if getattr(self, name) < 1:
-                raise ValueError(
-                    f"argument --{name.replace('_', '-')}: must be >= 1, got {getattr(self, name)}"
-                )
-        for name, limit in LIMITS.items():
-            if getattr(self, name) > limit:
-                raise ValueError(
-                    f"argument --{name.replace('_', '-')}: must be at most {limit:,}, got {getattr(self, name):,}"
-                )
+        check_counts(self, ("games", "batch", "cases", "shard_cases", "shard_games"), LIMITS)
         if not 0 <= self.match_length <= MAX_AWAY:
             raise ValueError(
                 f"argument --match-length: must be 1..{MAX_AWAY} (the range of the {MET_NAME} match equity "

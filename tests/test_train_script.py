@@ -13,6 +13,7 @@ import pytest
 import torch
 from conftest import load_script, random_play_positions, run_train_py, train_py_args, write_label_shard
 
+import nard_ai.interfaces.train as train_run  # the module behind train.py: main looks its names up there
 from nard_ai.model.network import load_checkpoint
 
 SMALL = ["--hidden", "8", "--batch-size", "32", "--eval-every", "0", "--no-progress", "--seed", "3"]
@@ -277,12 +278,12 @@ def test_an_error_inside_a_round_keeps_the_last_checkpoint_and_writes_none(monke
     finished round's, byte for byte (none at all when no round finished)."""
     train = load_script(monkeypatch, "train.py")
     monkeypatch.chdir(tmp_path)
-    real = train.play_round
+    real = train_run.play_round
 
     def out_of_memory(*args, **kwargs):
         raise MemoryError("Unable to allocate 1.24 GiB for an array with shape (50000, 1024, 26)")
 
-    monkeypatch.setattr(train, "play_round", out_of_memory)
+    monkeypatch.setattr(train_run, "play_round", out_of_memory)
     with pytest.raises(SystemExit) as info:
         _main(train, ["--games", "8", "--checkpoint", "a.pt", "--no-progress", *TINY])
     assert info.value.code == 2 and not (tmp_path / "a.pt").exists()
@@ -290,7 +291,7 @@ def test_an_error_inside_a_round_keeps_the_last_checkpoint_and_writes_none(monke
         "train.py: error: out of memory (Unable to allocate 1.24 GiB for an array with shape (50000, 1024, 26)); "
         "the checkpoint keeps the last finished round: try a smaller --pool or --hidden"
     )
-    monkeypatch.setattr(train, "play_round", real)
+    monkeypatch.setattr(train_run, "play_round", real)
     _main(train, ["--games", "4", "--checkpoint", "a.pt", "--no-progress", *TINY])
     before = (tmp_path / "a.pt").read_bytes()
     calls = []
@@ -303,7 +304,7 @@ def test_an_error_inside_a_round_keeps_the_last_checkpoint_and_writes_none(monke
             )
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(train, "play_round", fail_in_round_two)
+    monkeypatch.setattr(train_run, "play_round", fail_in_round_two)
     with pytest.raises(SystemExit) as info:
         _main(train, ["--games", "12", "--checkpoint", "a.pt", "--resume", "--no-progress", *TINY])
     assert info.value.code == 2
@@ -311,7 +312,7 @@ def test_an_error_inside_a_round_keeps_the_last_checkpoint_and_writes_none(monke
     assert load_checkpoint(tmp_path / "a.pt").games_trained == 8  # round one of this run, saved when it ended
     after_round_one = (tmp_path / "a.pt").read_bytes()
     assert after_round_one != before
-    monkeypatch.setattr(train, "play_round", lambda *a, **k: (_ for _ in ()).throw(ValueError("a bug")))
+    monkeypatch.setattr(train_run, "play_round", lambda *a, **k: (_ for _ in ()).throw(ValueError("a bug")))
     with pytest.raises(ValueError, match="a bug"):  # other errors keep their traceback, and write nothing
         _main(train, ["--games", "12", "--checkpoint", "a.pt", "--resume", "--no-progress", *TINY])
     assert (tmp_path / "a.pt").read_bytes() == after_round_one
@@ -326,7 +327,7 @@ def test_an_error_after_a_finished_round_still_saves_that_round(monkeypatch, tmp
     def out_of_memory(*args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(train, "play_match", out_of_memory)
+    monkeypatch.setattr(train_run, "play_match", out_of_memory)
     argv = ["--games", "8", "--checkpoint", "a.pt", "--no-progress", *TINY, "--eval-every", "4"]
     with pytest.raises(SystemExit) as info:
         _main(train, argv)

@@ -92,6 +92,7 @@ __all__ = [
     "main",
     "build_parser",
     "parse_dataclass_args",
+    "check_counts",
     "parse_dice",
     "describe_state",
     "format_hint",
@@ -158,6 +159,24 @@ def parse_dataclass_args(cls: type[T], argv: Sequence[str] | None = None) -> T:
 def given_fields(cls: type, argv: Sequence[str] | None = None) -> set[str]:
     """The fields of ``cls`` that ``argv`` sets explicitly (for :func:`parse_dataclass_args`'s flags)."""
     return set(vars(_dataclass_parser(cls, suppress=True).parse_args(argv)))
+
+
+def check_counts(args, names: Sequence[str], limits: dict[str, int]) -> None:
+    """Check the integer fields of a :func:`parse_dataclass_args` result: each of ``names`` at least 1, each
+    of ``limits`` at most its limit (flags ``--field-name``; train.py's and evaluate.py's size arguments).
+
+    Raises:
+        ValueError: one line naming the first flag out of range: ``argument --NAME: must be >= 1, got V``
+            or ``argument --NAME: must be at most LIMIT, got V`` (thousands separated).
+    """
+    for name in names:
+        if getattr(args, name) < 1:
+            raise ValueError(f"argument --{name.replace('_', '-')}: must be >= 1, got {getattr(args, name)}")
+    for name, limit in limits.items():
+        if getattr(args, name) > limit:
+            raise ValueError(
+                f"argument --{name.replace('_', '-')}: must be at most {limit:,}, got {getattr(args, name):,}"
+            )
 
 
 def _dataclass_parser(cls: type, suppress: bool = False) -> argparse.ArgumentParser:
