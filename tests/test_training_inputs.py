@@ -19,6 +19,7 @@ import pytest
 
 from nard_ai.core.board import pos, starting_board
 from nard_ai.formats.position_id import position_id
+from nard_ai.model.atomic import nearest_existing
 from nard_ai.model.network import default_checkpoint_path
 from nard_ai.training import labels as labels_mod
 from nard_ai.training.argtypes import TRAINING_LIMITS
@@ -270,15 +271,69 @@ def test_combined_sizes_and_the_library_bounds(tmp_path, capsys):
 
 
 def test_shards_beyond_the_set_are_refused_before_the_folder_is_made(pset, tmp_path, capsys):
-    """D9: --shards 10:20 on a set of four shards labelled nothing, exited 0 and made run.json/run.log."""
+    """D9: --shards 10:20 on a set of four shards labelled nothing, exited 0 and made run.json/run.log;
+    --shards 3:20 labelled shard 3 alone, as if the range were open-ended (``3:``)."""
     out = tmp_path / "lab"
     assert _label(pset, out, "--shards", "10:20") == 2
     assert _error(capsys).endswith(
         f"shards 10:20 select none of the position set's shards: {pset} has shards 0..3"
     )
+    for shards in ("7", "4:"):  # one shard beyond the set, an open range starting past it
+        assert _label(pset, out, "--shards", shards) == 2
+        named = "7:8" if shards == "7" else shards
+        assert _error(capsys) == (
+            f"python -m nard_ai.training label: error: shards {named} select none of the position set's "
+            f"shards: {pset} has shards 0..3"
+        )
+    assert _label(pset, out, "--shards", "3:20") == 2
+    assert _error(capsys) == (
+        "python -m nard_ai.training label: error: shards 3:20 go beyond the position set's shards: "
+        f"{pset} has 4 shards, 0..3 (use a STOP of at most 4, or 3: for shard 3 to the last)"
+    )
     assert not out.exists()
-    assert _label(pset, out, "--shards", "3:20") == 0  # a STOP past the end selects up to the last
+    out.mkdir()  # a folder that exists (a resume): nothing is written in it either
+    assert _label(pset, out, "--shards", "0:5") == 2
+    assert _error(capsys) == (
+        "python -m nard_ai.training label: error: shards 0:5 go beyond the position set's shards: "
+        f"{pset} has 4 shards, 0..3 (use a STOP of at most 4, or 0: for shard 0 to the last)"
+    )
+    with pytest.raises(ValueError) as exc:  # the library refuses it too
+        run_labels(pset, out, make_plan("0ply"), workers=1, progress=False, shards=range(2, 5))
+    assert str(exc.value) == (
+        f"shards 2:5 go beyond the position set's shards: {pset} has 4 shards, 0..3 (use a STOP of at "
+        "most 4, or 2: for shard 2 to the last)"
+    )
+    assert not any(out.iterdir())
+    assert _label(pset, out, "--shards", "3:") == 0  # START: runs to the last shard
     assert sorted(p.name for p in out.glob("labels-*.json")) == ["labels-00003.json"]
+    assert _label(pset, out, "--shards", "1:4") == 0  # a STOP of the shard count is the last shard
+    assert sorted(p.name for p in out.glob("labels-*.json")) == [f"labels-0000{k}.json" for k in (1, 2, 3)]
+
+
+def test_nearest_existing_walks_up_to_the_nearest_part_that_exists(tmp_path, monkeypatch):
+    """The one walk of check_writable (nard_ai.model.atomic) and check_out_folder/make_out_folder (store)."""
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    assert nearest_existing(tmp_path / "new" / "deeper" / "x.pt") == tmp_path  # absolute
+    assert nearest_existing(str(tmp_path)) == tmp_path  # the path itself, given as a str
+    assert nearest_existing(Path(tmp_path.anchor) / "no-such-folder-here" / "x") == Path(tmp_path.anchor)
+    assert nearest_existing(tmp_path / "afile" / "x" / "y") == tmp_path / "afile"  # a file: returned as it is
+    # a dangling link exists by lexists (the default), not by stat (follow_symlinks=True)
+    assert nearest_existing(tmp_path / "dangling" / "x") == tmp_path / "dangling"
+    assert nearest_existing(tmp_path / "dangling" / "x", follow_symlinks=True) == tmp_path
+    monkeypatch.chdir(tmp_path)
+    assert nearest_existing(Path("new/deeper/x.pt")) == Path(".")  # relative: no part exists, ends at '.'
+    assert nearest_existing("afile/x") == Path("afile")
+    assert nearest_existing("dangling") == Path("dangling")
+    assert nearest_existing(".") == Path(".") and nearest_existing("") == Path(".")
+    assert nearest_existing("..") == Path("..")
+    with monkeypatch.context() as m:  # nothing exists at all: the walk ends at '.' or the root, no loop
+        m.setattr("os.path.lexists", lambda path: False)
+        assert nearest_existing("new/deeper/x.pt") == Path(".") and nearest_existing(".") == Path(".")
+        assert nearest_existing(tmp_path / "new") == Path(tmp_path.anchor)
+    # the callers' behaviour: a dangling link on an --out path is no file to refuse here (mkdir says why)
+    assert check_out_folder(tmp_path / "dangling" / "x") == tmp_path / "dangling" / "x"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "dangling"]  # nothing made
 
 
 def test_an_out_that_cannot_be_a_folder_is_worded_as_positions_words_it(pset, tmp_path, capsys):

@@ -33,6 +33,7 @@ __all__ = [
     "atomic_write_bytes",
     "check_writable",
     "file_sha256",
+    "nearest_existing",
     "remove_stale_temporaries",
     "remove_unlocked_temporaries",
 ]
@@ -92,6 +93,37 @@ def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
     return path
 
 
+def nearest_existing(path: str | os.PathLike, *, follow_symlinks: bool = False) -> Path:
+    """The nearest part of ``path`` that exists: ``path`` itself, or the nearest of its parents.
+
+    The walk is lexical (:attr:`pathlib.PurePath.parents`: ``..`` and links are not resolved) and
+    ends at the last of the parents: ``.`` for a relative path, the root for an absolute one, which
+    is returned even if it does not exist. It never loops and touches nothing but ``lstat``/``stat``.
+
+    Args:
+        path: a file or folder path (``str`` or path-like); it need not exist.
+        follow_symlinks: ``False`` (the default): ``os.path.lexists`` decides, so a link counts as
+            existing even if it dangles, and a part that cannot be examined (``EACCES``, ...) counts
+            as missing. ``True``: :meth:`pathlib.Path.exists` decides, so a dangling or looping link
+            counts as missing, and an error other than a missing part (``EACCES``, ...) is raised.
+
+    Returns:
+        A :class:`~pathlib.Path` that is ``path`` or one of its parents: e.g. ``/tmp`` for
+        ``/tmp/new/x.pt`` when ``/tmp/new`` is missing; ``.`` for ``new/x.pt`` when ``new`` is missing
+        (also when no part of a relative path exists); a path that exists but is a file (``afile``
+        for ``afile/x.pt``) is returned as it is: the caller decides whether it must be a folder.
+
+    Raises:
+        OSError: only with ``follow_symlinks=True`` (above).
+    """
+    path = Path(path)
+    exists = Path.exists if follow_symlinks else os.path.lexists
+    for part in (path, *path.parents):
+        if exists(part):
+            return part
+    return part  # nothing exists: the last of the parents ('.' or the root), or path itself if it has none
+
+
 def check_writable(path: str | os.PathLike) -> Path:
     """Check, before a long run, that :func:`atomic_write` of ``path`` will be able to write it once its
     missing folders are made (as :func:`nard_ai.model.network.save_checkpoint` makes them).
@@ -113,9 +145,7 @@ def check_writable(path: str | os.PathLike) -> Path:
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{path} is a directory, not a file")
-    folder = path.parent
-    while not os.path.lexists(folder) and folder != folder.parent:
-        folder = folder.parent  # missing folders are made at the write: the one above must take them
+    folder = nearest_existing(path.parent)  # missing folders are made at the write: this one must take them
     if not folder.is_dir():
         raise ValueError(f"cannot write {path}: {folder} is not a directory")
     try:

@@ -27,10 +27,11 @@ up to 100, ``--pool`` up to 16,384, ``--max-games`` up to 100,000,000,
 ``--max-shards`` up to 10,000,000; ``--seed`` below 2**64), an empty
 ``--out`` is refused, rollout options (``--games``, ``--rollout-ply``,
 ``--truncate``, ``--variance-reduction``) are refused when no class is rolled
-out, and ``--shards`` must select one of the set's shards. ``label`` without
-``--network`` refuses a network file whose SHA-256 is not the one the
-position set records. A ``label`` run that fails before labelling a shard
-removes the output folder it created.
+out, and ``--shards`` must lie within the set's shards (``N``,
+``START:STOP`` with ``STOP`` at most the set's shard count, or ``START:`` for
+the rest). ``label`` without ``--network`` refuses a network file whose
+SHA-256 is not the one the position set records. A ``label`` run that fails
+before labelling a shard removes the output folder it created.
 
 Exit status: 0 done; 1 ``overlap`` found shared positions; 2 bad input (a
 message, no traceback); 130 interrupted by Ctrl-C, 143 stopped by SIGTERM
@@ -69,18 +70,21 @@ def _bounded(name: str):
     return int_in(1, TRAINING_LIMITS[name])
 
 
-def _shard_range(text: str) -> range:
+def _shard_range(text: str) -> slice:
+    """argparse type of ``--shards``: ``N`` (one shard), ``START:STOP``, ``START:`` (to the last shard)
+    or ``:STOP``, as a slice whose ``stop`` is ``None`` for ``START:``. Whether it lies within the
+    position set is :func:`nard_ai.training.labels.run_labels`'s check (it knows the set)."""
     start, sep, stop = text.partition(":")
     try:
         a = int(start) if start else 0
-        b = int(stop) if stop else 10**9
+        b = int(stop) if stop else None
     except ValueError:
         raise argparse.ArgumentTypeError(f"--shards takes START:STOP (shard numbers), got {text!r}") from None
     if not sep:
         b = a + 1
-    if a < 0 or b <= a:
+    if a < 0 or (b is not None and b <= a):
         raise argparse.ArgumentTypeError(f"--shards START:STOP needs 0 <= START < STOP, got {text!r}")
-    return range(a, b)
+    return slice(a, b)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -169,7 +173,12 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="rollout luck adjustment (default auto: the rollout's own rule)",
     )
-    lab.add_argument("--shards", type=_shard_range, default=None, help="only shards START:STOP")
+    lab.add_argument(
+        "--shards",
+        type=_shard_range,
+        default=None,
+        help="only shard N, shards START:STOP (STOP at most the set's shard count) or START: (to the last)",
+    )
     lab.add_argument(
         "--max-shards", type=_bounded("max_shards"), default=None, help="stop after this many shards"
     )

@@ -636,7 +636,7 @@ def run_labels(
     network: str | os.PathLike | None = None,
     seed: int = 0,
     workers: int = 2,
-    shards: range | None = None,
+    shards: range | slice | None = None,
     progress: bool = True,
     max_shards: int | None = None,
     executor=None,
@@ -656,8 +656,10 @@ def run_labels(
         network: the checkpoint; ``None``: the position set's.
         seed: the run's seed.
         workers: worker processes (``1 .. TRAINING_LIMITS["workers"]``; 1 works in this process).
-        shards: only these shard indices (to split a job by hand); ``None``: all. It must select at
-            least one of the set's shards.
+        shards: only these shard indices (to split a job by hand); ``None``: all. A ``slice``
+            whose ``stop`` is ``None`` (``--shards START:``) runs to the set's last shard. It must
+            select at least one of the set's shards, and its ``stop`` may not go beyond them (be
+            more than the set's shard count).
         progress: show a tqdm bar (positions; the rate is positions per second).
         max_shards: stop after labelling this many shards (tests, trial runs).
         executor: ``None`` (the default): ``workers`` processes as above; an executor of
@@ -674,7 +676,10 @@ def run_labels(
     Raises:
         FileNotFoundError, ValueError: bad inputs (:func:`plan_tasks`; a shard to label that does not
             read: :func:`~nard_ai.training.positions.read_positions_shard`), ``workers`` or
-            ``max_shards`` out of range, ``shards`` selecting none of the set's shards, an
+            ``max_shards`` out of range, ``shards`` selecting none of the set's shards (``shards
+            A:B select none of the position set's shards: DIR has shards 0..N-1``) or going beyond
+            them (``shards A:B go beyond the position set's shards: DIR has N shards, 0..N-1 (use a
+            STOP of at most N, or A: for shard A to the last)``), an
             ``out_dir`` that is empty, a file, cannot be created
             (:func:`nard_ai.training.store.make_out_folder`) or holds a run of other settings; a
             shard that fails (:func:`label_shard`).
@@ -693,12 +698,23 @@ def run_labels(
     tasks, settings = plan_tasks(positions_dir, out_dir, plan, network, seed)
     all_tasks = tasks
     if shards is not None:
+        n = len(all_tasks)
+        if isinstance(shards, slice):  # stop None: to the last shard (--shards START:)
+            named = f"{shards.start or 0}:{'' if shards.stop is None else shards.stop}"
+            shards = range(shards.start or 0, n if shards.stop is None else shards.stop, shards.step or 1)
+        else:
+            named = f"{shards.start}:{shards.stop}"
         tasks = [t for t in tasks if t.index in shards]
         if not tasks:
-            held = f"shards 0..{len(all_tasks) - 1}" if all_tasks else "no shards"
+            held = f"shards 0..{n - 1}" if all_tasks else "no shards"
             raise ValueError(
-                f"shards {shards.start}:{shards.stop} select none of the position set's shards: "
-                f"{positions_dir} has {held}"
+                f"shards {named} select none of the position set's shards: {positions_dir} has {held}"
+            )
+        if shards.stop > n:
+            raise ValueError(
+                f"shards {named} go beyond the position set's shards: {positions_dir} has {n} "
+                f"shard{'s' if n != 1 else ''}, 0..{n - 1} (use a STOP of at most {n}, or {shards.start}: "
+                f"for shard {shards.start} to the last)"
             )
     out = Path(out_dir)
     run_file = out / RUN_FILE

@@ -74,7 +74,12 @@ from pathlib import Path
 
 import numpy as np
 
-from nard_ai.model.atomic import atomic_write_bytes, file_sha256, remove_unlocked_temporaries
+from nard_ai.model.atomic import (
+    atomic_write_bytes,
+    file_sha256,
+    nearest_existing,
+    remove_unlocked_temporaries,
+)
 
 __all__ = [
     "LabelValues",
@@ -151,11 +156,10 @@ def check_out_folder(folder: str | os.PathLike, flag: str = "--out") -> Path:
     if not str(folder).strip():
         raise ValueError(f"{flag} is empty: name a folder")
     folder = Path(folder)
-    for path in (folder, *folder.parents):  # the folder itself, or the nearest part of its path that exists
-        if path.exists():
-            if not path.is_dir():
-                raise ValueError(f"{path} is a file, not a folder; choose another {flag}")
-            break
+    # the folder itself, or the nearest part of its path that exists (a dangling link counts as missing)
+    nearest = nearest_existing(folder, follow_symlinks=True)
+    if not nearest.is_dir() and nearest.exists():  # exists(): '.' or the root comes back even if missing
+        raise ValueError(f"{nearest} is a file, not a folder; choose another {flag}")
     return folder
 
 
@@ -172,7 +176,8 @@ def make_out_folder(folder: str | os.PathLike, flag: str = "--out") -> list[Path
             create the folder X (REASON); choose another --out``; anything it created is removed).
     """
     folder = check_out_folder(folder, flag)
-    missing = [p for p in (folder, *folder.parents) if not p.exists()][::-1]
+    chain = (folder, *folder.parents)  # the folders below the nearest existing one are missing
+    missing = list(chain[: chain.index(nearest_existing(folder, follow_symlinks=True))])[::-1]
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
