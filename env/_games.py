@@ -32,6 +32,7 @@ game's generator, before its play's draw.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 
@@ -173,6 +174,37 @@ def check_seeds(seed, n: int) -> list[int | None]:
         except (TypeError, ValueError) as error:
             raise type(error)(str(error).replace("seed must", f"seed[{i}] must", 1)) from None
     return seeds
+
+
+def check_reset_mask(mask, n: int) -> np.ndarray:
+    """A vector ``reset``'s ``options["reset_mask"]``, refused as gymnasium's ``SyncVectorEnv`` refuses it.
+
+    Gymnasium 1.x (``SyncVectorEnv.reset`` and ``AsyncVectorEnv.reset``) takes a
+    NumPy array of ``dtype=bool`` and shape ``(n,)`` with at least one True, and
+    checks in this order: the type (``TypeError``), the shape (``ValueError``), the
+    dtype (``TypeError``), one True (``ValueError``). The same input gets the same
+    exception class here, with a message naming what was given and what is needed.
+    Nothing is converted: ``[0, 2]`` is not read as ``[False, True]``, a list of
+    bools is not an array.
+
+    Returns:
+        ``mask`` itself.
+
+    Raises:
+        TypeError: ``mask`` is not a NumPy array (a list or ``None`` included), or its dtype is not bool.
+        ValueError: its shape is not ``(n,)``, or no entry is True (a reset that resets no game).
+    """
+    need = f"options['reset_mask'] must be a NumPy bool array of shape ({n},), one entry per game"
+    if not isinstance(mask, np.ndarray):
+        shown = reprlib.repr(mask.item() if isinstance(mask, np.generic) else mask)  # a long list cut short
+        raise TypeError(f"{need}, got {shown} ({type(mask).__name__})")
+    if mask.shape != (n,):
+        raise ValueError(f"{need}, got shape {mask.shape}")
+    if mask.dtype != np.bool_:
+        raise TypeError(f"{need}, got dtype {mask.dtype}")
+    if not mask.any():
+        raise ValueError(f"options['reset_mask'] must be True for at least one game, got all {n} False")
+    return mask
 
 
 def check_arguments(

@@ -11,7 +11,15 @@ from gymnasium.vector.utils import batch_space
 
 from nard_ai.core.rules import Rules
 
-from ._games import RESET_OPTIONS, Games, Opponent, check_int, check_render_mode, check_seeds
+from ._games import (
+    RESET_OPTIONS,
+    Games,
+    Opponent,
+    check_int,
+    check_render_mode,
+    check_reset_mask,
+    check_seeds,
+)
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 
 
@@ -114,7 +122,9 @@ class BackgammonVectorEnv(VectorEnv):
                 ``int >= 0``); NumPy integers are accepted. With a
                 ``reset_mask`` only the games reset are seeded, with their own
                 entries; the others keep their generators (``SyncVectorEnv``'s rule).
-            options: ``reset_mask`` (``(num_envs,)`` bool: reset only these),
+            options: ``reset_mask`` (reset only these games: a NumPy array of
+                ``dtype=bool`` and shape ``(num_envs,)`` with at least one True,
+                as gymnasium's ``SyncVectorEnv`` requires; nothing is converted),
                 and ``board``, ``dice``, ``player``, ``cube_value``,
                 ``cube_owner`` as for the single env, applied to every game reset.
 
@@ -125,28 +135,27 @@ class BackgammonVectorEnv(VectorEnv):
 
         Raises:
             TypeError: a ``seed`` that is none of the above (named ``seed`` or
-                ``seed[i]``; a bool, float or str included).
+                ``seed[i]``; a bool, float or str included); a ``reset_mask``
+                that is not a NumPy array (a list or ``None`` included) or not
+                of ``dtype=bool`` (as ``SyncVectorEnv``).
             ValueError: a negative seed, a seed sequence whose length is not
                 ``num_envs``, an unknown option, a ``reset_mask`` of another
-                shape, and the single env's option errors. Every argument is
+                shape or with no True (as ``SyncVectorEnv``), and the single
+                env's option errors. Every argument is
                 checked before a generator or a game changes: a refused reset
                 leaves the env as it was.
         """
         seeds = check_seeds(seed, self.num_envs)
         options = dict(options or {})
-        reset_mask = options.pop("reset_mask", None)
-        unknown = set(options) - set(RESET_OPTIONS)
+        unknown = set(options) - set(RESET_OPTIONS) - {"reset_mask"}
         if unknown:
             raise ValueError(
                 f"unknown reset options {sorted(unknown)}; known: reset_mask, {', '.join(RESET_OPTIONS)}"
             )
-        if reset_mask is None:
+        if "reset_mask" in options:  # as SyncVectorEnv: an ndarray of num_envs bools, one True at least
+            reset_mask = check_reset_mask(options.pop("reset_mask"), self.num_envs)
+        else:
             reset_mask = np.ones(self.num_envs, dtype=bool)
-        reset_mask = np.asarray(reset_mask, dtype=bool)
-        if reset_mask.shape != (self.num_envs,):
-            raise ValueError(
-                f"options['reset_mask'] must have shape ({self.num_envs},), got {reset_mask.shape}"
-            )
         # every option is checked before the seeds or a game change: a refused reset leaves the env as it was
         checked = self._games.check_reset(*(options.get(name) for name in RESET_OPTIONS))
         old_rngs = list(self._games.rngs)

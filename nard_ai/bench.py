@@ -38,7 +38,10 @@ rolls out three positions with the default network at 0-ply, with and
 without variance reduction, and the opening at 1-ply: games/s and the 95%
 CI of the equity per 1,296 games and per second;
 ``--network PATH`` rolls out another checkpoint too, the two taking turns in
-one process, with its games/s as ratios to the default network's. The self-play part
+one process, with its games/s as ratios to the default network's; ``--network``
+naming the default network's own file loads it a second time and measures it
+as any other, labelled :data:`DEFAULT_AGAIN`: its ratios are the machine's noise
+floor (``--part networks`` alike). The self-play part
 (:func:`run_selfplay_benchmark`, key ``selfplay``) times ``train.py``'s
 training loop on the TD network ``nard-rich.pt`` (``train.py``'s default architecture: ``rich``, 128
 hidden units, a race net), against the same with one worker thread (the baseline) and the td198
@@ -69,6 +72,14 @@ from nard_ai.training.argtypes import int_in
 
 BATCH_SIZES = (1, 256, 4096)
 SEARCH_PLIES = (1, 2)
+DEFAULT_AGAIN = "the default again: noise floor"
+"""The label ``--network`` gives the default network's own file, loaded again and measured beside the
+default (the baseline): its figures differ from the baseline's only by the machine's noise."""
+
+
+def _same_file(path, other) -> bool:
+    """Whether ``path`` and ``other`` name one file (``other`` None: never)."""
+    return other is not None and Path(path).resolve() == Path(other).resolve()
 
 
 def random_play_positions(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -634,11 +645,15 @@ def run_network_benchmark(paths=(), repeats: int = 3, seed: int = 0, positions: 
     taking turns ``repeats`` times, on one torch and numba thread: 0-ply evaluation of batches of
     30 boards (about one position's plays), 1-ply move choice on :func:`search_positions`
     (ms per move), and a self-play round of 500 games with one worker. Each figure is a median.
+    A path of the default network's own file is loaded again and measured as another network,
+    named ``"PATH, the default again: noise floor"`` (:data:`DEFAULT_AGAIN`): its ratios to the
+    baseline are the machine's noise floor.
 
     Returns:
         ``{"baseline": name, "figures": {name: {"eval_boards_per_s", "ply1_ms",
         "selfplay_games_per_s", "hidden", "race_hidden", "encoder"}}}`` (``race_hidden``: the race net's
-        hidden layers, ``None`` without one).
+        hidden layers, ``None`` without one); a name is the checkpoint's path as given, the baseline's
+        the default network's path.
     """
     import copy
 
@@ -651,10 +666,13 @@ def run_network_benchmark(paths=(), repeats: int = 3, seed: int = 0, positions: 
     from nard_ai.play.selfplay import play_round
 
     shipped = default_checkpoint_path()
-    paths = [shipped, *(paths or [p for p in sorted(shipped.parent.glob("nard-*.pt")) if p != shipped])]
+    paths = paths or [p for p in sorted(shipped.parent.glob("nard-*.pt")) if p != shipped]
+    files = {str(shipped): shipped}  # name -> checkpoint file, the baseline first
+    for p in paths:
+        files[f"{p}, {DEFAULT_AGAIN}" if _same_file(p, shipped) else str(p)] = Path(p)
     boards, dice = search_positions(positions, np.random.default_rng([seed, 1]))
     rows = random_play_positions(3000, np.random.default_rng([seed, 2]))[0][:3000]
-    nets = {str(p): load_checkpoint(p).network for p in paths}
+    nets = {name: load_checkpoint(path).network for name, path in files.items()}  # each loaded anew
     runs: dict[str, dict[str, list[float]]] = {n: {"eval": [], "ply1": [], "selfplay": []} for n in nets}
     threads = (torch.get_num_threads(), numba.get_num_threads())
     torch.set_num_threads(1)
@@ -663,7 +681,7 @@ def run_network_benchmark(paths=(), repeats: int = 3, seed: int = 0, positions: 
         for k in range(repeats + 1):
             for name, net in nets.items():
                 ev = NetworkEvaluator(net)
-                agent = load_agent(name, ply=1)
+                agent = load_agent(files[name], ply=1)
                 t = time.perf_counter()
                 for s in range(0, len(rows) - 29, 30):
                     ev.evaluate(rows[s : s + 30])
@@ -805,7 +823,10 @@ def run_rollout_benchmark(
     first) on the same seeds, so that a machine that drifts between rounds
     (this one does, by up to ±30%) moves all of them alike; their figures go
     under ``"compared"``, keyed by path, and :func:`format_rollout_table` gives
-    their games/s as ratios to the first network's.
+    their games/s as ratios to the first network's. A ``compare`` path of the first network's own
+    file is loaded again and rolled out as another network, its ``"network"`` name followed by
+    ``", the default again: noise floor"`` (:data:`DEFAULT_AGAIN`; ``"the baseline again"`` when
+    ``checkpoint`` names another network than the default): its ratios are the machine's noise floor.
 
     Returns:
         ``{"network": agent name, "threads": [torch, numba], "positions": {name: {"plain": F,
@@ -821,8 +842,16 @@ def run_rollout_benchmark(
     from nard_ai.agents import load_agent
     from nard_ai.play.rollout import rollout
 
+    try:
+        from nard_ai.model.network import default_checkpoint_path
+
+        default = default_checkpoint_path()
+    except ImportError:  # no torch: load_agent below says so
+        default = None
+    baseline_file = default if checkpoint is None else checkpoint
+    again = DEFAULT_AGAIN if _same_file(baseline_file, default) else "the baseline again: noise floor"
     specs = [checkpoint, *compare]
-    agents = [load_agent(c) for c in specs]
+    agents = [load_agent(c) for c in specs]  # each loaded anew: the first network's file again too
     for agent in agents:  # load every kernel first: each kind of rollout timed below, once, untimed
         for luck, threads in ((True, None), (False, None), (False, 1)):
             rollout(starting_board(), 36, agent=agent, variance_reduction=luck, threads=threads)
@@ -857,7 +886,7 @@ def run_rollout_benchmark(
     results = []
     for i, agent in enumerate(agents):
         result: dict = {
-            "network": agent.name,
+            "network": f"{agent.name}, {again}" if i and _same_file(specs[i], baseline_file) else agent.name,
             "threads": [torch.get_num_threads(), numba.get_num_threads()],
             "positions": {
                 name: {"plain": summary(plain), "vr": summary(lucky)}
@@ -932,23 +961,21 @@ MAX_SEED = 2**63 - 1
 
 
 def _check_networks(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Refuse (``parser.error``: one line, status 2) a ``--network`` that is not a readable checkpoint, the
-    default network (the baseline, measured anyway) or one given twice, before any benchmark starts."""
+    """Refuse (``parser.error``: one line, status 2) a ``--network`` that is not a readable checkpoint or one
+    given twice, before any benchmark starts. The default network's own file is taken: it is loaded again and
+    measured beside the baseline, labelled :data:`DEFAULT_AGAIN` (the machine's noise floor)."""
     if not args.network:
         return
     if args.part not in ("networks", "rollout"):
         parser.error(f"--network needs --part networks or --part rollout, not --part {args.part}")
     try:
-        from nard_ai.model.network import default_checkpoint_path, load_checkpoint  # torch
+        from nard_ai.model.network import load_checkpoint  # torch
     except ImportError:  # no torch: the part says it is skipped
-        default_checkpoint_path = load_checkpoint = None
-    default = default_checkpoint_path().resolve() if default_checkpoint_path else None
+        load_checkpoint = None
     seen: set[Path] = set()
     for path in args.network:
         if not Path(path).is_file():
             parser.error(f"--network {path}: no such checkpoint file")
-        if Path(path).resolve() == default:
-            parser.error(f"--network {path}: the default network, the baseline every run measures")
         if Path(path).resolve() in seen:
             parser.error(f"--network {path}: given twice")
         seen.add(Path(path).resolve())
@@ -989,7 +1016,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="--part networks: a checkpoint to compare with the default network (repeatable; default: the "
         "other shipped networks); --part rollout: a checkpoint rolled out too, taking turns with the default "
-        "network in this process, its games/s also as ratios to the default's (repeatable)",
+        "network in this process, its games/s also as ratios to the default's (repeatable). The default "
+        f"network's own file is loaded again and measured as '{DEFAULT_AGAIN}'",
     )
     args = parser.parse_args(argv)
     _check_networks(parser, args)

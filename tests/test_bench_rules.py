@@ -10,6 +10,7 @@ a measured positive rate and that the games counted were really played.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -153,9 +154,9 @@ def test_an_unreadable_network_is_one_error_line_and_status_2_before_any_work(
     assert f"--network: {bad}: not a readable nard_ai checkpoint (corrupt or truncated" in line
 
 
-def test_a_network_given_twice_or_the_default_one_is_refused(monkeypatch, capsys):
+def test_a_network_given_twice_is_refused(monkeypatch, capsys):
     """The figures are keyed by network: a second copy of one (the same file by another path) would
-    silently replace the first, and the default network is always measured as the baseline."""
+    silently replace the first. The default network given twice is refused alike."""
     from nard_ai.model.network import default_checkpoint_path
 
     small = default_checkpoint_path().with_name("nard-td198.pt")
@@ -164,8 +165,131 @@ def test_a_network_given_twice_or_the_default_one_is_refused(monkeypatch, capsys
         ["--part", "rollout", "--network", str(small), "--network", str(again)], monkeypatch, capsys
     )
     assert line.endswith(f"--network {again}: given twice")
-    line = _refusal(["--part", "networks", "--network", str(default_checkpoint_path())], monkeypatch, capsys)
-    assert "the default network" in line
+    default = default_checkpoint_path()
+    line = _refusal(
+        ["--part", "networks", "--network", str(default), "--network", str(default)], monkeypatch, capsys
+    )
+    assert line == f"python -m nard_ai.bench: error: --network {default}: given twice"
+
+
+# --------------------------------------------------------------------------- the default network again
+
+
+def test_the_default_network_named_by_network_is_measured_again_as_the_noise_floor(monkeypatch, capsys):
+    """Issue: ``--network checkpoints/nard-expert.pt`` was refused (the default is always the baseline), which
+    ruled out measuring the machine's noise floor, the default against itself. Now ``--part networks`` loads
+    the file a second time and measures it as another network, named by its path and "the default again:
+    noise floor" (even given as the very path string of the baseline, the two stay apart). Timing is faked
+    (each evaluation pass 1 s for 3,000 boards, 2 ms a move, 500 self-play games in 2 s), so the lines are
+    exact; both figures are the default's, so every ratio is 1.00x."""
+    from types import SimpleNamespace
+
+    import nard_ai.model.network
+    import nard_ai.play.selfplay
+    from nard_ai.model.network import default_checkpoint_path
+
+    default = default_checkpoint_path()
+    loads = []
+    real_load = nard_ai.model.network.load_checkpoint
+
+    def recording_load(path):
+        loads.append((Path(path).resolve(), real_load(path)))
+        return loads[-1][1]
+
+    ticks = iter(range(10**6))
+    monkeypatch.setattr(bench, "time", SimpleNamespace(perf_counter=lambda: float(next(ticks))))
+    monkeypatch.setattr(bench, "search_ms_per_move", lambda agent, boards, dice, repeats: [2.0] * len(boards))
+    monkeypatch.setattr(
+        nard_ai.play.selfplay, "play_round", lambda *a, **k: SimpleNamespace(games=500, seconds=2.0)
+    )
+    monkeypatch.setattr(nard_ai.model.network, "load_checkpoint", recording_load)
+    argv = ["--part", "networks", "--network", str(default), "--repeats", "1", "--search-positions", "2"]
+    assert bench.main(argv) == 0
+    again = f"{default}, the default again: noise floor"
+    assert capsys.readouterr().out.splitlines() == [
+        f"what a network costs (one thread; medians; ratios to {default}): 0-ply evaluation at batch 30 "
+        "(boards/s), 1-ply move choice (ms/move), self-play (games/s, one worker)",
+        f"{str(default):>40}      3,000 (1.00x)    2.00 ms (1.00x)     250 (1.00x)",
+        f"{again:>40}      3,000 (1.00x)    2.00 ms (1.00x)     250 (1.00x)",
+    ]
+    # the first two loads are the two networks measured: the default's file twice, two separate networks
+    assert [path for path, _ in loads[:2]] == [default.resolve()] * 2
+    assert loads[0][1].network is not loads[1][1].network
+
+
+def test_the_default_network_named_by_network_is_rolled_out_again_as_the_noise_floor(monkeypatch, capsys):
+    """``--part rollout --network checkpoints/nard-expert.pt``: the default network is loaded a second time
+    and rolled out taking turns with the baseline, its table headed "the default again: noise floor" and its
+    games/s as ratios to the baseline's. Rollouts are faked (100 games/s each), so every ratio is 1.00x."""
+    from types import SimpleNamespace
+
+    import nard_ai.agents
+    import nard_ai.play.rollout
+    from nard_ai.model.network import default_checkpoint_path
+
+    default = default_checkpoint_path()
+    agents = []
+    real_agent = nard_ai.agents.load_agent
+
+    def recording_agent(spec=None, ply=0):
+        agents.append((spec, ply, real_agent(spec, ply=ply)))
+        return agents[-1][2]
+
+    def fake_rollout(board, games, agent=None, seed=0, variance_reduction=None, threads=None):
+        return SimpleNamespace(games=games, games_per_s=100.0, equity=0.0, equity_ci=0.1, mean_plies=40.0)
+
+    monkeypatch.setattr(nard_ai.play.rollout, "rollout", fake_rollout)
+    monkeypatch.setattr(nard_ai.agents, "load_agent", recording_agent)
+    assert bench.main(["--part", "rollout", "--network", str(default), "--repeats", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    name = f"{default.name}:0"
+    columns = (
+        f"{'position':>10} {'ply':>4} {'luck adj.':>10} {'threads':>8} {'games/s':>9} {'CI/1296 g':>10} "
+        f"{'CI/1 s':>8} {'plies':>6}"
+    )
+    rows = 3 * 2 + 1 + 2  # three positions with and without luck adjustment, one thread, 1-ply both ways
+    assert len(lines) == 2 * (2 + rows + 1)
+    assert lines[:2] == [
+        f"rollouts of {name} (medians): games/s, equity 95% CI per 1,296 games and per second",
+        columns,
+    ]
+    compared = lines[2 + rows + 1 :]
+    assert compared[:2] == [
+        f"rollouts of {name}, the default again: noise floor (medians): games/s, equity 95% CI per 1,296 "
+        "games and per second",
+        f"{columns} x {name}",
+    ]
+    assert all(row.endswith(f" {'1.00':>15}x") for row in compared[2 : 2 + rows])
+    # two 0-ply agents loaded: the baseline (None: the default) and the default's file again, two networks
+    zero_ply = [(spec, agent) for spec, ply, agent in agents if ply == 0]
+    assert [spec for spec, _ in zero_ply] == [None, str(default)]
+    assert zero_ply[0][1].evaluator.network is not zero_ply[1][1].evaluator.network
+
+
+def test_a_rollout_baseline_named_again_is_labelled_the_baseline_again(monkeypatch):
+    """With ``checkpoint`` (another network than the default) as the first network, ``compare`` naming its
+    file again gives "the baseline again: noise floor"; another file keeps its own name."""
+    from types import SimpleNamespace
+
+    import nard_ai.agents
+    import nard_ai.play.rollout
+
+    def fake_rollout(board, games, agent=None, seed=0, variance_reduction=None, threads=None):
+        return SimpleNamespace(games=games, games_per_s=100.0, equity=0.0, equity_ci=0.1, mean_plies=40.0)
+
+    def fake_agent(spec=None, ply=0):
+        return SimpleNamespace(spec=spec, ply=ply, name=f"{Path(spec).name}:{ply}")
+
+    monkeypatch.setattr(nard_ai.play.rollout, "rollout", fake_rollout)
+    monkeypatch.setattr(nard_ai.agents, "load_agent", fake_agent)
+    result = bench.run_rollout_benchmark(
+        games=36, vr_games=36, repeats=1, ply1_games=0, checkpoint="a.pt", compare=("./a.pt", "b.pt")
+    )
+    assert result["network"] == "a.pt:0"
+    assert {k: v["network"] for k, v in result["compared"].items()} == {
+        "./a.pt": "a.pt:0, the baseline again: noise floor",
+        "b.pt": "b.pt:0",
+    }
 
 
 # --------------------------------------------------------------------------- warm-up before timing

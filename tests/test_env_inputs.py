@@ -10,6 +10,9 @@
 3. A callable opponent's error in ``step`` interrupts the game mid-turn: the
    next ``step`` says so (it did not finish) and asks for a reset.
 4. Error messages print actions as plain numbers (``3000``, not ``np.int64(3000)``).
+5. ``options["reset_mask"]`` is what ``SyncVectorEnv`` takes (a NumPy bool array of shape
+   ``(num_envs,)`` with one True at least), never converted; anything else is refused with
+   ``SyncVectorEnv``'s exception class and one line saying what was given and what is needed.
 """
 
 from __future__ import annotations
@@ -318,3 +321,99 @@ def test_an_illegal_numpy_action_is_named_as_a_plain_number():
     game.reset(seed=0)
     with pytest.raises(ValueError, match=r"^action 3000 is not legal in game 0 \(legal: \[0, "):
         game.step(np.int64(3000))
+
+
+# --------------------------------------------------------------------------
+# 5. reset_mask as gymnasium's SyncVectorEnv takes it
+# --------------------------------------------------------------------------
+
+_NEED_3 = "options['reset_mask'] must be a NumPy bool array of shape (3,), one entry per game, got "
+
+BAD_RESET_MASKS = [
+    # (mask, exception class, the exact message); gymnasium checks type, shape, dtype, one True, in that order
+    (np.array([0, 2, 1]), TypeError, _NEED_3 + "dtype int64"),
+    (np.array([1.0, 0.0, 1.0]), TypeError, _NEED_3 + "dtype float64"),
+    (np.ones(2, dtype=bool), ValueError, _NEED_3 + "shape (2,)"),
+    (np.ones((3, 1), dtype=bool), ValueError, _NEED_3 + "shape (3, 1)"),
+    (np.array(True), ValueError, _NEED_3 + "shape ()"),
+    (np.array([0, 2]), ValueError, _NEED_3 + "shape (2,)"),  # shape is checked before dtype, as gymnasium
+    (
+        np.zeros(3, dtype=bool),
+        ValueError,
+        "options['reset_mask'] must be True for at least one game, got all 3 False",
+    ),
+    ([True, False, True], TypeError, _NEED_3 + "[True, False, True] (list)"),
+    (None, TypeError, _NEED_3 + "None (NoneType)"),
+]
+BAD_IDS = ["int-dtype", "float-dtype", "short", "2-d", "0-d", "short-int", "all-false", "list", "none"]
+
+
+@pytest.mark.parametrize(("mask", "error", "message"), BAD_RESET_MASKS, ids=BAD_IDS)
+def test_a_bad_reset_mask_is_refused_with_what_was_given_and_what_is_needed(mask, error, message):
+    """Issue: ``reset_mask`` went through ``np.asarray(mask, dtype=bool)``, so ``[0, 2, 1]`` read as
+    ``[False, True, True]`` and an all-False mask reset nothing, where gymnasium's SyncVectorEnv refuses
+    both. Now each is one line naming what was given and what is needed, and the refused reset leaves
+    every game and generator as it was."""
+    v, control = BackgammonVectorEnv(num_envs=3), BackgammonVectorEnv(num_envs=3)
+    obs, _ = v.reset(seed=4)
+    control.reset(seed=4)
+    with pytest.raises(error) as caught:
+        v.reset(seed=9, options={"reset_mask": mask})
+    assert str(caught.value) == message and "\n" not in message
+    np.testing.assert_array_equal(v._games.observe(v._all)[0], obs)
+    _, infos = v.reset(options={"reset_mask": np.array([False, True, False])})  # no seed: game 1 plays on
+    _, control_infos = control.reset(options={"reset_mask": np.array([False, True, False])})
+    np.testing.assert_array_equal(infos["action_mask"], control_infos["action_mask"])
+    for _ in range(5):
+        actions = legal_actions(infos)
+        obs, *_, infos = v.step(actions)
+        control_obs, *_, control_infos = control.step(actions)
+        np.testing.assert_array_equal(obs, control_obs)
+
+
+@pytest.mark.parametrize(("mask", "error", "message"), BAD_RESET_MASKS, ids=BAD_IDS)
+def test_sync_vector_env_refuses_the_same_reset_masks_with_the_same_exception_class(mask, error, message):
+    """The rule is gymnasium's (``SyncVectorEnv.reset``, gymnasium 1.x): every mask refused above is
+    refused there too, with the same exception class."""
+    sync = SyncVectorEnv([BackgammonEnv] * 3, autoreset_mode=AutoresetMode.NEXT_STEP)
+    sync.reset(seed=4)
+    with pytest.raises(error, match="reset_mask"):
+        sync.reset(seed=9, options={"reset_mask": mask})
+    sync.close()
+
+
+def test_a_python_list_of_bools_is_refused_as_gymnasium_refuses_it():
+    """Decision: a Python list of bools is refused (``TypeError``), not converted. Gymnasium's
+    SyncVectorEnv and AsyncVectorEnv refuse anything that is not a ``np.ndarray`` (``TypeError: `options
+    ['reset_mask']` must be a numpy array``), so code written against this env must run unchanged on
+    theirs; and converting a list is what read ``[0, 2]`` as ``[False, True]``. The same mask as an array
+    is taken."""
+    v = BackgammonVectorEnv(num_envs=2)
+    v.reset(seed=0)
+    with pytest.raises(TypeError) as caught:
+        v.reset(seed=1, options={"reset_mask": [True, False]})
+    assert str(caught.value) == (
+        "options['reset_mask'] must be a NumPy bool array of shape (2,), one entry per game, "
+        "got [True, False] (list)"
+    )
+    sync = SyncVectorEnv([BackgammonEnv] * 2, autoreset_mode=AutoresetMode.NEXT_STEP)
+    sync.reset(seed=0)
+    with pytest.raises(TypeError, match="must be a numpy array"):
+        sync.reset(seed=1, options={"reset_mask": [True, False]})
+    sync.close()
+    _, infos = v.reset(seed=1, options={"reset_mask": np.array([True, False])})
+    assert infos["_action_mask"].tolist() == [True, False]
+
+
+def test_a_valid_reset_mask_is_not_changed_and_a_reset_without_one_resets_every_game():
+    """The check converts nothing: the caller's mask (and options dict) come back as given; no
+    ``reset_mask`` key resets all games, as SyncVectorEnv."""
+    v = BackgammonVectorEnv(num_envs=3)
+    v.reset(seed=0)
+    mask = np.array([True, False, True])
+    options = {"reset_mask": mask}
+    _, infos = v.reset(seed=1, options=options)
+    assert options == {"reset_mask": mask} and mask.tolist() == [True, False, True]
+    assert infos["_action_mask"].tolist() == [True, False, True]
+    _, infos = v.reset(seed=1)
+    assert infos["_action_mask"].tolist() == [True, True, True]
