@@ -449,6 +449,26 @@ def test_a_2_63_field_over_the_socket_is_an_error_line_and_the_connection_stays(
         assert b"/" in _read_line(conn)
 
 
+@pytest.mark.parametrize("blank", [b"\n", b"\r\n", b"\0\n", b"  \t\n"])
+def test_an_empty_line_gets_an_error_line_like_any_line_it_cannot_read(blank):
+    # it got no reply before, and the client waited; gnubg never sends one (each of its writes is one
+    # board line, its NUL after the newline), so the reply cannot be read as an answer to a later board
+    with _serving() as address, socket.create_connection(address, timeout=30) as conn:
+        conn.sendall(blank)
+        assert _read_line(conn) == b"Error: expected a FIBS 'board:' line, got an empty line\n"
+        conn.sendall(OPENING_63.encode() + b"\n\0")  # as gnubg writes it: the NUL leads the next line
+        assert b"/" in _read_line(conn)
+        conn.sendall(OPENING_63.encode() + b"\n\0")
+        assert b"/" in _read_line(conn)
+
+
+def test_respond_to_an_empty_line_is_the_error_line():
+    assert (
+        ExternalPlayer(GammonChaser()).respond("")
+        == "Error: expected a FIBS 'board:' line, got an empty line"
+    )
+
+
 def test_lines_up_to_the_cap_are_read_and_one_byte_more_is_refused():
     with _serving() as address, socket.create_connection(address, timeout=30) as conn:
         conn.sendall(b"x" * MAX_LINE_BYTES + b"\n")
@@ -551,7 +571,7 @@ def test_server_limits_out_of_range_are_value_errors(limits, message):
     ("argv", "message"),
     [
         (["serve", "--idle-timeout", "5"], "--idle-timeout applies to --external only"),
-        (["serve", "--external", "0", "--max-body-bytes", "5"], "--max-body-bytes applies to HTTP only"),
+        (["serve", "--external", "0", "--max-body-bytes", "4096"], "--max-body-bytes applies to HTTP only"),
         (
             ["serve", "--external", "0", "--max-connections", "0"],
             "argument --max-connections: must be >= 1, got 0",
@@ -630,9 +650,7 @@ def test_the_server_still_answers_after_a_stream_of_fuzzed_lines():
         reader = conn.makefile("rb")
         for line in lines:
             payload = line.replace("\n", " ").encode("utf-8", errors="surrogateescape")
-            if not payload.replace(b"\0", b"").strip():
-                continue  # a blank line gets no reply
-            conn.sendall(payload + b"\n")
+            conn.sendall(payload + b"\n")  # a blank line too gets its one reply, an Error line
             reply = reader.readline()
             assert reply.endswith(b"\n") and b"internal error" not in reply, (line, reply)
         conn.sendall(OPENING_63.encode() + b"\0\n")

@@ -231,7 +231,7 @@ def test_the_dice_come_from_an_xgid_when_not_given(client):
 @pytest.mark.parametrize(
     "body, words",
     [
-        ({"id": START_ID}, "dice: give dice[0] and dice[1]"),
+        ({"id": START_ID}, 'dice: give "dice": [die1, die2] (1..6), or an ID whose dice are rolled'),
         ({"id": START_ID, "dice": [7, 1]}, "dice[0] must be 1..6"),
         ({"board": pos({1: 1}, {}), "dice": [3, 1]}, "already over"),
     ],
@@ -364,7 +364,12 @@ def test_one_rollout_runs_at_a_time_and_a_running_one_can_be_cancelled(client):
     [
         ({"id": START_ID, "games": 0}, 422),
         ({"id": START_ID, "games": MAX_ROLLOUT_GAMES + 1}, 422),
-        ({"id": START_ID, "ply": 2}, 422),  # web rollouts: ply 0..1
+        (
+            {"id": START_ID, "ply": 2},
+            400,
+        ),  # web rollouts: ply 0..1; a ply out of range is a 400, as everywhere
+        ({"id": START_ID, "ply": -1}, 400),
+        ({"id": START_ID, "ply": True}, 422),  # strict: a bool is no integer
         ({"id": START_ID, "seed": -1}, 422),
         ({"id": START_ID, "truncate": 0}, 422),
         ({"id": START_ID, "games": 36.0}, 422),  # strict: a float is no integer
@@ -377,6 +382,8 @@ def test_bad_rollout_requests_are_refused(client, body, status):
     assert r.status_code == status
     if status == 400 and "game" in body:
         assert "the body takes id, board, games, ply, seed, truncate, cubeful" in r.json()["detail"]
+    if status == 400 and "ply" in body:
+        assert r.json() == {"detail": f"ply must be 0..1 for a rollout over HTTP, got {body['ply']}"}
 
 
 def test_a_rollout_past_its_time_limit_stops_as_timed_out(client, monkeypatch):
@@ -492,16 +499,31 @@ def test_errors_only_lists_the_marked_decisions(client):
     [
         ("", b"", 400, "empty"),
         ("", b"this is not a match\n", 400, "body: not a readable .mat match"),
-        ("?ply=2", b"x", 400, "ply must be 0..1"),
-        ("?ply=1.0", b"x", 400, "ply must be 0..1"),
-        ("?errors_only=yes", b"x", 400, "errors_only must be true or false"),
-        ("?depth=1", b"x", 400, "unknown query parameter 'depth'"),
-        ("?ply=0&ply=1", b"x", 400, "more than once"),
+        ("?ply=2", b"x", 400, "ply must be 0..1 for an analysis over HTTP, got 2"),
+        ("?depth=1", b"x", 400, "unknown query parameter depth; this endpoint takes ply and errors_only"),
+        ("?ply=0&ply=1", b"x", 400, "query parameter ply given more than once"),
     ],
 )
 def test_bad_analysis_requests_are_400s(client, query, content, status, words):
     r = client.post("/web/analysis" + query, content=content)
     assert r.status_code == status and words in r.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    "query, error",
+    [
+        # the README's table: a query integer only digits, a query flag only true or false: 422, as /cube's
+        ("?ply=1.0", {"type": "int_parsing", "loc": ["query", "ply"],
+                      "msg": "Input should be an integer written in digits, e.g. 3", "input": "1.0"}),
+        ("?errors_only=yes", {"type": "bool_parsing", "loc": ["query", "errors_only"],
+                              "msg": "Input should be true or false", "input": "yes"}),
+        ("?errors_only=1", {"type": "bool_parsing", "loc": ["query", "errors_only"],
+                            "msg": "Input should be true or false", "input": "1"}),
+    ],
+)  # fmt: skip
+def test_analysis_query_values_of_the_wrong_type_are_422s_as_the_backends(client, query, error):
+    r = client.post("/web/analysis" + query, content=b"x")
+    assert r.status_code == 422 and r.json() == {"detail": [error]}
 
 
 def test_an_upload_over_the_mat_limit_is_a_413():

@@ -18,8 +18,8 @@ dice rolled                           the play in gnubg's notation, one
                                       numbering, ``bar`` and ``off`` spelled
                                       out (``8/5 6/5``, ``bar/22 13/11``); an
                                       empty line when no move is possible
-a request we cannot read              ``Error: <why>`` (gnubg prints it and
-                                      stops asking; the server keeps running
+a request we cannot read, an empty    ``Error: <why>`` (gnubg prints it and
+line included                         stops asking; the server keeps running
                                       and the connection stays open)
 ====================================  =========================================
 
@@ -258,6 +258,8 @@ def parse_fibs_board(line: str, gnubg: bool = True) -> FibsBoard:
     if len(line) > MAX_LINE_BYTES:
         raise ValueError(f"a FIBS board line has at most {MAX_LINE_BYTES} characters, got {len(line)}")
     text = line.strip().strip("\0").strip()
+    if not text:
+        raise ValueError("expected a FIBS 'board:' line, got an empty line")
     if not text.startswith("board:"):
         raise ValueError(f"expected a FIBS 'board:' line, got '{_escape(text[:40])}'")
     fields = text[len("board:") :].split(":")
@@ -484,11 +486,13 @@ class _Handler(socketserver.BaseRequestHandler):
         log.info("gnubg disconnected")
 
     def _answer(self, player: ExternalPlayer, raw: bytes) -> bool:
-        # gnubg writes each line with its trailing NUL byte; bytes that are not UTF-8
-        # survive as surrogates, so an error can quote them (escaped: replies are ASCII)
+        # gnubg writes each board line with a NUL byte after its newline (ComputerTurn: strlen + 1 bytes),
+        # which leads the next line here and is dropped; bytes that are not UTF-8 survive as surrogates,
+        # so an error can quote them (escaped: replies are ASCII). An empty line is a line we cannot
+        # read like any other, answered with an Error line so that a client typing one is not left
+        # waiting; gnubg never sends one (each of its writes is one board line), so no reply of ours
+        # can answer a later board of gnubg's.
         line = raw.replace(b"\0", b"").decode("utf-8", errors="surrogateescape").strip()
-        if not line:
-            return True
         reply = player.respond(line)
         log.debug("%s -> %s", _escape(line), reply)
         return self._send(reply)

@@ -35,10 +35,12 @@ moves are in the mover's numbering, 25 = the bar, 0 = off.
 
 Errors are those of the backend (:mod:`nard_ai.interfaces.http`, whose request decoding these
 handlers reuse): a malformed request is a ``400`` naming the field, a schema error a ``422``,
-strict JSON types, unknown fields refused. Further: an unknown rollout job is a ``404``; a second
-rollout while one runs (in any worker process: the jobs are files in a folder the workers share,
-:mod:`nard_ai.interfaces.web_jobs`) a ``429``; a ``.mat`` body
-over :data:`MAX_MAT_BYTES` a ``413`` (the server's own body limit applies first); a body that is not
+strict JSON types, unknown fields refused, a query parameter of a JSON endpoint (or of the rollout
+job's ``GET`` and ``DELETE``) refused (``400``); a ply out of its range is a ``400`` here too
+(``/web/rollout`` and ``/web/analysis``: 0..1), a query value of the wrong type a ``422``.
+Further: an unknown rollout job is a ``404``; a second rollout while one runs (in any worker
+process: the jobs are files in a folder the workers share, :mod:`nard_ai.interfaces.web_jobs`) a
+``429``; a ``.mat`` body over :data:`MAX_MAT_BYTES` a ``413`` (the server's own body limit applies first); a body that is not
 a ``.mat`` record a ``400`` naming the line.
 
 Games against the engine are cubeless money games (no doubling): the human takes the first
@@ -67,6 +69,7 @@ as a comment: FastAPI would publish a docstring), a row in the table above, and 
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -76,6 +79,7 @@ from typing import Annotated, Any
 
 import numpy as np
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
@@ -157,7 +161,10 @@ class RollBody(BaseModel):
 
 class RolloutBody(BoardBody):
     games: StrictInt = Field(default=1296, ge=1, le=MAX_ROLLOUT_GAMES, description="games to play")
-    ply: StrictInt = Field(default=0, ge=0, le=MAX_ROLLOUT_PLY, description="the rollout's search depth")
+    ply: StrictInt = Field(
+        default=0,
+        description=f"the rollout's search depth, 0..{MAX_ROLLOUT_PLY} (a 400 outside, as every ply)",
+    )
     seed: StrictInt = Field(default=0, ge=0, le=MAX_SEED, description="seed of the dice")
     truncate: StrictInt | None = Field(
         default=None, ge=1, le=1000, description="stop each game after this many plies"
@@ -381,6 +388,34 @@ def _bad(message: str, status: int = 400) -> HTTPException:
     return HTTPException(status_code=status, detail=message)
 
 
+def _cut(text: str, most: int = 20) -> str:
+    """A refused value as quoted back in a 400: at most ``most`` characters."""
+    return text if len(text) <= most else f"{text[:most]}... ({len(text)} characters)"
+
+
+_DIGITS = re.compile(r"[+-]?[0-9]+")
+_DIGITS_MAX = 4300  # pydantic's longest integer text, as the backend's strict query integers
+
+
+def _query_errors(ply: str | None, errors_only: str | None) -> list[dict[str, Any]]:
+    """``POST /web/analysis``'s query values of the wrong type, as FastAPI's 422 errors: the same answers
+    as the backend's strict query types (``QInt``: digits only; ``QBool``: ``true`` or ``false``), which
+    this module cannot import (the backend imports it)."""
+    errors: list[dict[str, Any]] = []
+    if ply is not None and not _DIGITS.fullmatch(ply):
+        message = "Input should be an integer written in digits, e.g. 3"
+        errors.append({"type": "int_parsing", "loc": ("query", "ply"), "msg": message, "input": ply})
+    elif ply is not None and len(ply.lstrip("+-").lstrip("0")) + ply.startswith("-") > _DIGITS_MAX:
+        message = "Unable to parse input string as an integer, exceeded maximum size"
+        errors.append({"type": "int_parsing_size", "loc": ("query", "ply"), "msg": message, "input": ply})
+    if errors_only not in (None, "true", "false"):
+        message = "Input should be true or false"
+        errors.append(
+            {"type": "bool_parsing", "loc": ("query", "errors_only"), "msg": message, "input": errors_only}
+        )
+    return errors
+
+
 # --------------------------------------------------------------------------- the state the handlers share
 
 
@@ -566,6 +601,9 @@ def post_reply(body: ReplyBody, web: WebDep) -> ReplyResponse:
     responses={429: {"description": "a rollout is running (in any worker process)"}},
 )
 def post_rollout(body: RolloutBody, web: WebDep) -> JobStarted:
+    # a ply the engine refuses here is a 400, as a ply outside 0..2 anywhere (the README's table)
+    if not 0 <= body.ply <= MAX_ROLLOUT_PLY:
+        raise _bad(f"ply must be 0..{MAX_ROLLOUT_PLY} for a rollout over HTTP, got {_cut(str(body.ply))}")
     board, state = web.decode(body.id, body.board)
     web.live(board, state)
     cube = None
@@ -596,8 +634,10 @@ def delete_rollout(job: str, web: WebDep) -> JobStatus:
     return _find(web.jobs.cancel(job), job)
 
 
-# The analysis of the ``.mat`` body (:func:`_analyse`, in the thread pool). 400 on an unknown, repeated or
-# bad query parameter, an empty or unreadable body; 413 over ``max_mat_bytes``. Registered by _routes.
+# The analysis of the ``.mat`` body (:func:`_analyse`, in the thread pool). 400 on an unknown or repeated query
+# parameter, a ply outside 0..1, an empty or unreadable body; 422 (FastAPI's list, as the backend's strict
+# query types: _query_errors) on a ply not in digits or a flag not true/false; 413 over ``max_mat_bytes``.
+# Registered by _routes.
 async def post_analysis(
     request: Request,
     web: WebDep,
@@ -614,16 +654,23 @@ async def post_analysis(
     names = [n for n, _ in request.query_params.multi_items()]
     unknown = [n for n in dict.fromkeys(names) if n not in ("ply", "errors_only")]
     if unknown:
-        raise _bad(f"unknown query parameter {unknown[0][:40]!r}; this endpoint takes ply and errors_only")
-    if len(names) != len(set(names)):
-        raise _bad("a query parameter is given more than once")
+        listed = ", ".join(_cut(n, 40) for n in unknown[:10]) + (
+            f" and {len(unknown) - 10} more" * (len(unknown) > 10)
+        )
+        raise _bad(
+            f"unknown query parameter{'s' * (len(unknown) > 1)} {listed}; this endpoint takes ply and errors_only"
+        )
+    repeated = [n for n in dict.fromkeys(names) if names.count(n) > 1]
+    if repeated:
+        raise _bad(f"query parameter{'s' * (len(repeated) > 1)} {', '.join(repeated)} given more than once")
+    errors = _query_errors(ply, errors_only)
+    if errors:
+        raise RequestValidationError(errors)
     depth = None
     if ply is not None:
-        if ply not in {str(p) for p in range(MAX_ANALYSIS_PLY + 1)}:
-            raise _bad(f"ply must be 0..{MAX_ANALYSIS_PLY} for an analysis over HTTP, got {ply[:20]!r}")
         depth = int(ply)
-    if errors_only not in (None, "true", "false"):
-        raise _bad(f"errors_only must be true or false, got {errors_only[:20]!r}")
+        if not 0 <= depth <= MAX_ANALYSIS_PLY:
+            raise _bad(f"ply must be 0..{MAX_ANALYSIS_PLY} for an analysis over HTTP, got {_cut(ply)}")
     limit = web.max_mat_bytes
     length = request.headers.get("content-length")
     if length is not None and length.strip().isdigit() and int(length) > limit:

@@ -17,7 +17,6 @@ from nard_ai.interfaces.commands.common import (
     add_checkpoint,
     add_ply,
     agent_arg,
-    non_negative_int,
     positive_int,
     positive_seconds,
 )
@@ -49,6 +48,26 @@ EXAMPLES = (
 _HTTP_ONLY = ("max_body_bytes", "request_timeout", "batch_window_ms", "max_batch", "max_queue", "workers")
 
 
+# http.limits.MIN_BODY_BYTES and SMALLEST_BODY, not imported here (the web stack is slow to load);
+# tests/test_server.py keeps them equal
+MIN_BODY_BYTES = 36
+SMALLEST_BODY = '{"id":"4HPwATDgc/ABMA","dice":[3,1]}'
+
+
+def _body_bytes(text: str) -> int:
+    """argparse type: a body limit in bytes, at least :data:`MIN_BODY_BYTES` (the smallest POST /move body)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if value < MIN_BODY_BYTES:
+        raise argparse.ArgumentTypeError(
+            f"must be at least {MIN_BODY_BYTES} bytes (the smallest POST /move body, {SMALLEST_BODY}, "
+            f"is {MIN_BODY_BYTES} bytes), got {text}"
+        )
+    return value
+
+
 def _window_ms(text: str) -> float:
     """argparse type: a number of milliseconds 0..1000."""
     try:
@@ -77,9 +96,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     # to load); tests/test_server.py checks that the numbers in these help texts are their defaults
     p.add_argument(
         "--max-body-bytes",
-        type=non_negative_int,
+        type=_body_bytes,
         default=None,
-        help="HTTP: the largest request body taken, in bytes; a larger one is answered 413 (default: 65536)",
+        help=f"HTTP: the largest request body taken, in bytes, at least {MIN_BODY_BYTES} (the smallest POST "
+        "/move body); a larger one is answered 413 (default: 65536)",
     )
     p.add_argument(
         "--request-timeout",

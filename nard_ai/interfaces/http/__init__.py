@@ -27,14 +27,22 @@ opponent's; ``p25`` the mover's bar, ``>= 0``; ``p0`` the opponent's bar,
 ``<= 0``; missing = 0), or as ``id``: a gnubg Position ID
 (``4HPwATDgc/ABMA``), a combined ``PositionID:MatchID``, or an XGID
 (``XGID=...``). With a Match ID or an XGID the board is seen from its player
-on roll, and its dice, cube and score are used where the request gives none.
+on roll, and its dice, cube and score are used (its dice where the request
+gives none).
 
 Give the position one way only: ``id`` together with ``p0``..``p25`` (or
-with ``board`` in a JSON body) is refused. Dice are ``die1`` and ``die2``
+with ``board`` in a JSON body) is refused. So is the cube and match state
+given twice: ``/cube`` with an ID that holds one (a Match ID, an XGID) and
+any of its cube parameters (``cube_value``, ``cube_owner``,
+``match_length``, ``score_on_roll`` and ``score_opponent`` in a query,
+``score`` in a body, ``crawford``, ``jacoby``); with a bare Position ID or
+pips they set the state, money with the cube centred at 1 where none is
+given, a score left out 0. Dice are ``die1`` and ``die2``
 (1..6) in a query, ``"dice": [3, 1]`` in a JSON body. ``ply`` is the search
 depth in gnubg's numbering (default: the server's ``--ply``). An unknown or
 repeated query parameter, or an unknown field of a JSON body, is refused
-(``400``) with its name, so a misspelt parameter is never silently ignored.
+(``400``) with its name, so a misspelt parameter is never silently ignored;
+so is any query parameter of a POST, whose fields are its JSON body.
 
 Money or match: ``/move`` ranks the plays by cubeless equity, unless the ID
 (a Match ID or an XGID) holds a match length; then by the plays' cubeless

@@ -23,7 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from nard_ai.core.ply import check_ply
 from nard_ai.core.signals import sigterm_as_interrupt
 from nard_ai.interfaces.batching import BatchSettings
-from nard_ai.interfaces.http.decoding import _bad, _decode, _dice, _live, _no_repeated_fields
+from nard_ai.interfaces.http.decoding import _bad, _decode, _dice, _live, _no_repeated_fields, _no_stray_query
 from nard_ai.interfaces.http.endpoints import _schema_error, _unexpected, router
 from nard_ai.interfaces.http.engine import Engine
 from nard_ai.interfaces.http.fast import _PlainQueries
@@ -62,7 +62,8 @@ def create_app(
         agent_factory: ``ply -> agent`` (a :class:`nard_ai.search.lookahead.Agent`);
             default :func:`nard_ai.agents.load_agent` with ``checkpoint``.
             Agents are built on first use and cached per ply.
-        max_body_bytes: the largest request body taken; a larger one is answered 413.
+        max_body_bytes: the largest request body taken, at least
+            :data:`~nard_ai.interfaces.http.limits.MIN_BODY_BYTES` (36); a larger one is answered 413.
         request_timeout: seconds a request's body may take to arrive after its headers; then 408.
         batch: the request batcher's window and bounds (:class:`nard_ai.interfaces.batching.BatchSettings`;
             default its defaults).
@@ -70,8 +71,9 @@ def create_app(
             server (:mod:`nard_ai.interfaces.web_jobs`); ``None``: a temporary one of this app's own.
 
     Raises:
-        ValueError: on a limit that is not a positive number (``max_body_bytes`` may be 0), or if the
-            default-ply agent cannot be built.
+        ValueError: on a limit that is not a positive number (``max_body_bytes`` below
+            :data:`~nard_ai.interfaces.http.limits.MIN_BODY_BYTES` too), or if the default-ply agent
+            cannot be built.
         FileNotFoundError: on a missing checkpoint.
     """
     _check_limits(max_body_bytes=max_body_bytes, request_timeout=request_timeout)
@@ -96,7 +98,9 @@ def create_app(
     # the routers: the engine's JSON endpoints; other pages and endpoints are included here, one line each
     app.include_router(router)
     install_web_board(
-        app, _web_board(agent_factory, ply, jobs_folder), dependencies=[Depends(_no_repeated_fields)]
+        app,
+        _web_board(agent_factory, ply, jobs_folder),
+        dependencies=[Depends(_no_stray_query), Depends(_no_repeated_fields)],
     )
     return app
 

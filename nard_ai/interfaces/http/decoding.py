@@ -2,7 +2,8 @@
 
 What every handler of :mod:`nard_ai.interfaces.http.endpoints` (and the web board's) reads a
 request with: :func:`_pip_query` (``p0``..``p25`` read by hand, FastAPI's 422 answers),
-:func:`_check_query` (unknown and repeated query parameters: 400), :func:`_no_repeated_fields`
+:func:`_check_query` (unknown and repeated query parameters: 400), :func:`_no_stray_query` (a query
+string where the endpoint takes none, a JSON body's POST included: 400), :func:`_no_repeated_fields`
 (a JSON body giving a field twice: 400), :func:`_decode` (the position: ``id`` or the 26 counts),
 :func:`_live` (a finished game, a state with no turn to analyse: the command line's check) and
 :func:`_dice`; and the shape of the answers refusing a request: :func:`_bad`
@@ -67,6 +68,52 @@ async def _no_repeated_fields(request: Request) -> None:
         ) from None
     except (ValueError, RecursionError):  # not JSON (or not UTF-8): the schema's 400/415/422 answer it
         return
+
+
+def _takes_query(dependant: Any) -> bool:
+    """Whether a route's handler, or any dependency of it, declares a query parameter."""
+    return bool(dependant.query_params) or any(_takes_query(d) for d in dependant.dependencies)
+
+
+async def _no_stray_query(request: Request) -> None:
+    """Refuse a query string that the endpoint would otherwise ignore: any query parameter of a POST
+    whose fields are its JSON body (``POST /eval?ply=2`` would answer at the default ply), and of
+    an endpoint that takes no query parameter (``GET /health``, ``GET /web/rollout/{job}``). The
+    endpoints that read a query (``GET /move``, ``/eval``, ``/cube``, ``POST /web/analysis``) check
+    theirs themselves (:func:`_check_query`); pages outside the schema (``/``, ``/static/...``) are
+    left alone.
+
+    Raises:
+        HTTPException: 400 naming the parameters and, for a JSON body, saying that they go there.
+    """
+    route = request.scope.get("route")
+    if not request.scope.get("query_string") or not getattr(route, "include_in_schema", False):
+        return
+    body = getattr(route, "body_field", None)
+    if body is None and _takes_query(route.dependant):  # a query the handler reads and checks itself
+        return
+    names = list(dict.fromkeys(name for name, _ in request.query_params.multi_items()))
+    if not names:  # "?" or "?&" alone
+        return
+    endpoint = f"{request.method} {route.path}"
+    if body is not None:
+        fields = list(getattr(body.field_info.annotation, "model_fields", ()))
+        sent = [n for n in names if n in fields]
+        quoted = [f'"{n}"' for n in sent]
+        hints = [f"send {_name_list(quoted)} in the body"] if sent else []
+        hints += list(dict.fromkeys(_BODY_HINTS[n] for n in names if n in _BODY_HINTS))
+        if any(_PIP_NAME.fullmatch(n) for n in names):
+            hints.append('the position is "id" or "board": [p0, ..., p25]')
+        raise _bad(
+            f"query parameter{'s' if len(names) > 1 else ''} {_name_list(names)}: {endpoint} takes its "
+            "fields in the JSON body, not in the query string"
+            + (f" ({'; '.join(hints)})" if hints else "")
+            + (f"; the body takes {', '.join(fields)}" if fields else "")
+        )
+    raise _bad(
+        f"unknown query parameter{'s' if len(names) > 1 else ''} {_name_list(names)}; "
+        f"{endpoint} takes no query parameters"
+    )
 
 
 _INT_DIGITS_MAX = 4300  # pydantic's (and Python's) longest integer text; longer is int_parsing_size
@@ -227,7 +274,13 @@ def _decode(
     if pips is not None and len(pips) != BOARD_SIZE:
         raise _bad(f"board: {BOARD_SIZE} counts [p0..p25] needed, got a list of length {len(pips)}")
     if pips is None or not any(pips):
-        raise _bad("give a position: id=<Position ID, PositionID:MatchID or XGID> or p0..p25")
+        if pips_name == "p0..p25":  # a query
+            raise _bad("give a position: id=<Position ID, PositionID:MatchID or XGID> or p0..p25")
+        raise _bad(
+            ("board: all 26 counts are 0, no checkers; " if pips is not None else "")
+            + 'give a position in the JSON body: "id" (a Position ID, PositionID:MatchID or XGID) '
+            'or "board" (26 counts [p0, ..., p25])'
+        )
     if any(not -15 <= c <= 15 for c in pips):
         raise _bad("board: each count must be within -15..15")
     try:
@@ -255,6 +308,9 @@ def _live(board: np.ndarray, state: MatchState | None = None, *, double_ok: bool
         raise _bad(f"id: {reason}")
 
 
+_BODY_DICE = ("dice[0]", "dice[1]")  # the names of a JSON body's dice in the answers
+
+
 def _dice(
     die1: int | None, die2: int | None, state: MatchState | None, names: tuple[str, str] = ("die1", "die2")
 ) -> tuple[int, int]:
@@ -271,7 +327,8 @@ def _dice(
             if conflict is not None:
                 raise _bad(f"dice: {conflict}")
     if die1 is None or die2 is None:
-        raise _bad(f"dice: give {names[0]} and {names[1]} (1..6), or an ID whose dice are rolled")
+        wanted = '"dice": [die1, die2]' if names == _BODY_DICE else f"{names[0]} and {names[1]}"
+        raise _bad(f"dice: give {wanted} (1..6), or an ID whose dice are rolled")
     for name, die in zip(names, (die1, die2), strict=True):
         if not 1 <= die <= 6:  # before numpy: a 30-digit die is no int64
             raise _bad(f"{name} must be 1..6, got {die}")

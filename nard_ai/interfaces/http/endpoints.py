@@ -38,6 +38,7 @@ from nard_ai.interfaces.http.decoding import (
     _live,
     _name_list,
     _no_repeated_fields,
+    _no_stray_query,
     _not_json,
 )
 from nard_ai.interfaces.http.engine import Engine, EngineDep, _advice, _json
@@ -63,7 +64,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         "model": ErrorResponse,
         "description": "a malformed request: a bad ID, dice, pips or ply, a finished game (or an ID whose "
         "game is over, or with a resignation or, but for /cube, a double awaiting its answer), the position "
-        "given twice, an unknown or repeated parameter or an unknown body field; the detail names it",
+        "given twice, the cube and match state given twice (/cube: an ID with a Match ID or an XGID and a "
+        "cube parameter), an unknown or repeated parameter, an unknown body field, or a query parameter "
+        "of a POST (its fields go in the JSON body); the detail names it",
     }
 }
 _MOVE_QUERY = _PIP_NAMES | {"id", "die1", "die2", "ply"}
@@ -72,6 +75,36 @@ _CUBE_QUERY = _PIP_NAMES | {
     "id", "ply", "cube_value", "cube_owner", "match_length", "score_on_roll", "score_opponent",
     "crawford", "jacoby",
 }  # fmt: skip
+
+
+_NOT_WITH_AN_ID_STATE = (
+    "; only with a bare Position ID or p0..p25 (an ID with a Match ID, or an XGID, holds its own)"
+)
+_CUBE_PARAMETERS = (
+    "cube_value", "cube_owner", "match_length", "score_on_roll", "score_opponent", "crawford", "jacoby",
+)  # fmt: skip
+_CUBE_FIELDS = ("cube_value", "cube_owner", "match_length", "score", "crawford", "jacoby")
+
+
+def _cube_state_once(position: str | None, state, given: dict[str, Any], where: str, pips: str) -> None:
+    """Refuse the cube and match state given twice: an ID that holds one (a Match ID or an XGID) and
+    cube parameters too, as the position given twice is refused; which should win is not for the
+    server to guess (gnubg and XG take the whole state from the ID).
+
+    Raises:
+        HTTPException: 400 naming the parameters (or body fields) given with the ID.
+    """
+    names = [name for name, value in given.items() if value is not None]
+    if state is None or not names:
+        return
+    text = (position or "").strip()
+    kind = "XGID" if text[:5].upper() == "XGID=" or text.count(":") >= 9 else "Match ID"
+    listed = _name_list(names)
+    raise _bad(
+        f"give the cube and match state one way, not both: the ID's {kind} holds it (cube, score, "
+        f"match length, Crawford, Jacoby) and the {where} also gives {listed}; give "
+        f"{'these' if len(names) > 1 else 'it'} with a bare Position ID or {pips}, or the ID alone"
+    )
 
 
 def _probs_view(p: np.ndarray) -> Probabilities:
@@ -152,7 +185,7 @@ async def _cube_answer(engine: Engine, board, state, req_ply, overrides) -> Cube
     )
 
 
-router = APIRouter(dependencies=[Depends(_no_repeated_fields)])
+router = APIRouter(dependencies=[Depends(_no_stray_query), Depends(_no_repeated_fields)])
 """The engine's endpoints; :func:`app.create_app` includes it (and any other router, see there)."""
 
 
@@ -215,17 +248,51 @@ async def get_cube(
     pips: Pips,
     id: IdQuery = None,  # noqa: A002
     ply: PlyQuery = None,
-    cube_value: QInt | None = None,
-    cube_owner: Annotated[str | None, Query(description="centred, on_roll or opponent")] = None,
-    match_length: QInt | None = None,
-    score_on_roll: QInt | None = None,
-    score_opponent: QInt | None = None,
-    crawford: QBool | None = None,
-    jacoby: QBool | None = None,
+    cube_value: Annotated[
+        QInt | None, Query(description="the cube's value, 1, 2, 4, ... (default 1)" + _NOT_WITH_AN_ID_STATE)
+    ] = None,
+    cube_owner: Annotated[
+        str | None,
+        Query(description="centred, on_roll or opponent (default centred)" + _NOT_WITH_AN_ID_STATE),
+    ] = None,
+    match_length: Annotated[
+        QInt | None,
+        Query(description="points of the match, 1..25; 0 (the default): money" + _NOT_WITH_AN_ID_STATE),
+    ] = None,
+    score_on_roll: Annotated[
+        QInt | None,
+        Query(
+            description="the match score of the side on roll (default 0), below match_length"
+            + _NOT_WITH_AN_ID_STATE
+        ),
+    ] = None,
+    score_opponent: Annotated[
+        QInt | None,
+        Query(
+            description="the match score of its opponent (default 0), below match_length"
+            + _NOT_WITH_AN_ID_STATE
+        ),
+    ] = None,
+    crawford: Annotated[
+        QBool | None,
+        Query(description="true: the Crawford game of a match (default false)" + _NOT_WITH_AN_ID_STATE),
+    ] = None,
+    jacoby: Annotated[
+        QBool | None,
+        Query(description="true: money play under the Jacoby rule (default false)" + _NOT_WITH_AN_ID_STATE),
+    ] = None,
 ) -> CubeResponse:
     pips_given = _check_query(request, _CUBE_QUERY)
     board, state = _decode(id, pips, pips_given, "p0..p25")
-    score = None
+    given = dict(
+        zip(
+            _CUBE_PARAMETERS,
+            (cube_value, cube_owner, match_length, score_on_roll, score_opponent, crawford, jacoby),
+            strict=True,
+        )
+    )
+    _cube_state_once(id, state, given, "query", "p0..p25")
+    score = None  # a score parameter left out is 0 (no ID state here to take it from)
     if score_on_roll is not None or score_opponent is not None:
         score = (score_on_roll or 0, score_opponent or 0)
     overrides = dict(
@@ -238,6 +305,7 @@ async def get_cube(
 @router.post("/cube", response_model=CubeResponse, summary="cube decision, JSON body", responses=_ERRORS)
 async def post_cube(body: CubeBody, engine: EngineDep) -> CubeResponse:
     board, state = _decode(body.id, body.board)
+    _cube_state_once(body.id, state, {name: getattr(body, name) for name in _CUBE_FIELDS}, "body", '"board"')
     overrides = dict(
         value=body.cube_value, owner=body.cube_owner, match_length=body.match_length,
         score=body.score, crawford=body.crawford, jacoby=body.jacoby,

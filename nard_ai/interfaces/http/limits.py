@@ -22,6 +22,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 # --------------------------------------------------------------------------- limits (README "Serving the engine")
 
 MAX_BODY_BYTES = 65_536  # a request body, bytes (the largest real one is a few hundred)
+SMALLEST_BODY = '{"id":"4HPwATDgc/ABMA","dice":[3,1]}'  # the smallest body of a position and a roll
+MIN_BODY_BYTES = len(SMALLEST_BODY)  # 36: the least body limit; below it POST /move could never be answered
 REQUEST_TIMEOUT = 10.0  # seconds for a request's headers to arrive, and again for its body
 MAX_CONNECTIONS = 256  # uvicorn's limit_concurrency: a request is answered 503 once this many connections
 # are open (or this many requests are in progress), so up to 255 keep-alive clients are served
@@ -160,15 +162,20 @@ class _H11WithHeaderTimeout(H11Protocol):
 
 
 def _check_limits(**limits: float) -> None:
-    """Raises ValueError naming a limit that is not a positive number (``max_body_bytes`` may be 0)."""
+    """Raises ValueError naming a limit that is not a positive number (``max_body_bytes``: at least
+    :data:`MIN_BODY_BYTES`)."""
     for name, value in limits.items():
         integral = name != "request_timeout"  # max_body_bytes, max_connections, workers
         ok = isinstance(value, int) if integral else isinstance(value, (int, float))
         ok = ok and not isinstance(value, bool) and math.isfinite(value)
-        if not ok or value < 0 or (value == 0 and name != "max_body_bytes"):
+        if name == "max_body_bytes" and (not ok or value < MIN_BODY_BYTES):  # every POST /move a 413
+            raise ValueError(
+                f"max_body_bytes must be {'' if ok else 'an integer and '}at least {MIN_BODY_BYTES} bytes "
+                f"(the smallest POST /move body, {SMALLEST_BODY}, is {MIN_BODY_BYTES} bytes), got {value!r}"
+            )
+        if not ok or value <= 0:
             kind = "an integer" if integral else "a number"
-            least = ">= 0" if name == "max_body_bytes" else "> 0"
-            raise ValueError(f"{name} must be {kind} {least}, got {value!r}")
+            raise ValueError(f"{name} must be {kind} > 0, got {value!r}")
         if name == "workers" and value > MAX_WORKERS:
             raise ValueError(
                 f"workers must be at most {MAX_WORKERS} (each process holds its own engine), got {value!r}"

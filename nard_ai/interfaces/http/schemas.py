@@ -131,13 +131,36 @@ class MoveBody(PositionBody):
     )
 
 
+_NOT_WITH_AN_ID_STATE = (
+    "; only with a bare Position ID or a board (an ID with a Match ID, or an XGID, holds its own)"
+)
+
+
 class CubeBody(PositionBody):
-    cube_value: StrictInt | None = None
-    cube_owner: StrictStr | None = Field(default=None, description="centred, on_roll or opponent")
-    match_length: StrictInt | None = None
-    score: tuple[StrictInt, StrictInt] | None = Field(default=None, description="(side on roll, opponent)")
-    crawford: StrictBool | None = None
-    jacoby: StrictBool | None = None
+    """A position and, with a bare Position ID or a board, the cube and match state (money, cube centred at 1
+    where none is given); an ID that holds a state (a Match ID, an XGID) and any of these fields is a 400."""
+
+    cube_value: StrictInt | None = Field(
+        default=None, description="the cube's value, 1, 2, 4, ... (default 1)" + _NOT_WITH_AN_ID_STATE
+    )
+    cube_owner: StrictStr | None = Field(
+        default=None, description="centred, on_roll or opponent (default centred)" + _NOT_WITH_AN_ID_STATE
+    )
+    match_length: StrictInt | None = Field(
+        default=None, description="points of the match, 1..25; 0 (the default): money" + _NOT_WITH_AN_ID_STATE
+    )
+    score: tuple[StrictInt, StrictInt] | None = Field(
+        default=None,
+        description="the match score (side on roll, opponent), default [0, 0], each below match_length"
+        + _NOT_WITH_AN_ID_STATE,
+    )
+    crawford: StrictBool | None = Field(
+        default=None, description="true: the Crawford game of a match (default false)" + _NOT_WITH_AN_ID_STATE
+    )
+    jacoby: StrictBool | None = Field(
+        default=None,
+        description="true: money play under the Jacoby rule (default false)" + _NOT_WITH_AN_ID_STATE,
+    )
 
 
 # --------------------------------------------------------------------------- strict query types
