@@ -4,7 +4,9 @@
 spec                   agent
 =====================  ======================================================
 ``PATH[:PLY]``         a checkpoint (:func:`nard_ai.model.network.load_checkpoint`)
-                       searched at ``PLY`` (gnubg numbering, default 0)
+                       searched at ``PLY`` (gnubg numbering, default 0); a shipped
+                       network also by its file name alone (``nard-td198.pt:1``,
+                       :func:`nard_ai.model.network.resolve_checkpoint`)
 ``default[:PLY]``      the default network (``checkpoints/nard-expert.pt``)
 ``pubeval``            Tesauro's pubeval (:class:`~nard_ai.eval.evaluator.PubevalEvaluator`)
 ``random``             a uniformly random legal play
@@ -39,7 +41,8 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
 
     Raises:
         ValueError: on a bad ply or a bad checkpoint file.
-        FileNotFoundError: if a checkpoint path does not exist.
+        FileNotFoundError: if a checkpoint path does not exist (``"no checkpoint at PATH; the shipped
+            networks are in DIR: ..."``: :func:`nard_ai.model.network.shipped_checkpoints_note`).
     """
     _check_spec(spec)
     if spec == "pubeval":
@@ -51,7 +54,14 @@ def agent_from_spec(spec: str, seed: int = 0, rules: Rules = STANDARD_RULES) -> 
 
         return gnubg_agent_from_spec(spec, rules)
     path, ply = _network_spec(spec)
-    return load_agent(None if path == "default" else path, ply=ply, rules=rules)
+    if path == "default":
+        return load_agent(None, ply=ply, rules=rules)
+    from nard_ai.model.network import resolve_checkpoint, shipped_checkpoints_note  # torch, on first use
+
+    try:
+        return load_agent(resolve_checkpoint(path), ply=ply, rules=rules)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{exc}; {shipped_checkpoints_note()}") from None
 
 
 def _check_spec(spec) -> None:
@@ -86,7 +96,8 @@ def checkpoint_of_spec(spec: str) -> Path | None:
 
     ``default[:PLY]`` gives the default network's file (``checkpoints/nard-expert.pt``), whichever
     generation it holds: a record of what played (a benchmark's sidecar) should name the file's
-    SHA-256 too. Nothing is loaded and the file's existence is not checked.
+    SHA-256 too. A path is resolved as :func:`agent_from_spec` resolves it (a shipped network's bare
+    file name is its file in the shipped folder). Nothing is loaded and the file's existence is not checked.
 
     Raises:
         ValueError: an empty spec or a bad ply, as :func:`agent_from_spec`.
@@ -95,8 +106,6 @@ def checkpoint_of_spec(spec: str) -> Path | None:
     if spec in ("pubeval", "random") or _is_gnubg(spec):
         return None
     path, _ = _network_spec(spec)
-    if path == "default":
-        from nard_ai.model.network import default_checkpoint_path  # torch, on first use
+    from nard_ai.model.network import default_checkpoint_path, resolve_checkpoint  # torch, on first use
 
-        return Path(default_checkpoint_path())
-    return Path(path)
+    return Path(default_checkpoint_path()) if path == "default" else resolve_checkpoint(path)

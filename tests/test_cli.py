@@ -129,6 +129,9 @@ def _corrupt_mat(tmp_path: Path) -> Path:
     return path
 
 
+#: The one wording of a bad --ply (nard_ai.interfaces.commands.common.PLY_RANGE_TEXT).
+PLY_RANGE = "must be an integer 0..2 (the search depth in gnubg's numbering: 0 = static evaluation)"
+
 BAD_INPUTS = [
     (["show", "nonsense"], "bad position 'nonsense'"),
     (["show", f"{START_ID}:zzzz"], "Match ID"),
@@ -154,9 +157,10 @@ BAD_INPUTS = [
     (["hint", START_ID, "--dice", "31", "--top", "-2"], "--top"),
     (["hint", FINISHED_ID, "--dice", "31"], "already over"),
     (["eval", START_ID, "--ply", "-1"], "--ply"),
-    # the value given, not the first ply the loop failed at ("got 3" before the fix)
-    (["eval", START_ID, "--ply", "4"], "--ply 4: the engine searches 0..2 plies"),
-    (["eval", START_ID, "--ply", "100"], "--ply 100: the engine searches 0..2 plies"),
+    # the value given, not the first ply the loop failed at ("got 3" before the fix); one wording for every
+    # command, argparse's (tests/test_cli_user_pass.py)
+    (["eval", START_ID, "--ply", "4"], f"nard eval: error: argument --ply: {PLY_RANGE}, got 4"),
+    (["eval", START_ID, "--ply", "100"], f"nard eval: error: argument --ply: {PLY_RANGE}, got 100"),
     (["hint", "--dice", "3", START_ID], "not two dice"),
     (["cube", START_ID, "--checkpoint", "missing.pt"], "missing.pt"),
     (["cube", FINISHED_ID], "already over"),
@@ -195,7 +199,7 @@ BAD_INPUTS = [
     (["eval", START_ID, "--dice", "3", "1"], "nard eval: error: unrecognized arguments: --dice 3 1"),
     (["hint", START_ID, "--dice", "31", "--bogus"], "nard hint: error: unrecognized arguments: --bogus"),
     # checked before the server says it listens (the log line came first, then the error)
-    (["serve", "--ply", "3", "--port", "0"], "nard serve: error: ply must be an integer 0..2"),
+    (["serve", "--ply", "3", "--port", "0"], f"nard serve: error: argument --ply: {PLY_RANGE}, got 3"),
     (["serve", "--checkpoint", "missing.pt", "--port", "0"], "missing.pt"),
     (["play", "--first", "nobody"], "invalid choice"),
     ([], "required"),
@@ -876,12 +880,21 @@ def test_play_from_an_xgid_with_jacoby_and_beavers_says_the_terminal_game_does_n
     capsys, monkeypatch
 ):
     """An XGID's money rule field 3 is the Jacoby rule and beavers (XG's format, as formats.xgid reads it); the
-    terminal game has neither, so it says so instead of dropping them silently (a reviewer's finding)."""
+    terminal game has no beavers, so it says so instead of dropping them silently (a reviewer's finding). The
+    Jacoby rule it plays with --cube, as nard cube reads it from the ID; without the cube it says that too."""
     monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
     xgid = START_52_CUBE_2_X.replace(":52:0:0:0:0:10", ":52:0:0:3:0:10")
-    status, _, err = run_main(["play", "--position", xgid, "--cube", "--seed", "1"], capsys)
+    status, out, err = run_main(["play", "--position", xgid, "--cube", "--seed", "1"], capsys)
     assert status == 0
-    assert "without the Jacoby rule and beavers" in err
+    assert err == "nard play: note: the terminal game plays without beavers; the ID's setting is not used\n"
+    assert out.splitlines()[1].startswith("Money game with the doubling cube, the Jacoby rule")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    status, out, err = run_main(["play", "--position", xgid, "--seed", "1"], capsys)
+    assert status == 0
+    assert err == (
+        "nard play: note: the terminal game plays without the Jacoby rule and beavers; the ID's setting is "
+        "not used (the Jacoby rule plays only with --cube)\n"
+    )
 
 
 # --------------------------------------------------------------------------- an ID's game state and roll

@@ -20,8 +20,8 @@ Commands (``nard COMMAND --help`` shows each one's options and examples)
   double, pass equities, the right action, the error of each alternative.
 * ``nard rollout ID [--games N] [--cubeful]``: a Monte Carlo rollout with 95%
   confidence intervals.
-* ``nard play [--ply N] [--cube]``: a game against the engine in the terminal
-  (:mod:`nard_ai.interfaces.terminal`).
+* ``nard play [--ply N] [--cube [--jacoby]]``: a game against the engine in the terminal
+  (:mod:`nard_ai.interfaces.terminal`); with the cube, the money rules in play are said at the start.
 * ``nard analyze MATCH.mat [--ply N]``: every checker play and cube action of
   a match, the equity lost, skill marks, error rates (:mod:`nard_ai.reports.analysis`).
 * ``nard serve [--port 8080]``: the HTTP JSON backend (:mod:`nard_ai.interfaces.http`),
@@ -37,11 +37,17 @@ Commands (``nard COMMAND --help`` shows each one's options and examples)
 ``ID`` is a gnubg Position ID (``4HPwATDgc/ABMA``), a combined
 ``PositionID:MatchID`` or an XGID; the board is seen from its side on roll
 (``X``), and every probability and equity printed is that side's, in points
-per game at cube 1 unless said otherwise. The cube, score and dice of a Match
-ID or XGID are used: ``hint`` takes the roll from the ID when ``--dice`` is
-not given, ``cube`` and ``rollout --cubeful`` the cube and score. ``--ply``
-is the search depth in gnubg's numbering (0 = the network's static
-evaluation). ``--json`` prints one JSON object instead of text.
+per game at cube 1 unless said otherwise. An XGID written without its
+``XGID=`` prefix that starts with ``-`` would read as an option: it is refused
+with a message saying to add the prefix or put ``--`` before it. The cube,
+score and dice of a Match ID or XGID are used: ``hint`` takes the roll from the
+ID when ``--dice`` is not given, ``cube`` and ``rollout --cubeful`` the cube
+and score. ``--ply`` is the search depth in gnubg's numbering, 0..2 (0 = the
+network's static evaluation), checked by argparse in one wording for every
+command; ``--seed`` is 0..2**64 - 1. ``--checkpoint`` takes a path, or a
+shipped network's file name alone (``nard-td198.pt``) from any folder (a file
+of that name in the current folder wins): a missing one's error names the
+shipped networks' folder and files. ``--json`` prints one JSON object instead of text.
 
 Money or match: with a Match ID or XGID that holds a match length, ``hint``
 ranks the plays by their cubeless match-winning chance (MWC) at the score
@@ -55,8 +61,7 @@ prints decisions the same way; its JSON ``loss`` is that amount as a
 positive number (it sums into the error rates).
 
 Bad input (a malformed ID, dice outside 1..6, an illegal move, a missing
-file, a corrupt ``.mat`` record or checkpoint, a ply the engine cannot
-search) prints one ``nard CMD: error: ...`` line on stderr and exits with
+file, a corrupt ``.mat`` record or checkpoint, a ply outside 0..2) prints one ``nard CMD: error: ...`` line on stderr and exits with
 status 2; Ctrl-C exits with status 130.
 
 First run: when numba has to compile the engine's kernels (a cold on-disk
@@ -259,15 +264,44 @@ class OneLineErrorParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
+#: An XGID's position field and what follows, without ``XGID=``: 26 characters of ``-``, ``a``-``o``, ``A``-``O``.
+#: Its first point (X's bar, or O's in XG's order) is ``-`` whenever that bar is empty, so argparse takes it
+#: for an option.
+_BARE_XGID = re.compile(r"-[-a-oA-O]{25}(:\S*)?")
+
+
+def _dash_id_error(args: Sequence[str]) -> str | None:
+    """Why an argument list cannot hold the ID it seems to: a bare XGID starting with ``-`` (argparse reads it
+    as an option, and says only "the following arguments are required: ID"), or ``None``. Nothing after ``--``
+    is looked at (there it is the ID), nor a list asking for the help."""
+    head = list(args[: args.index("--")] if "--" in args else args)
+    if "-h" in head or "--help" in head:
+        return None  # the help, as asked
+    for i, token in enumerate(head):
+        if _BARE_XGID.fullmatch(token):
+            after_option = i > 0 and args[i - 1] == "--position"  # an option's value: -- would not help
+            return (
+                f"{token!r} starts with '-' and reads as an option: write the XGID with its prefix, "
+                f"XGID={token}" + ("" if after_option else ", or put -- before it")
+            )
+    return None
+
+
 class _Parser(OneLineErrorParser):
     """The ``nard`` parser: one-line errors (``nard hint: error: ...``, exit status 2).
 
     ``--dice 3 1`` is read as one option value wherever it stands (before or
-    after the ID): see :func:`_join_dice_tokens`.
+    after the ID): see :func:`_join_dice_tokens`. A command that takes an ID
+    (a positional ``ID`` or ``--position ID``) refuses a bare XGID beginning
+    with ``-`` with a message that says how to write it (:func:`_dash_id_error`).
     """
 
     def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
-        args = sys.argv[1:] if args is None else args
+        args = sys.argv[1:] if args is None else list(args)
+        if any(action.dest == "position" for action in self._actions):  # a command taking an ID
+            problem = _dash_id_error(args)
+            if problem is not None:
+                self.error(problem)
         return super().parse_known_args(_join_dice_tokens(args), namespace)
 
 

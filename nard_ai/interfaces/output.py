@@ -19,9 +19,11 @@ __all__ = [
     "probs_dict",
     "probs_text",
     "describe_state",
+    "game_over_text",
     "scored_plays",
     "format_hint",
     "match_text",
+    "money_rules_text",
     "owner_text",
     "format_cube",
 ]
@@ -53,17 +55,37 @@ def probs_text(p) -> str:
 PROBS_HEADER = f"{'win':>7} {'w-g':>7} {'w-bg':>7} {'l-g':>7} {'l-bg':>7}"
 
 
-def describe_state(state) -> list[str]:
+_RESULT_WORDS = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+
+
+def game_over_text(result: int) -> str:
+    """The line of a board whose game is over, ``result`` its :func:`~nard_ai.core.board.game_result` (X's
+    view, nonzero): ``"The game is over: X has borne off all 15 checkers and won a gammon; no one is on roll"``."""
+    winner = "X" if result > 0 else "O"
+    return (
+        f"The game is over: {winner} has borne off all 15 checkers and won {_RESULT_WORDS[abs(int(result))]}; "
+        "no one is on roll"
+    )
+
+
+def describe_state(state, result: int = 0) -> list[str]:
     """Lines describing the cube, score, dice and turn of a Match ID/XGID state, from the mover's side (X).
 
     A game that is not being played (over, resigned, dropped, not started: gnubg's game state) has no
     one on roll and no offer pending: its state is told instead of the turn. While a resignation awaits
-    its answer, that offer is the turn (as a double awaiting its answer is).
+    its answer, that offer is the turn (as a double awaiting its answer is). ``result``: the board's
+    :func:`~nard_ai.core.board.game_result`; a board whose game is over (a side has borne off all 15) has
+    no one on roll either, whatever the state says: :func:`game_over_text` is told instead of the turn.
     """
     from nard_ai.core.game import CENTERED
     from nard_ai.formats.match_id import game_state_text
 
     if state is None:
+        if result:
+            return [
+                "No match state: a money game, cube 1 centred (a Match ID or XGID sets them).",
+                game_over_text(result),
+            ]
         return [
             "No match state: X is on roll in a money game, cube 1 centred (a Match ID or XGID sets them)."
         ]
@@ -89,9 +111,11 @@ def describe_state(state) -> list[str]:
     ended = game_state_text(state)
     if ended is not None:
         return [*lines, f"Game state {state.game_state.name}: {ended}; no one is on roll"]
+    if result:
+        return [*lines, game_over_text(result)]
     if state.resignation:
         # the Match ID's resigner is its player on roll (X here); it offers to lose that many points x the cube
-        kind = {1: "a single game", 2: "a gammon", 3: "a backgammon"}[int(state.resignation)]
+        kind = _RESULT_WORDS[int(state.resignation)]
         points = int(state.resignation) * state.cube_value
         lines.append(
             f"X offers to resign {kind} ({points} point{'s' if points != 1 else ''} at cube "
@@ -152,7 +176,9 @@ def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int 
     n = len(scored) if top <= 0 else min(top, len(scored))
     diff = scored.diff
     for i in range(n):
-        move = play_notation(board, scored.afterstates[i], dice) or "(no move)"
+        # the board left as it is: no legal play ("-" in play_notation, the JSON and HTTP /move)
+        same = np.array_equal(scored.afterstates[i], board)
+        move = "(no move)" if same else play_notation(board, scored.afterstates[i], dice)
         depth = f"{int(plies[i]):>3}  " if deep else ""
         if scored.by_mwc:
             d = "" if i == 0 else f"{100 * diff[i]:+.1f}%"
@@ -169,6 +195,14 @@ def format_hint(board: np.ndarray, dice: tuple[int, int], ranked: Any, top: int 
 def owner_text(cube) -> str:
     """Who owns a :class:`~nard_ai.cube.CubeState`'s cube, in words: ``centred``, ``owned by X`` (on roll) or ``owned by O``."""
     return {"centred": "centred", "on_roll": "owned by X", "opponent": "owned by O"}[cube.owner]
+
+
+def money_rules_text(cube) -> str:
+    """The money-play rules of a :class:`~nard_ai.cube.CubeState` that its equities apply, both named either way:
+    ``"Jacoby rule, beavers allowed"``, ``"no Jacoby rule, no beavers"``, ..."""
+    jacoby = "Jacoby rule" if cube.jacoby else "no Jacoby rule"
+    beavers = "beavers allowed" if cube.beavers else "no beavers"
+    return f"{jacoby}, {beavers}"
 
 
 def match_text(cube) -> str:

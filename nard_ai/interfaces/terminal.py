@@ -19,24 +19,31 @@ play that is not legal is refused with the reason from
 :func:`nard_ai.formats.notation.parse_play`, and you type again. A roll
 with a single legal play is played for you. Commands: ``hint`` (the
 engine's three best plays; at a cube prompt, its cube advice), ``board``
-(draw it again), ``help``, ``quit``. End of input (Ctrl-D) or Ctrl-C ends
-the session cleanly.
+(draw it again), ``help``, ``quit``; a word that is none of them (``resign``:
+there is no resigning, ``quit`` ends the session) is answered with that list.
+End of input (Ctrl-D) or Ctrl-C ends the session cleanly.
 
 A game can start from a given position (``start``) with its cube
 (``start_cube``: value and owner) and its roll (``start_dice``): the side on
 roll then plays that roll at once, with no cube decision before it.
 
-With ``cube=True`` the doubling cube is in play (RULES.md §8, no Jacoby
-rule, no beavers): before rolling, the player who may double (cube centred
-or owned) is asked (you: ``roll``/``double``), the engine doubles when
+With ``cube=True`` the doubling cube is in play (RULES.md §8; no beavers;
+the Jacoby rule only with ``jacoby=True``, the default off as
+:class:`~nard_ai.cube.CubeState`'s and ``nard cube``'s without an ID that
+turns it on), said in one line at the start of the session: before rolling,
+the player who may double (cube centred or owned) is asked (you:
+``roll``/``double``), the engine doubles when
 :func:`nard_ai.cube.cube_decision` says "double" (it plays on when it is too
 good), and it takes or passes your double by the same model (it takes when
-double/take is worth less to you than double/pass). Points = result
-(1, 2, 3; RULES.md §6) x the cube value.
+double/take is worth less to you than double/pass), both under the rules in
+play. Points = result (1, 2, 3; RULES.md §6) x the cube value; under the
+Jacoby rule a gammon or backgammon counts as a single game while the cube is
+centred (:func:`nard_ai.cube.finished_points`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -51,7 +58,7 @@ from nard_ai.formats.notation import parse_play, play_notation
 from nard_ai.play.cube_policy import OWNER_BY_CODE, owner_codes, owner_seat, taken_cube
 from nard_ai.reports.analysis import cube_action_text
 
-__all__ = ["HUMAN", "ENGINE", "FIRST_CHOICES", "SessionResult", "play_session"]
+__all__ = ["HUMAN", "ENGINE", "FIRST_CHOICES", "SessionResult", "play_session", "cube_rules_text"]
 
 HUMAN, ENGINE = 0, 1
 FIRST_CHOICES = ("roll", "human", "engine")
@@ -62,6 +69,21 @@ HELP_TEXT = (
     "Commands: hint (the engine's best plays), board (draw the board again), help, quit."
 )
 CUBE_HELP = "r (or Enter) rolls the dice; d doubles the stakes; hint asks the engine; quit ends the session."
+COMMANDS_TEXT = "the commands are hint, board, help and quit"
+_WORDS = re.compile(r"[A-Za-z]+(\s+[A-Za-z]+)*")  # words only: a command, never a play (plays have digits)
+
+
+def cube_rules_text(jacoby: bool) -> str:
+    """The line that opens a session with the cube: which money-play rules apply."""
+    if jacoby:
+        return (
+            "Money game with the doubling cube, the Jacoby rule (a gammon or backgammon counts as a single "
+            "game until the cube is turned) and no beavers."
+        )
+    return (
+        "Money game with the doubling cube, without the Jacoby rule (a gammon or backgammon counts in full "
+        "with the cube centred too) and without beavers."
+    )
 
 
 @dataclass(frozen=True)
@@ -95,14 +117,15 @@ class _Game:
     on_roll: int
     cube_value: int = 1
     cube_owner: int = CENTERED  # the drivers' convention (nard_ai.play.cube_policy): CENTERED or a seat
+    jacoby: bool = False
 
     def human_view(self) -> np.ndarray:
         return self.board if self.on_roll == HUMAN else swap_sides(self.board)
 
     def cube_state(self) -> CubeState:
-        """The cube from the side on roll's view (money play)."""
+        """The cube from the side on roll's view (money play, the session's Jacoby rule)."""
         owner = OWNER_BY_CODE[int(owner_codes(self.cube_owner, self.on_roll))]
-        return CubeState(value=self.cube_value, owner=owner)
+        return CubeState(value=self.cube_value, owner=owner, jacoby=self.jacoby)
 
     def may_double(self) -> bool:
         return self.cube_state().can_double
@@ -119,10 +142,12 @@ class _Session:
         cube: bool,
         start_cube: CubeState | None = None,
         start_dice: tuple[int, int] | None = None,
+        jacoby: bool = False,
     ) -> None:
         self.agent, self.rng, self.write, self.name, self.cube = agent, rng, write, name, cube
         self._read = read
         self.start_cube, self.start_dice = start_cube, start_dice
+        self.jacoby = jacoby
 
     # -- input
 
@@ -179,7 +204,9 @@ class _Session:
     def play_game(self, first: str, start: np.ndarray | None) -> tuple[int, int]:
         """Play one game; returns ``(winner seat, points)``."""
         if start is not None:
-            game = _Game(board=start.copy(), on_roll=ENGINE if first == "engine" else HUMAN)
+            game = _Game(
+                board=start.copy(), on_roll=ENGINE if first == "engine" else HUMAN, jacoby=self.jacoby
+            )
             if self.start_cube is not None:
                 game.cube_value = self.start_cube.value
                 game.cube_owner = owner_seat(self.start_cube, game.on_roll)
@@ -191,7 +218,7 @@ class _Session:
             starter, opening = opening_roll(1, self.rng)
             mine, theirs = int(opening[0, 0]), int(opening[0, 1])
             seat = int(starter[0]) if first == "roll" else (HUMAN if first == "human" else ENGINE)
-            game = _Game(board=starting_board(), on_roll=seat)
+            game = _Game(board=starting_board(), on_roll=seat, jacoby=self.jacoby)
             dice = (max(mine, theirs), min(mine, theirs))
             who = "you play" if seat == HUMAN else f"{self.name} plays"
             if first == "roll":
@@ -215,12 +242,16 @@ class _Session:
                 game.board = after
                 self.write(render_board(after if mover == HUMAN else swap_sides(after), pid=False))
                 points = int(
-                    finished_points(abs(int(result)), game.cube_value, game.cube_owner == CENTERED, False)
+                    finished_points(
+                        abs(int(result)), game.cube_value, game.cube_owner == CENTERED, self.jacoby
+                    )
                 )
                 kind = {1: "a single game", 2: "a gammon", 3: "a backgammon"}[abs(int(result))]
                 winner = mover if result > 0 else 1 - mover
                 who = "You win" if winner == HUMAN else f"{self.name} wins"
-                self.write(f"{who} {kind}: {points} point{'s' if points != 1 else ''}.")
+                jacoby = self.jacoby and game.cube_owner == CENTERED and abs(int(result)) > 1
+                why = " (the Jacoby rule: the cube was not turned)" if jacoby else ""
+                self.write(f"{who} {kind}: {points} point{'s' if points != 1 else ''}{why}.")
                 return winner, points
             game.board = swap_sides(after)
             game.on_roll = 1 - mover
@@ -244,7 +275,7 @@ class _Session:
                 elif answer == "board":
                     self.show(game)
                 else:
-                    self.write(f"  {answer!r}: type r to roll or d to double.")
+                    self.write(f"  {answer!r}: type r to roll or d to double ({COMMANDS_TEXT}).")
             decision = cube_decision(game.board, game.cube_state(), agent=self.agent)
             if decision.double_take < decision.double_pass:
                 game.cube_value, game.cube_owner = (
@@ -300,6 +331,13 @@ class _Session:
                 self.show(game, dice)
             elif not text:
                 self.write("  Type your play, e.g. 13/7 8/7, or help.")
+            elif _WORDS.fullmatch(text):  # a word is no play: an unknown command (resign, undo, ...)
+                if command.split()[0] == "resign":
+                    self.write(
+                        f"  There is no resign command: play on, or quit to end the session ({COMMANDS_TEXT})."
+                    )
+                else:
+                    self.write(f"  Unknown command {text!r}: {COMMANDS_TEXT}; type a play as 13/7 8/7.")
             else:
                 try:
                     return parse_play(board, text, dice)
@@ -330,6 +368,7 @@ def play_session(
     name: str = "nard",
     start_cube: CubeState | None = None,
     start_dice: tuple[int, int] | None = None,
+    jacoby: bool = False,
 ) -> SessionResult:
     """Play games against an agent until you stop (see the module docstring for the rules of play).
 
@@ -344,7 +383,8 @@ def play_session(
         first: ``"roll"`` (the opening roll decides), ``"human"`` or
             ``"engine"`` (that side starts, with the opening roll's two
             different dice).
-        cube: play with the doubling cube (money, no Jacoby, no beavers).
+        cube: play with the doubling cube (money play, no beavers); its rules are said in one line
+            at the start (:func:`cube_rules_text`).
         start: ``(26,)`` board to start each game from instead of the
             starting position, seen from the side on roll: you, or the
             engine when ``first == "engine"``; no opening roll then.
@@ -356,6 +396,8 @@ def play_session(
             may double then). Default: centred at 1.
         start_dice: the roll ``start``'s side on roll plays first (no cube
             decision before it); default: it rolls (after its cube decision).
+        jacoby: the Jacoby rule (needs ``cube``): a gammon or backgammon counts as a single game
+            while the cube is centred, in the points and in the engine's cube decisions.
 
     Returns:
         A :class:`SessionResult`.
@@ -366,7 +408,7 @@ def play_session(
             on the bar against closed boards, where neither could ever move;
             see :func:`nard_ai.core.board.validate_board`), ``start_cube`` or
             ``start_dice`` without ``start``, a match-play ``start_cube``,
-            or dice outside 1..6.
+            ``jacoby`` without ``cube``, or dice outside 1..6.
     """
     if first not in FIRST_CHOICES:
         raise ValueError(f"first must be one of {FIRST_CHOICES}, got {first!r}")
@@ -380,12 +422,16 @@ def play_session(
         raise ValueError("start_cube and start_dice need a start position")
     if start_cube is not None and not start_cube.is_money:
         raise ValueError("nard play plays money games: start_cube must be a money-play cube state")
+    if jacoby and not cube:
+        raise ValueError("the Jacoby rule needs the cube: jacoby=True with cube=True")
     if start_dice is not None:
         d = validate_dice(np.asarray(start_dice))[0]
         start_dice = (int(max(d)), int(min(d)))  # larger die first, as every roll here
     read = input if read is None else read
     write = print if write is None else write
-    session = _Session(agent, rng, read, write, name, cube, start_cube, start_dice)
+    session = _Session(agent, rng, read, write, name, cube, start_cube, start_dice, jacoby)
+    if cube:
+        write(cube_rules_text(jacoby))
     points = [0, 0]
     games = 0
     try:

@@ -115,6 +115,10 @@ __all__ = [
     "TMP_SUFFIX",
     "STALE_AFTER_S",
     "default_checkpoint_path",
+    "SHIPPED_CHECKPOINTS",
+    "shipped_checkpoints",
+    "resolve_checkpoint",
+    "shipped_checkpoints_note",
     "missing_checkpoint_message",
     "nonfinite_tensors",
     "CHECKPOINT_FORMAT",
@@ -130,7 +134,20 @@ default until 2026-12-04), ``nard-expert-gen10.pt`` (generation 10, the default 
 ``nard-expert-gen11.pt`` (generation 11, the default from 2026-12-05 to 2026-12-06), ``nard-expert-gen14.pt``
 (generation 14, the default on 2026-12-06 until generation 15), ``nard-expert-gen15.pt`` (generation 15, the
 default from 2026-12-06 to 2026-12-07), ``nard-sup256.pt`` and ``nard-td198.pt`` ship beside it and load by
-path."""
+path, or by their file name alone (:func:`resolve_checkpoint`)."""
+
+SHIPPED_CHECKPOINTS = (
+    DEFAULT_CHECKPOINT_NAME,
+    "nard-expert-gen15.pt",
+    "nard-expert-gen14.pt",
+    "nard-expert-gen11.pt",
+    "nard-expert-gen10.pt",
+    "nard-rich.pt",
+    "nard-sup256.pt",
+    "nard-td198.pt",
+)
+"""The networks shipped in ``checkpoints/`` (and in a wheel's ``share/nard_ai/checkpoints/``: pyproject.toml's
+data files), the default first: the file names :func:`resolve_checkpoint` finds from any folder."""
 
 
 def exclusive_to_gnubg(p6):
@@ -797,3 +814,43 @@ def default_checkpoint_path() -> Path:
         return repo
     installed = Path(sys.prefix) / "share" / "nard_ai" / "checkpoints" / DEFAULT_CHECKPOINT_NAME
     return installed if installed.is_file() else repo
+
+
+def shipped_checkpoints() -> tuple[Path, tuple[str, ...]]:
+    """The folder of the shipped networks (the default network's, :func:`default_checkpoint_path`'s, as an
+    absolute path) and the :data:`SHIPPED_CHECKPOINTS` found in it, the default first."""
+    folder = default_checkpoint_path().parent
+    return folder, tuple(name for name in SHIPPED_CHECKPOINTS if (folder / name).is_file())
+
+
+def resolve_checkpoint(path: str | os.PathLike) -> Path:
+    """The checkpoint file a user's ``path`` names: the one place where every command line (``nard
+    --checkpoint``, agent specs) turns a path into a file.
+
+    A path that exists is that path, whatever it holds (loading then says what is wrong with it). A path
+    that does not exist and is a bare file name (no folder in it, ``./`` included) of a shipped network
+    (:data:`SHIPPED_CHECKPOINTS`, ``nard-td198.pt``) is that network's file in the shipped folder
+    (:func:`shipped_checkpoints`), so the names work from any folder. Anything else is returned as given
+    (loading it says it is missing: :func:`shipped_checkpoints_note` tells the user where the shipped ones
+    are).
+    """
+    text = os.fspath(path)
+    given = Path(text)
+    if given.exists() or os.path.basename(text) != text or text not in SHIPPED_CHECKPOINTS:
+        return given
+    folder, names = shipped_checkpoints()
+    return folder / text if text in names else given
+
+
+def shipped_checkpoints_note() -> str:
+    """One clause for an error about a missing checkpoint: where the shipped networks are and their names
+    (``"the shipped networks are in /abs/checkpoints: nard-expert.pt (the default), ...; give one by its
+    file name alone from any folder, e.g. nard-td198.pt"``), or that none was found there."""
+    folder, names = shipped_checkpoints()
+    if not names:
+        return f"no shipped network found (looked in {folder})"
+    listed = ", ".join(f"{name} (the default)" if name == DEFAULT_CHECKPOINT_NAME else name for name in names)
+    return (
+        f"the shipped networks are in {folder}: {listed}; give one by its file name alone from any folder, "
+        f"e.g. {names[-1]}"
+    )

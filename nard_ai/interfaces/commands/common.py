@@ -19,10 +19,12 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 # re-exported: the argument types of every nard command
+from nard_ai.core.ply import MAX_PLY
 from nard_ai.formats.match_id import not_playing
-from nard_ai.training.argtypes import non_negative_int, positive_int, positive_seconds
+from nard_ai.training.argtypes import MAX_SEED, int_in, non_negative_int, positive_int, positive_seconds
 
 __all__ = [
     "START_ID",
@@ -34,6 +36,10 @@ __all__ = [
     "non_negative_int",
     "positive_int",
     "positive_seconds",
+    "ply_arg",
+    "seed_arg",
+    "checkpoint_arg",
+    "PLY_RANGE_TEXT",
     "parse_dice",
     "not_playing",
     "impossible_double",
@@ -43,10 +49,12 @@ __all__ = [
     "note_unused_roll",
     "position_arg",
     "agent_arg",
+    "checkpoint_missing",
     "cube_state_arg",
     "add_position",
     "add_checkpoint",
     "add_ply",
+    "add_seed",
     "add_json",
     "add_progress",
     "is_terminal",
@@ -68,6 +76,7 @@ DMP_XGID = "XGID=-b--BBC-B---eD---c-e----B-:0:0:1:64:4:4:0:5:10"  # CUBE_XGID at
 
 
 _DICE_PAIR = re.compile(r"(\S+?)(?:\s*[-,]\s*|\s+)(\S+)")  # two dice apart: a space, '-' or ','
+_DICE_SEPARATOR = re.compile(r".[-,]")  # a separator inside one die's text: more than two dice
 
 
 def parse_dice(tokens: Sequence[str]) -> tuple[int, int]:
@@ -75,17 +84,17 @@ def parse_dice(tokens: Sequence[str]) -> tuple[int, int]:
 
     Raises:
         ValueError: unless the text is exactly two dice, each 1..6: "not two
-            dice" for another count, else naming the first bad die
-            (``"a 1"``: "each die must be 1..6, got 'a'"; ``"71"``: "got 7").
+            dice" for another count (``"3 1 5"``, ``"6-6-6"``), else naming the
+            first bad die (``"a 1"``: "each die must be 1..6, got 'a'"; ``"71"``: "got 7").
     """
     text = " ".join(tokens)
     body = text.strip()
     pair = _DICE_PAIR.fullmatch(body)
     if len(body) == 2:
         parts = list(body)  # "31"
-    elif pair:
+    elif pair and not any(_DICE_SEPARATOR.search(part) for part in pair.groups()):
         parts = list(pair.groups())  # "3 1", "3-1", "3,1"
-    else:
+    else:  # another count, or a third die behind a second separator ("6-6-6", "6,6,6")
         raise ValueError(f"{text!r} is not two dice (write 31, 3-1 or 3 1)")
     dice = []
     for part in parts:
@@ -183,13 +192,28 @@ def note_unused_roll(parser: argparse.ArgumentParser, state, why: str) -> None:
 
 
 def agent_arg(parser: argparse.ArgumentParser, checkpoint: str | None, ply: int):
-    """The network agent at ``ply``, or a one-line error (missing/corrupt checkpoint, unsupported ply)."""
+    """The network agent at ``ply``, or a one-line error (missing/corrupt checkpoint, unsupported ply).
+
+    ``checkpoint`` is :func:`checkpoint_arg`'s (a shipped network's bare file name already resolved); a
+    missing one is :func:`checkpoint_missing`'s error, which says where the shipped networks are.
+    """
     from nard_ai.agents import load_agent
 
     try:
         return load_agent(checkpoint, ply=ply)
-    except (ValueError, FileNotFoundError) as exc:
+    except FileNotFoundError as exc:
+        checkpoint_missing(parser, exc)
+    except ValueError as exc:
         parser.error(str(exc))
+
+
+def checkpoint_missing(parser: argparse.ArgumentParser, exc: BaseException):
+    """The one-line error of a checkpoint that is not a file (``exc``: the loader's FileNotFoundError, ``"no
+    checkpoint at PATH"``), followed by where the shipped networks are and their names
+    (:func:`nard_ai.model.network.shipped_checkpoints_note`)."""
+    from nard_ai.model.network import shipped_checkpoints_note
+
+    parser.error(f"{exc}; {shipped_checkpoints_note()}")
 
 
 def cube_state_arg(parser: argparse.ArgumentParser, state):
@@ -214,23 +238,68 @@ def add_position(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_checkpoint(p: argparse.ArgumentParser) -> None:
-    """``--checkpoint PATH`` (``None``: the default network, ``checkpoints/nard-expert.pt``)."""
-    p.add_argument(
-        "--checkpoint",
-        default=None,
-        help="network checkpoint (default: checkpoints/nard-expert.pt)",
-    )
+CHECKPOINT_HELP = (
+    "network checkpoint: a path, or a shipped network's file name (nard-td198.pt) from any folder "
+    "(default: the shipped nard-expert.pt)"
+)
+
+
+def checkpoint_arg(text: str) -> str:
+    """argparse type of ``--checkpoint``: the path as given when it exists, a shipped network's bare file name
+    as its file (:func:`nard_ai.model.network.resolve_checkpoint`, the one resolution; torch loads here, as the
+    command is about to load the network anyway), else the text as given (loading it says it is missing)."""
+    if not text:
+        raise argparse.ArgumentTypeError("must not be empty: name a checkpoint file")
+    from nard_ai.model.network import resolve_checkpoint
+
+    resolved = resolve_checkpoint(text)
+    return text if resolved == Path(text) else str(resolved)
+
+
+def add_checkpoint(p: argparse.ArgumentParser, metavar: str | None = None) -> None:
+    """``--checkpoint PATH`` (:func:`checkpoint_arg`; ``None``: the default network, ``checkpoints/nard-expert.pt``)."""
+    p.add_argument("--checkpoint", type=checkpoint_arg, default=None, metavar=metavar, help=CHECKPOINT_HELP)
+
+
+PLY_RANGE_TEXT = (
+    f"must be an integer 0..{MAX_PLY} (the search depth in gnubg's numbering: 0 = static evaluation)"
+)
+"""The one wording of a bad ``--ply`` of every ``nard`` command: ``argument --ply: PLY_RANGE_TEXT, got V``."""
+
+
+def ply_arg(text: str) -> int:
+    """argparse type of ``--ply``: a search depth the engine has, 0..:data:`nard_ai.core.ply.MAX_PLY`
+    ("argument --ply: must be an integer 0..2 (the search depth in gnubg's numbering: 0 = static
+    evaluation), got 3"; the same words for ``-1`` and ``x``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{PLY_RANGE_TEXT}, got {text!r}") from None
+    if not 0 <= value <= MAX_PLY:
+        raise argparse.ArgumentTypeError(f"{PLY_RANGE_TEXT}, got {value}")
+    return value
+
+
+seed_arg = int_in(0, MAX_SEED)
+"""argparse type of ``--seed``: an integer 0..2**64 - 1 (:data:`nard_ai.training.argtypes.MAX_SEED`, the bound of
+``train.py``, ``evaluate.py`` and ``python -m nard_ai.training``): "must be >= 0, got -1", "must be <= 18446744073709551615, got ..."."""
 
 
 def add_ply(p: argparse.ArgumentParser, default: int | None = 0, text: str = "") -> None:
-    """``--ply N``, an integer >= 0 in gnubg's numbering; whether the engine searches it is the agent's check."""
+    """``--ply N`` (:func:`ply_arg`: 0..2 in gnubg's numbering, refused by argparse in one wording otherwise)."""
     p.add_argument(
         "--ply",
-        type=non_negative_int,
+        type=ply_arg,
         default=default,
-        help=text or f"search depth, gnubg numbering: 0 = static evaluation (default: {default})",
+        metavar="N",
+        help=text
+        or f"search depth 0..{MAX_PLY}, gnubg numbering: 0 = static evaluation (default: {default})",
     )
+
+
+def add_seed(p: argparse.ArgumentParser, default: int | None, text: str) -> None:
+    """``--seed N`` (:data:`seed_arg`: 0..2**64 - 1)."""
+    p.add_argument("--seed", type=seed_arg, default=default, metavar="N", help=text)
 
 
 def add_json(p: argparse.ArgumentParser) -> None:

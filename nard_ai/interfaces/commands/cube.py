@@ -24,7 +24,7 @@ from nard_ai.interfaces.commands.common import (
     note_unused_roll,
     position_arg,
 )
-from nard_ai.interfaces.output import format_cube, num, owner_text, print_json, probs_dict
+from nard_ai.interfaces.output import format_cube, money_rules_text, num, owner_text, print_json, probs_dict
 
 NAME = "cube"
 SUMMARY = "the cube decision: no double, double/take, double/pass"
@@ -32,7 +32,8 @@ DESCRIPTION = (
     "The cube decision for X before rolling: the three cubeful equities, the proper action, the "
     "take point and what each wrong choice costs, from the network's probabilities with "
     "nard_ai.cube.decision's model (Janowski cube efficiency; Kazaross-XG2 match equities in match play). "
-    "The cube and score come from the Match ID or XGID (money, cube centred, without one). The "
+    "The cube and score come from the Match ID or XGID (money, cube centred, without one), and in money "
+    "play the Jacoby rule and beavers (off without an ID that turns them on; the header names them). The "
     "decision is made before rolling, so an ID's dice are not used (a note on stderr says so). When "
     "the ID says X has doubled (an XGID's D, a Match ID's double offered), the same analysis answers "
     "O's take or pass, and a line says which. An ID whose game is over, or with a resignation "
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print(render_board(board))
     print()
     kind = (
-        "money game"
+        f"money game ({money_rules_text(cube)})"  # the rules the equities apply (the ID's; none without one)
         if cube.is_money
         else f"{cube.match_length}-point match at X {cube.score[0]}, O {cube.score[1]}"
     )

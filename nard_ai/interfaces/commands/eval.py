@@ -15,6 +15,7 @@ from nard_ai.interfaces.commands.common import (
     add_json,
     add_ply,
     add_position,
+    checkpoint_missing,
     note_unused_roll,
     position_arg,
 )
@@ -25,8 +26,8 @@ SUMMARY = "probabilities and cubeless equity at each ply"
 DESCRIPTION = (
     "The network's win / gammon / backgammon probabilities and cubeless equity for X, on roll "
     "before rolling, at each search depth from 0-ply to --ply (default 2, the deepest the engine "
-    "searches; deeper plies are slower). A --ply beyond 2 is an error; without --ply, plies the "
-    "checkpoint's evaluator cannot search are left out with a note on stderr. The position is valued "
+    "searches; deeper plies are slower). A --ply beyond 2 is an error (as in every command); without "
+    "--ply, plies the checkpoint's evaluator cannot search are left out with a note on stderr. The position is valued "
     "before the roll: an ID's dice are not used (a note on stderr says so; nard hint ranks the plays "
     "of a roll). An ID whose game is over, or with a double or resignation awaiting its answer, is an error."
 )
@@ -44,16 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Evaluate the position at each ply and print the rows (text, or ``--json``); returns 0."""
     from nard_ai.agents import load_agent
-    from nard_ai.core.ply import MAX_PLY, check_ply
+    from nard_ai.core.ply import MAX_PLY
     from nard_ai.formats.ascii import render_board
     from nard_ai.formats.position_id import position_id
 
     board, state = position_arg(parser, args.position, playing=True)
-    if args.ply is not None:
-        try:
-            check_ply(args.ply)
-        except ValueError:  # the command line's words: --ply, not the library's ply argument
-            parser.error(f"--ply {args.ply}: the engine searches 0..{MAX_PLY} plies (gnubg numbering)")
     max_ply = MAX_PLY if args.ply is None else args.ply
     # as HTTP /eval and gnubg's eval: X's position before it rolls
     note_unused_roll(
@@ -64,7 +60,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         try:
             agent = load_agent(args.checkpoint, ply=ply)
         except FileNotFoundError as exc:
-            parser.error(str(exc))
+            checkpoint_missing(parser, exc)
         except ValueError as exc:
             if args.ply is not None or ply == 0:
                 parser.error(f"--ply {args.ply if args.ply is not None else ply}: {exc}")

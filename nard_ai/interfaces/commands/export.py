@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import argparse
 
+from nard_ai.interfaces.commands.common import add_checkpoint, checkpoint_missing
+
 NAME = "export"
 SUMMARY = "write the network as an ONNX file (every phase net) for other languages' runtimes"
 DESCRIPTION = (
-    "Write the network of a checkpoint (checkpoints/nard-expert.pt by default), every phase "
+    "Write the network of a checkpoint (the shipped nard-expert.pt by default; a shipped network may be "
+    "named by its file name alone, from any folder), every phase "
     "net (contact, crashed and race for the default network), as one ONNX file: input 'inputs' (N, S) float32, the boards encoded "
     "by the checkpoint's encoder (S = 312 for the default network's expert_race encoder, 221 for rich) from the side on roll's "
     "view; outputs 'outcomes' (N, 6), "
@@ -25,7 +28,7 @@ DESCRIPTION = (
 )
 EXAMPLES = (
     "nard export --onnx nard-expert.onnx",
-    "nard export --onnx td198.onnx --checkpoint checkpoints/nard-td198.pt",
+    "nard export --onnx td198.onnx --checkpoint nard-td198.pt",
 )
 
 
@@ -37,12 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the ONNX file to write (replaced if it exists; its folder must exist)",
     )
-    parser.add_argument(
-        "--checkpoint",
-        default=None,
-        metavar="PATH",
-        help="network checkpoint (default: checkpoints/nard-expert.pt)",
-    )
+    add_checkpoint(parser, metavar="PATH")
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -53,7 +51,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error("--onnx needs a file name")
     try:
         result = export_onnx(args.onnx, args.checkpoint)
-    except (ImportError, FileNotFoundError, ValueError) as exc:
+    except FileNotFoundError as exc:  # the checkpoint (export_onnx's one FileNotFoundError)
+        checkpoint_missing(parser, exc)
+    except (ImportError, ValueError) as exc:
         parser.error(str(exc))
     # "all": one network for every position (onnx_export.phase_nets); else the phase nets by name
     nets = "one net" if result.phase_nets == ("all",) else f"{', '.join(result.phase_nets)} nets"

@@ -40,8 +40,9 @@ DESCRIPTION = (
     "with a match length) the plays are ranked by their cubeless match-winning chance at the score "
     "(Kazaross-XG2), shown as mwc, diff in MWC and emg (the MWC as normalised equity). The roll "
     "comes from --dice, or from the ID (a Match ID or XGID with dice; --dice may repeat that roll, "
-    "not differ from it). An ID whose game is over, or with a double or resignation awaiting its "
-    "answer, has no play to rank: an error."
+    "not differ from it). A roll with no legal play says so and values the board left as it is "
+    "(--json: legal_plays 0, the one row's play '-'). An ID whose game is over, or with a double or "
+    "resignation awaiting its answer, has no play to rank: an error."
 )
 EXAMPLES = (
     f"nard hint {START_ID} --dice 31",
@@ -90,6 +91,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     cube = cube_state_arg(parser, state)
     agent = agent_arg(parser, args.checkpoint, args.ply)
     scored = scored_plays(agent.rank_plays(board, dice), cube)
+    # no legal play: the one "play" ranked is the board left as it is (gnubg: "no legal moves")
+    can_move = not (len(scored) == 1 and np.array_equal(scored.afterstates[0], board))
     if args.json:
         n = len(scored) if args.top <= 0 else min(args.top, len(scored))
         diff = scored.diff
@@ -124,7 +127,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                     "cube_value": cube.value,
                     "cube_owner": cube.owner,
                 },
-                "legal_plays": len(scored),
+                # 0 when X cannot move; "plays" then holds the board left as it is, "-" (as HTTP /move)
+                "legal_plays": len(scored) if can_move else 0,
                 "plays": plays,
             }
         )
@@ -132,7 +136,17 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print(render_board(board, dice))
     print()
     count = f"{len(scored)} legal play{'s' if len(scored) != 1 else ''} for {dice[0]}-{dice[1]}"
-    if scored.by_mwc:
+    if not can_move:
+        value = (
+            f"MWC at the score ({match_text(cube)}; {agent.name})"
+            if scored.by_mwc
+            else f"equity ({agent.name})"
+        )
+        print(
+            f"No legal play for {dice[0]}-{dice[1]}: X cannot move and the board stays as it is; its "
+            f"cubeless {value} and probabilities for the side on roll:"
+        )
+    elif scored.by_mwc:
         print(
             f"{count}, ranked by {agent.ply}-ply cubeless MWC at the score ({match_text(cube)}; {agent.name});"
         )

@@ -15,6 +15,7 @@ from nard_ai.interfaces.commands.common import (
     add_ply,
     add_position,
     add_progress,
+    add_seed,
     agent_arg,
     cube_state_arg,
     note_unused_roll,
@@ -63,7 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--games", type=games_arg, default=144, help="games to play, 1 to 10,000,000 (default: 144)"
     )
     add_ply(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the dice (default: 0)")
+    add_seed(parser, 0, "seed of the dice, an integer 0..2**64 - 1 (default: 0)")
     parser.add_argument("--cubeful", action="store_true", help="play the cube and report the cubeful equity")
     parser.add_argument(
         "--truncate", type=positive_int, default=None, help="score games by evaluation after N plies"
@@ -159,7 +160,9 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             ci = f"± {100 * r.cubeful_ci:.1f}%" if np.isfinite(r.cubeful_ci) else "± n/a"
             print(f"Cubeful match-winning chance {100 * r.cubeful:.1f}% {ci}")
     if r.truncated:
-        print(f"{r.truncated} games truncated after {args.truncate} plies and scored by evaluation")
+        games = f"{r.truncated} game{'s' if r.truncated != 1 else ''}"
+        plies = f"{args.truncate} pl{'ies' if args.truncate != 1 else 'y'}"
+        print(f"{games} truncated after {plies} and scored by evaluation")
     if r.passes:
         print(
             f"{r.passes} of {r.games} games ended with a passed double (counted above as single games won or lost)"

@@ -12,7 +12,9 @@ SUMMARY = "draw a position with pip counts, its IDs, cube and score"
 DESCRIPTION = (
     "Draw the board of an ID, the side on roll (X) at the bottom, with pip counts, the position's "
     "gnubg ID and XGID, and the cube, score and dice that a Match ID or XGID holds, and whose turn it "
-    "is: a game that is over, resigned or dropped is shown as such, with no one on roll."
+    "is: a game that is over, resigned or dropped (a Match ID's game state), or whose board is finished "
+    "(a side has borne off all 15 checkers: who won a single game, gammon or backgammon is said), is shown "
+    "as such, with no one on roll."
 )
 EXAMPLES = (f"nard show {MATCH_GNUBG_ID}", f"nard show {START_XGID_52}")
 
@@ -24,6 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """Print the board, its gnubg ID and XGID (when the state has one) and the match state; returns 0."""
+    from nard_ai.core.board import game_result
     from nard_ai.formats.ascii import render_board
     from nard_ai.formats.match_id import gnubg_id
     from nard_ai.formats.xgid import to_xgid
@@ -38,6 +41,6 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     except ValueError as exc:
         # a state an XGID cannot express (a resignation, a finished game): say why there is none
         print(f" XGID: none ({exc})")
-    for line in describe_state(state):
+    for line in describe_state(state, int(game_result(board))):
         print(f" {line}")
     return 0

@@ -11,6 +11,8 @@ import logging
 import sys
 from pathlib import Path
 
+from nard_ai.interfaces.commands.common import add_checkpoint, add_ply
+
 NAME = "ubgi"
 SUMMARY = "serve the engine over UBGI v0.2 (Universal Backgammon Interface) on stdin/stdout"
 DESCRIPTION = (
@@ -33,18 +35,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """``--checkpoint``, ``--ply`` (nard numbering, the starting ``engine.ply`` minus one), ``--filter``."""
     from nard_ai.search.filters import MAX_PLY, MOVE_FILTERS
 
-    parser.add_argument(
-        "--checkpoint",
-        default=None,
-        help="network checkpoint (default: checkpoints/nard-expert.pt)",
-    )
-    parser.add_argument(
-        "--ply",
-        type=int,
-        default=0,
-        choices=range(MAX_PLY + 1),
-        metavar="N",
-        help=f"starting search depth in nard/gnubg numbering, 0..{MAX_PLY} (default 0); "
+    add_checkpoint(parser)
+    add_ply(
+        parser,
+        text=f"starting search depth in nard/gnubg numbering, 0..{MAX_PLY} (default 0); "
         "UBGI's engine.ply is N + 1",
     )
     parser.add_argument(
@@ -60,8 +54,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from nard_ai.interfaces.ubgi import serve_ubgi
 
     if args.checkpoint is not None and not Path(args.checkpoint).is_file():
+        from nard_ai.model.network import shipped_checkpoints_note
+
         problem = "is a directory" if Path(args.checkpoint).is_dir() else "does not exist"
-        parser.error(f"no checkpoint file {args.checkpoint!r} (the path {problem})")
+        parser.error(
+            f"no checkpoint file {args.checkpoint!r} (the path {problem}); {shipped_checkpoints_note()}"
+        )
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s %(levelname)s %(message)s")
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: a line that is not UTF-8 is quoted, not fatal
     return serve_ubgi(stdin, sys.stdout, checkpoint=args.checkpoint, ply=args.ply + 1, filters=args.filter)
