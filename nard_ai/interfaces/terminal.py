@@ -19,9 +19,24 @@ play that is not legal is refused with the reason from
 :func:`nard_ai.formats.notation.parse_play`, and you type again. A roll
 with a single legal play is played for you. Commands: ``hint`` (the
 engine's three best plays; at a cube prompt, its cube advice), ``board``
-(draw it again), ``help``, ``quit``; a word that is none of them (``resign``:
-there is no resigning, ``quit`` ends the session) is answered with that list.
-End of input (Ctrl-D) or Ctrl-C ends the session cleanly.
+(draw it again), ``resign`` (below), ``help``, ``quit``; a word that is none
+of them is answered with that list. End of input (Ctrl-D) or Ctrl-C ends the
+session cleanly.
+
+Resigning: ``resign`` (a single game), ``resign single``, ``resign gammon``,
+``resign backgammon`` (or ``resign s``/``n``, ``g``, ``b``; gnubg's words,
+``normal`` too) at your move prompt, and with the cube at your roll/double
+prompt and when the engine has doubled you. It is worth 1, 2 or 3 points
+times the cube value, scored as a finished game (:func:`nard_ai.cube.finished_points`:
+under the Jacoby rule a gammon or backgammon counts single while the cube is
+centred). The engine accepts by gnubg's rule (``ComputerTurn`` in gnubg's
+``play.c``: it agrees when ``rEqAfter - rEqBefore < 1e-6``, the resigner's
+equity after the resignation against playing on): it accepts when accepting
+loses it nothing in equity, i.e. when the points are at least its own
+equity playing on (less 1e-6), see :meth:`_Session.engine_equity`; then
+the game ends with those points to it. Otherwise it declines with that
+equity, and play goes on (a resignation of less than the game is already
+lost by is declined by the same rule).
 
 A game can start from a given position (``start``) with its cube
 (``start_cube``: value and owner) and its roll (``start_dice``): the side on
@@ -66,11 +81,42 @@ QUIT_WORDS = ("q", "quit", "exit", "bye")
 HELP_TEXT = (
     "Type your play in standard notation: 24/18 13/11*  bar/22  8/2(2)  6/off  (- when you cannot move).\n"
     "Points are numbered from your side: you move from 24 down to 1 and bear off past 1.\n"
-    "Commands: hint (the engine's best plays), board (draw the board again), help, quit."
+    "Commands: hint (the engine's best plays), board (draw the board again), help, quit,\n"
+    "resign [single|gammon|backgammon] (or resign s, g, b; the engine accepts when the points are\n"
+    "at least its equity playing on)."
 )
-CUBE_HELP = "r (or Enter) rolls the dice; d doubles the stakes; hint asks the engine; quit ends the session."
-COMMANDS_TEXT = "the commands are hint, board, help and quit"
+CUBE_HELP = (
+    "r (or Enter) rolls the dice; d doubles the stakes; hint asks the engine; resign [single|gammon|backgammon] "
+    "offers to resign; quit ends the session."
+)
+COMMANDS_TEXT = "the commands are hint, board, resign, help and quit"
+RESIGN_WORDS = {"": 1, "s": 1, "single": 1, "n": 1, "normal": 1, "g": 2, "gammon": 2, "b": 3, "backgammon": 3}
+"""``resign WORD`` -> the result resigned (1 single, 2 gammon, 3 backgammon; gnubg's ``normal`` and its
+one-letter ``n``/``g``/``b`` too); no word is a single game, as in gnubg."""
+RESULT_NAMES = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
+RESIGN_TOLERANCE = 1e-6
+"""gnubg's ``max_gain``: the engine accepts when its equity playing on exceeds the resignation's points by
+less than this (``rEqAfter - rEqBefore < max_gain`` in gnubg's ``ComputerTurn``)."""
 _WORDS = re.compile(r"[A-Za-z]+(\s+[A-Za-z]+)*")  # words only: a command, never a play (plays have digits)
+
+
+def parse_resign(text: str) -> int | None:
+    """The result a ``resign`` command offers (1, 2, 3), or ``None`` when ``text`` is not one.
+
+    Raises:
+        ValueError: on ``resign`` with a word that is not a result (``resign triple``, ``resign 7``),
+            with the message to show.
+    """
+    words = text.lower().split()
+    if not words or words[0] != "resign":
+        return None
+    word = " ".join(words[1:])
+    if word not in RESIGN_WORDS:
+        raise ValueError(
+            f"cannot resign {word!r}: type resign (a single game), resign gammon or resign backgammon "
+            "(or resign s, g, b)"
+        )
+    return RESIGN_WORDS[word]
 
 
 def cube_rules_text(jacoby: bool) -> str:
@@ -103,6 +149,14 @@ class SessionResult:
     ended: str
 
 
+class _Resigned(Exception):
+    """The engine accepted your resignation: the game ends with ``points`` to it."""
+
+    def __init__(self, points: int) -> None:
+        super().__init__(points)
+        self.points = points
+
+
 class _EndSession(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -122,10 +176,15 @@ class _Game:
     def human_view(self) -> np.ndarray:
         return self.board if self.on_roll == HUMAN else swap_sides(self.board)
 
-    def cube_state(self) -> CubeState:
-        """The cube from the side on roll's view (money play, the session's Jacoby rule)."""
-        owner = OWNER_BY_CODE[int(owner_codes(self.cube_owner, self.on_roll))]
+    def cube_state(self, seat: int | None = None) -> CubeState:
+        """The cube from the view of ``seat`` on roll (default: the side on roll; money play, the
+        session's Jacoby rule)."""
+        owner = OWNER_BY_CODE[int(owner_codes(self.cube_owner, self.on_roll if seat is None else seat))]
         return CubeState(value=self.cube_value, owner=owner, jacoby=self.jacoby)
+
+    def points(self, result: int) -> int:
+        """The points of a game won by ``result`` (1 single, 2 gammon, 3 backgammon) at this cube."""
+        return int(finished_points(result, self.cube_value, self.cube_owner == CENTERED, self.jacoby))
 
     def may_double(self) -> bool:
         return self.cube_state().can_double
@@ -227,6 +286,15 @@ class _Session:
                 )
             else:
                 self.write(f"{'You play' if seat == HUMAN else who} first with {dice[0]}-{dice[1]}.")
+        try:
+            return self._play_on(game, dice)
+        except _Resigned as resigned:
+            points = resigned.points
+            self.write(f"{self.name} wins {points} point{'s' if points != 1 else ''} (you resigned).")
+            return ENGINE, points
+
+    def _play_on(self, game: _Game, dice: tuple[int, int] | None) -> tuple[int, int]:
+        """The game's turns from ``game`` (``dice``: the side on roll's roll, if rolled) to its end."""
         while True:
             if dice is None:  # not the opening turn: a cube decision first, then the roll
                 ended = self.cube_turn(game)
@@ -241,12 +309,8 @@ class _Session:
             if result != 0:
                 game.board = after
                 self.write(render_board(after if mover == HUMAN else swap_sides(after), pid=False))
-                points = int(
-                    finished_points(
-                        abs(int(result)), game.cube_value, game.cube_owner == CENTERED, self.jacoby
-                    )
-                )
-                kind = {1: "a single game", 2: "a gammon", 3: "a backgammon"}[abs(int(result))]
+                points = game.points(abs(int(result)))
+                kind = RESULT_NAMES[abs(int(result))]
                 winner = mover if result > 0 else 1 - mover
                 who = "You win" if winner == HUMAN else f"{self.name} wins"
                 jacoby = self.jacoby and game.cube_owner == CENTERED and abs(int(result)) > 1
@@ -268,6 +332,8 @@ class _Session:
                     return None
                 if answer in ("d", "double"):
                     break
+                if self.resign_command(game, answer):
+                    continue
                 if answer == "help":
                     self.write(CUBE_HELP)
                 elif answer == "hint":
@@ -303,7 +369,73 @@ class _Session:
             if answer == "hint":
                 self.cube_hint(game, doubled=True)
                 continue
+            if self.resign_command(game, answer, doubled=True):
+                continue
             self.write(f"  {answer!r}: type t to take (play on for {2 * game.cube_value}) or p to pass.")
+
+    # -- resigning
+
+    def resign_command(
+        self, game: _Game, text: str, dice: tuple[int, int] | None = None, doubled: bool = False
+    ) -> bool:
+        """Answer ``text`` if it is a ``resign`` command (false if it is not); raises :class:`_Resigned`
+        when the engine accepts. ``dice``: your roll, at your move prompt; ``doubled``: at the take/pass
+        prompt of the engine's double."""
+        try:
+            result = parse_resign(text)
+        except ValueError as exc:
+            self.write(f"  {str(exc)[0].upper()}{str(exc)[1:]}.")
+            return True
+        if result is None:
+            return False
+        points = game.points(result)
+        equity, kind = self.engine_equity(game, dice, doubled)
+        offer = (
+            f"  You offer to resign {RESULT_NAMES[result]} ({points} point{'s' if points != 1 else ''}); "
+            f"{self.name}'s {kind} equity playing on: {equity:+.3f}"
+        )
+        if equity - points < RESIGN_TOLERANCE:  # gnubg: accepting loses the engine nothing
+            self.write(f"{offer}. {self.name} accepts.")
+            raise _Resigned(points)
+        self.write(
+            f"{offer}, more than {points} point{'s' if points != 1 else ''}: {self.name} declines. Play on."
+        )
+        return True
+
+    def engine_equity(
+        self, game: _Game, dice: tuple[int, int] | None = None, doubled: bool = False
+    ) -> tuple[float, str]:
+        """The engine's equity playing on, in points at the current cube, from its side: what it weighs a
+        resignation against; with its kind, ``"cubeful"`` or ``"cubeless"``.
+
+        gnubg (``get_eq_before_resign`` in ``play.c``) values the position the resigner is in: after the
+        roll when the resigner has rolled, before it otherwise; this does the same, at the engine's own
+        ply (gnubg: 0 ply), with the functions of ``nard hint`` and ``nard cube``:
+
+        - your move prompt (``dice``): your best play by :meth:`Agent.rank_plays` (``nard hint``'s
+          ranking); without the cube in play, minus its cubeless equity times the cube value; with the
+          cube, the engine's cubeful equity on roll after it (:func:`~nard_ai.cube.cube_decision`'s
+          ``optimal``, ``nard cube``'s), the exact points if the play ends the game;
+        - your roll/double prompt: minus your cubeful equity on roll (``cube_decision(...).optimal``);
+        - the engine's double waiting for your answer (``doubled``): its double/take or double/pass
+          equity, whichever is lower for it (your right answer).
+        """
+        value = game.cube_value
+        if doubled:  # the engine (on roll) has doubled: your best answer
+            d = cube_decision(game.board, game.cube_state(), agent=self.agent)
+            return value * min(d.double_take, d.double_pass), "cubeful"
+        if dice is None:  # you are on roll, before your roll (a cube prompt: the cube is in play)
+            d = cube_decision(game.board, game.cube_state(), agent=self.agent)
+            return -value * d.optimal, "cubeful"
+        ranked = self.agent.rank_plays(game.board, dice)
+        if not self.cube:  # no cube in play: cubeless, the cube's value a fixed stake
+            return -value * float(ranked.equity[0]), "cubeless"
+        after = ranked.afterstates[0]
+        result = int(game_result(after))  # yours, the mover's: > 0 you win
+        if result != 0:
+            return (-1 if result > 0 else 1) * float(game.points(abs(result))), "cubeful"
+        d = cube_decision(swap_sides(after), game.cube_state(ENGINE), agent=self.agent)
+        return value * d.optimal, "cubeful"
 
     def _passed(self, winner: int, points: int) -> tuple[int, int]:
         who = "You win" if winner == HUMAN else f"{self.name} wins"
@@ -331,13 +463,10 @@ class _Session:
                 self.show(game, dice)
             elif not text:
                 self.write("  Type your play, e.g. 13/7 8/7, or help.")
-            elif _WORDS.fullmatch(text):  # a word is no play: an unknown command (resign, undo, ...)
-                if command.split()[0] == "resign":
-                    self.write(
-                        f"  There is no resign command: play on, or quit to end the session ({COMMANDS_TEXT})."
-                    )
-                else:
-                    self.write(f"  Unknown command {text!r}: {COMMANDS_TEXT}; type a play as 13/7 8/7.")
+            elif self.resign_command(game, text, dice):
+                continue
+            elif _WORDS.fullmatch(text):  # a word is no play: an unknown command (undo, ...)
+                self.write(f"  Unknown command {text!r}: {COMMANDS_TEXT}; type a play as 13/7 8/7.")
             else:
                 try:
                     return parse_play(board, text, dice)

@@ -30,7 +30,11 @@ def load_agent(
     """A network agent; ``checkpoint=None`` loads the default ``checkpoints/nard-expert.pt``.
 
     Args:
-        checkpoint: path of a checkpoint, or ``None`` for the default network.
+        checkpoint: path of a checkpoint, or ``None`` for the default network. A path is resolved as the
+            command lines resolve ``--checkpoint``, by :func:`nard_ai.model.network.resolve_checkpoint`
+            (the one resolver): an existing path is that file; a bare file name of a shipped network
+            (:data:`~nard_ai.model.network.SHIPPED_CHECKPOINTS`, ``"nard-td198.pt"``) that is not a
+            file of the current folder is the shipped one, so it loads from any folder.
         ply: search depth 0..2 (gnubg numbering).
         filters: move filters of the 1- and 2-ply searches
             (:class:`nard_ai.search.lookahead.MoveFilters` or a preset name such as
@@ -42,9 +46,13 @@ def load_agent(
         ValueError: on a corrupt or mismatched checkpoint, an unsupported ply
             or bad filters.
     """
-    from nard_ai.model.network import default_checkpoint_path, load_checkpoint  # torch, on first use
+    from nard_ai.model.network import (  # torch, on first use
+        default_checkpoint_path,
+        load_checkpoint,
+        resolve_checkpoint,
+    )
 
-    path = default_checkpoint_path() if checkpoint is None else Path(checkpoint)
+    path = default_checkpoint_path() if checkpoint is None else resolve_checkpoint(checkpoint)
     network = load_checkpoint(path).network
     return Agent(NetworkEvaluator(network), ply=ply, rules=rules, name=f"{path.name}:{ply}", filters=filters)
 

@@ -21,8 +21,10 @@ SUMMARY = "play a game against the engine in the terminal"
 DESCRIPTION = (
     "A money game against the network: the board is drawn from your side (X) every turn; type "
     "plays in standard notation (24/18 13/11*, bar/22, 8/2(2), 6/off); an illegal play is refused "
-    "with the reason. Commands: hint, board, help, quit (there is no resign command); Ctrl-D or Ctrl-C "
-    "end the session. With --cube the engine doubles, takes and passes by its cube decisions; money "
+    "with the reason. Commands: hint, board, help, quit, resign [single|gammon|backgammon] (or resign "
+    "s, g, b: 1, 2 or 3 times the cube; the engine accepts, as gnubg does, when that is at least its own "
+    "equity playing on, cubeful with --cube, at its --ply; else it declines with that equity and play goes "
+    "on); Ctrl-D or Ctrl-C end the session. With --cube the engine doubles, takes and passes by its cube decisions; money "
     "rules as nard cube's without an ID: no Jacoby rule unless --jacoby (or a --position ID with it), "
     "no beavers; a line at the start says which apply."
 )
