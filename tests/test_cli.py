@@ -856,7 +856,7 @@ def test_analyze_never_cuts_player_names(capsys, tmp_path):
     status, out, _ = run_main(["analyze", str(path), "--errors-only", "--no-progress"], capsys)
     assert status == 0
     assert "Alexander Smith-Jones  Alexander Smith-Brown" in out
-    assert "   4 Alexander Smith-Jones    Double" in out
+    assert "  3) line 15 Alexander Smith-Jones    Double" in out  # the record's move 3), on its line 15
 
 
 def test_show_says_why_a_state_has_no_xgid(capsys):

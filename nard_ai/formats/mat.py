@@ -51,13 +51,20 @@ What is read:
   player first reaches one point short of the match length), as gnubg does.
 
 Every game is replayed from the starting position, so a record that breaks
-the rules (an illegal play, a double in the Crawford game or by the player
-who does not own the cube, a take with no double, points that do not match
-the final position and cube, a score line that does not follow from the
-previous game) is a ``ValueError`` naming the line and the value. Each
+the rules (an illegal play, a doubled opening roll (RULES.md 2: each player
+throws one die, ties are thrown again; no rule setting changes that), a double
+in the Crawford game or by the player who does not own the cube, a take with
+no double, points that do not match the final position and cube, a score line
+that does not follow from the previous game) is a ``ValueError`` naming the
+line and the value. Each
 game's score line is checked against the previous game's result before the
 game is replayed, so a wrong score is reported as such (naming the game, the
 score written and the score it should be), not as what it would cause later.
+
+Lines are counted from 1 at ``\n``, ``\r\n`` or ``\r`` (as ``grep -n`` counts a Unix or DOS
+file); every record keeps its line and its line's ``N)`` (:attr:`MatAction.line`, ``.move``). A later
+game naming other players than game 1 is read (gnubg 1.07's ``ImportGame`` silently copies each game's
+names over the match's, so the last game's stay); here game 1's stay, and :attr:`Match.warnings` says so.
 
 A ``Wins`` record while the game is still on is a resignation: the points
 must be the cube value times 1, 2 or 3. A roll with nothing written after it
@@ -128,6 +135,9 @@ class MatAction:
             roll for a roll, the double for a take or drop). ``None`` for a
             win.
         play: for a roll, the play in gnubg's notation (``""`` when none).
+        move: the ``N)`` move number of the record's line (``int``; 0 when the line has none).
+        line: the 1-based line of the file holding the record (``int``; 0 when not read from a file).
+            Neither is compared by ``==``.
     """
 
     player: int
@@ -139,6 +149,8 @@ class MatAction:
     board: np.ndarray | None = field(default=None, repr=False)
     state: MatchState | None = field(default=None, repr=False)
     play: str = ""
+    move: int = 0
+    line: int = 0
 
     def _key(self) -> tuple:
         after = None if self.afterstate is None else tuple(int(c) for c in np.asarray(self.afterstate))
@@ -194,6 +206,7 @@ class Match:
             space (``'[Site "GNU Backgammon"]'``).
         crawford_rule: whether the Crawford rule is played (default on).
         jacoby: the Jacoby rule, money play only (default off).
+        warnings: ``tuple[str, ...]``, each naming its line: a game naming other players. Not compared.
     """
 
     length: int
@@ -202,6 +215,7 @@ class Match:
     comments: tuple[str, ...] = ()
     crawford_rule: bool = True
     jacoby: bool = False
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
 
 # --------------------------------------------------------------------------
@@ -219,6 +233,7 @@ class _Raw:
     kind: ActionKind
     line: int = 0
     dice: tuple[int, int] = (0, 0)
+    move: int = 0
     text: str | None = None
     afterstate: np.ndarray | None = None
     cube_value: int = 0
@@ -271,6 +286,11 @@ def _replay_game(
         if on_roll is None and raw.kind != ActionKind.WIN:
             if raw.kind != ActionKind.ROLL:
                 raise ValueError(f"{where}: game {number} must start with a roll, got a {raw.kind.value}")
+            if raw.dice[0] == raw.dice[1]:  # no Rules setting changes the opening roll
+                raise ValueError(
+                    f"{where}: game {number} opens with {raw.dice[0]}{raw.dice[1]}, but the opening roll is "
+                    "never a double (each player throws one die; ties are thrown again: docs/RULES.md 2)"
+                )
             on_roll = raw.player
         if raw.kind == ActionKind.ROLL:
             if doubler is not None:
@@ -375,7 +395,8 @@ def _replay_game(
                 raise ValueError(
                     f"{_where(raws[index + 1].line, number)}: records after the end of game {number}"
                 )
-    return MatGame(score=score, actions=tuple(actions), crawford=crawford)
+    done = (replace(a, move=r.move, line=r.line) for a, r in zip(actions, raws, strict=True))
+    return MatGame(score=score, actions=tuple(done), crawford=crawford)
 
 
 def _checked_afterstate(
@@ -478,7 +499,7 @@ _GAME_RE = re.compile(r"\s*game\s+(\d+)\b(.*)", re.IGNORECASE)
 # " aaaaaaaaaaaaaaaaaaaaaaaaaaa : 0b : 0". The line is split on the " : N"
 # patterns, not on columns; see _score_line.
 _SCORE_RE = re.compile(r"\s*(?P<n0>[^:]*?)\s*:\s*(?P<s0>\d+)(?P<n1>[^:]*?)\s*:\s*(?P<s1>\d+)(?P<rest>[^:]*)")
-_NUMBER_RE = re.compile(r"\s*\d+\)")
+_NUMBER_RE = re.compile(r"\s*(\d+)\)")
 _ACTION_RE = re.compile(
     r"(?P<roll>(?<![\w/])[0-9][0-9]:)"
     r"|(?P<word>\b(?:doubles?|beavers?|raccoons?|takes?|accepts?|drops?|pass(?:es)?|rejects?|refuses?"
@@ -620,7 +641,7 @@ def decode_mat(data: bytes) -> str:
             text = bytes(data).decode("latin-1")
     for index, char in enumerate(text):
         if (char < " " or "\x7f" <= char <= "\x9f") and char not in _TEXT_CONTROLS:
-            line = text.count("\n", 0, index) + 1
+            line = len(re.split(r"\r\n|\r|\n", text[:index]))  # counted as read_mat counts
             raise ValueError(
                 f"not a text .mat record (control character 0x{ord(char):02x} on line {line}; a binary file?)"
             )
@@ -638,17 +659,18 @@ def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
 
     Returns:
         The :class:`Match`, every roll's play resolved to an afterstate and
-        every record given its position and :class:`MatchState`.
+        every record given its position, :class:`MatchState`, line and move
+        number; a later game naming other players is in its ``warnings``.
 
     Raises:
         ValueError: naming the line and the value, on anything malformed or
-            against the rules.
+            against the rules (a doubled opening roll among them).
     """
     if isinstance(text, bytes | bytearray):
         text = decode_mat(text)
     if not isinstance(text, str):
         raise ValueError(f"a .mat record must be a str or bytes, got {type(text).__name__}")
-    lines = text.lstrip("\ufeff").splitlines()
+    lines = re.split(r"\r\n|\r|\n", text.lstrip("\ufeff"))  # not splitlines: \f, \v are no line breaks
     comments: list[str] = []
     length: int | None = None
     games: list[dict] = []
@@ -674,15 +696,8 @@ def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
             continue
         game = _GAME_RE.fullmatch(stripped)
         if game:
-            games.append(
-                {
-                    "number": int(game.group(1)),
-                    "line": number,
-                    "crawford": bool(_CRAWFORD_RE.search(game.group(2))),
-                    "score": None,
-                    "raws": [],
-                }
-            )
+            crawford = bool(_CRAWFORD_RE.search(game.group(2)))  # "score", "names": from its score line
+            games.append({"number": int(game.group(1)), "line": number, "crawford": crawford, "raws": []})
             continue
         if not games:
             raise ValueError(f"line {number}: expected 'Game 1', got {stripped!r}")
@@ -690,7 +705,7 @@ def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
         if _CRAWFORD_RE.search(stripped) and ":" not in stripped and not _ACTION_RE.search(stripped):
             current["crawford"] = True  # a marker line, before or after the score line
             continue
-        if current["score"] is None:
+        if current.get("score") is None:
             known = games[0].get("names") if len(games) > 1 else None
             current["names"], current["score"], second = _score_line(line_text, number, length, known)
             current["score_line"] = number
@@ -700,39 +715,44 @@ def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
             current["split"] = max(10, min(_RIGHT_COLUMN, (second + 6) // 2))
             current["crawford"] |= bool(_CRAWFORD_RE.search(line_text))
             continue
+        numbered = _NUMBER_RE.match(line_text)
         for player, record in _split_records(line_text, number, current["split"]):
             raw = _parse_record(record, player, number)
             if raw is not None:
+                raw.move = int(numbered.group(1)) if numbered else 0
                 current["raws"].append(raw)
     if length is None:
         raise ValueError("not a .mat record: no 'N point match' line")
     if not games:
         raise ValueError("the .mat record has no games ('Game 1' ...)")
     for k, game in enumerate(games):
-        if game["score"] is None:
+        if game.get("score") is None:
             raise ValueError(f"line {game['line']}: game {game['number']} has no score line")
         if game["number"] != k + 1:
             raise ValueError(f"line {game['line']}: game {game['number']} should be game {k + 1}")
-    header = _header_values(comments)
+    header, first = _header_values(comments), games[0]["names"]
+    warnings = tuple(
+        f"line {g['score_line']}: game {g['number']} names the players {g['names'][0]!r} and "
+        f"{g['names'][1]!r}, but game 1 named them {first[0]!r} and {first[1]!r}; game 1's names are kept"
+        for g in games[1:]
+        if g["names"] != first
+    )
     match = Match(
         length=length,
-        players=games[0]["names"],
+        players=first,
         games=(),
         comments=tuple(comments),
         crawford_rule=header.get("crawford", "on").lower() != "off",
         jacoby=bool(length == 0 and header.get("jacoby", "off").lower() == "on"),
+        warnings=warnings,
     )
     entries = [(g["raws"], g["score"], g["crawford"], g["score_line"]) for g in games]
     return _replay_match(match, entries, rules)
 
 
 def _header_values(comments: list[str]) -> dict[str, str]:
-    values = {}
-    for comment in comments:
-        found = _HEADER_RE.fullmatch(comment)
-        if found:
-            values[found.group("key").strip().lower()] = found.group("value")
-    return values
+    found = (_HEADER_RE.fullmatch(comment) for comment in comments)
+    return {f.group("key").strip().lower(): f.group("value") for f in found if f}
 
 
 # --------------------------------------------------------------------------
@@ -755,11 +775,9 @@ def _record_text(action: MatAction) -> str:
 
 def _game_lines(game: MatGame, number: int, players: tuple[str, str]) -> list[str]:
     lines = [f" Game {number}"]
-    # gnubg pads the left half to 31 characters and writes the right half
-    # straight after it, so a long first name runs into the second name
-    # ("aaaa : 0b : 0"). One space always separates them here: the same line
-    # as gnubg's for shorter names, unambiguous for longer ones (gnubg 1.07
-    # reads the names right only with the space).
+    # gnubg pads the left half to 31 characters and writes the right half straight after it, so a
+    # long first name runs into the second name ("aaaa : 0b : 0"). One space always separates them
+    # here: gnubg's line for short names, unambiguous for long ones (gnubg 1.07 reads those right only so).
     left = f"{players[0]} : {game.score[0]}"
     lines.append(f" {left:<{_NAME_WIDTH - 1}} {players[1]} : {game.score[1]}")
     rows: list[list] = []  # [move number, left text, right text]

@@ -86,7 +86,7 @@ from nard_ai.core.outcomes import cubeless_equity
 from nard_ai.cube import CubeDecision, CubeState, cube_decision
 from nard_ai.cube.met import match_equity_after
 from nard_ai.cube.state import cube_state_from_match as cube_state_of
-from nard_ai.formats.mat import ActionKind, Match
+from nard_ai.formats.mat import ActionKind, MatAction, Match
 from nard_ai.formats.match_id import gnubg_id
 from nard_ai.formats.notation import play_notation
 from nard_ai.formats.position import parse_position as read_position
@@ -361,10 +361,11 @@ class Decision:
     """One decision of the match and what it cost the player who made it.
 
     Attributes:
-        game: 1-based game number.
+        game: 1-based game number (the record's ``Game N``).
         turn: 1-based number of the roll in the game the decision belongs
             to (a cube decision gets the number of the roll that follows it).
-        player: the seat (0 = the ``.mat`` file's left column) that decided.
+        player: the seat that decided: 0 = the ``.mat`` file's left column,
+            1 = its right column.
         kind: ``"checker"``, ``"no_double"`` (the roller did not double),
             ``"double"``, ``"take"`` or ``"pass"``.
         dice: the roll of a checker decision, ``None`` for cube decisions.
@@ -381,6 +382,13 @@ class Decision:
             board seen from the roller or doubler), to look at it again
             with ``nard hint`` or ``nard cube``.
         cube: the :class:`~nard_ai.cube.CubeDecision` behind a cube decision.
+        move: the ``N)`` move number of the record's line in the ``.mat``
+            (:attr:`~nard_ai.formats.mat.MatAction.move`; a missed double
+            gets its roll's); 0 when unknown. JSON ``"mat_move"`` (``null``
+            when unknown).
+        line: the 1-based line of the ``.mat`` file holding the record
+            (the roll's for a missed double); 0 when unknown. JSON
+            ``"line"`` (``null`` when unknown).
     """
 
     game: int
@@ -397,9 +405,12 @@ class Decision:
     counted: bool
     position: str
     cube: CubeDecision | None = field(default=None, repr=False, compare=False)
+    move: int = 0
+    line: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (no cube details beyond the three equities)."""
+        """A JSON-ready dict (no cube details beyond the three equities): the attributes by name,
+        ``dice`` as a list, ``move`` as ``"mat_move"``, 0 for ``mat_move`` / ``line`` as ``null``."""
         out = {
             "game": self.game,
             "turn": self.turn,
@@ -414,6 +425,8 @@ class Decision:
             "plays": self.plays,
             "counted": self.counted,
             "position": self.position,
+            "mat_move": self.move or None,
+            "line": self.line or None,
         }
         if self.cube is not None:
             out["equities"] = {k: _finite(v) for k, v in self.cube.equities.items()}
@@ -519,6 +532,13 @@ class MatchAnalysis:
     def to_dict(self, errors_only: bool = False) -> dict[str, Any]:
         """A JSON-ready dict: settings, units, the decisions, per-player totals.
 
+        Keys: ``match_length``, ``players`` (left column first), ``games``, ``ply``, ``agent``,
+        ``thresholds``, ``units``, ``errors_only``, ``decisions`` (:meth:`Decision.to_dict`; its
+        ``game``, ``mat_move``, ``player`` and ``line`` say where the record is), ``stats``
+        (:meth:`PlayerStats.to_dict`). One mark has two spellings, each kept for the readers that
+        use it: ``"very_bad"``, a key of ``thresholds`` (the :class:`SkillThresholds` field), and
+        ``"very bad"`` (gnubg's words), a value of ``decisions[].skill`` and a key of ``stats[].marks``.
+
         Args:
             errors_only: list only the decisions with a skill mark (as
                 :func:`format_analysis` does); the totals stay complete.
@@ -579,7 +599,9 @@ def _skill_fields(loss: float, thresholds: SkillThresholds) -> tuple[float, str]
     return loss, thresholds.classify(loss)
 
 
-def _checker_decision(agent, action, game: int, turn: int, thresholds: SkillThresholds) -> Decision:
+def _checker_decision(
+    agent, action: MatAction, game: int, turn: int, thresholds: SkillThresholds
+) -> Decision:
     board, after, dice = action.board, action.afterstate, action.dice
     cube = cube_state_of(action.state)
     ranked = agent.rank_plays(board, dice)
@@ -616,12 +638,16 @@ def _checker_decision(agent, action, game: int, turn: int, thresholds: SkillThre
         plays=n,
         counted=n > 1,
         position=gnubg_id(board, action.state),
+        move=action.move,
+        line=action.line,
     )
 
 
 def _cube_decision(
-    decision: CubeDecision, kind: str, player: int, board, state, game: int, turn: int, thresholds
+    decision: CubeDecision, kind: str, action: MatAction, game: int, turn: int, thresholds: SkillThresholds
 ) -> Decision:
+    """The ``kind`` cube decision of ``action`` (the roll of a missed double, the double, the take or the
+    pass: its board, state, player, move and line)."""
     errors = decision.errors
     key = {NO_DOUBLE: "no_double", DOUBLE: "double", TAKE: "take", PASS: "pass"}[kind]
     loss, skill = _skill_fields(errors[key], thresholds)
@@ -638,7 +664,7 @@ def _cube_decision(
     return Decision(
         game=game,
         turn=turn,
-        player=player,
+        player=action.player,
         kind=kind,
         dice=None,
         played=played,
@@ -648,8 +674,10 @@ def _cube_decision(
         skill=skill,
         plays=0,
         counted=counted,
-        position=gnubg_id(board, state),
+        position=gnubg_id(action.board, action.state),
         cube=decision,
+        move=action.move,
+        line=action.line,
     )
 
 
@@ -706,39 +734,20 @@ def analyze_match(
                     # The roller could have doubled first and did not (gnubg: not before the opening roll).
                     d = cube_decision(action.board, cube, agent=agent)
                     if d.cube_available:
-                        decisions.append(
-                            _cube_decision(
-                                d, NO_DOUBLE, action.player, action.board, action.state, g, turn, thresholds
-                            )
-                        )
+                        decisions.append(_cube_decision(d, NO_DOUBLE, action, g, turn, thresholds))
                 if action.afterstate is not None:  # None: rolled, then resigned without playing
                     decisions.append(_checker_decision(agent, action, g, turn, thresholds))
             elif action.kind == ActionKind.DOUBLE:
                 cube = cube_state_of(action.state)
                 pending = cube_decision(action.board, cube, agent=agent)
                 if pending.cube_available:
-                    decisions.append(
-                        _cube_decision(
-                            pending,
-                            DOUBLE,
-                            action.player,
-                            action.board,
-                            action.state,
-                            g,
-                            turn + 1,
-                            thresholds,
-                        )
-                    )
+                    decisions.append(_cube_decision(pending, DOUBLE, action, g, turn + 1, thresholds))
                 else:
                     pending = None  # a double the model cannot value (a dead cube for the doubler)
             else:  # TAKE or DROP: the answer to `pending`, from the doubler's board
                 if pending is not None:
                     kind = TAKE if action.kind == ActionKind.TAKE else PASS
-                    decisions.append(
-                        _cube_decision(
-                            pending, kind, action.player, action.board, action.state, g, turn + 1, thresholds
-                        )
-                    )
+                    decisions.append(_cube_decision(pending, kind, action, g, turn + 1, thresholds))
                 pending = None
             done += 1
             if progress is not None:
@@ -781,6 +790,10 @@ def _player_stats(name: str, decisions: list[Decision], length: int) -> PlayerSt
 def format_analysis(analysis: MatchAnalysis, errors_only: bool = False) -> str:
     """The analysis as text: one line per decision, then the per-player summary.
 
+    A decision's line starts with the record's own numbering, as gnubg's: the ``N)`` move number of
+    its ``.mat`` line, then ``line L``, the file's 1-based line holding it (a missed double: its
+    roll's; ``-`` for either when unknown), then the player (the header says whose is which column).
+
     Args:
         analysis: the :class:`MatchAnalysis`.
         errors_only: list only decisions with a skill mark (the summary is
@@ -799,13 +812,15 @@ def format_analysis(analysis: MatchAnalysis, errors_only: bool = False) -> str:
         f"?? very bad > {a.thresholds.very_bad:.3f}."
     )
     lines = [
-        f"{kind}: {a.players[0]} vs {a.players[1]}, {a.games} game{'s' if a.games != 1 else ''}, "
-        f"analysed at {a.ply}-ply ({a.agent})",
+        f"{kind}: {a.players[0]} (left column) vs {a.players[1]} (right column), {a.games} "
+        f"game{'s' if a.games != 1 else ''}, analysed at {a.ply}-ply ({a.agent})",
         *textwrap.wrap(units, 100),
         marks,
+        "Each decision: its move N) and line in the .mat record (a missed double: its roll's), the player.",
     ]
     game = 0
     name_width = max(12, *(len(p) for p in a.players))
+    line_width = max((len(str(d.line)) for d in a.decisions), default=1)
     for d in a.decisions:
         if errors_only and not d.skill:
             continue
@@ -823,8 +838,10 @@ def format_analysis(analysis: MatchAnalysis, errors_only: bool = False) -> str:
         forced = "  (forced)" if d.kind == CHECKER and d.plays == 1 else ""
         # gnubg's sign: the difference from the best, negative; a loss below 0.0005 prints as 0.000, not -0.000
         loss = f"{-d.loss:+.3f}" if round(d.loss, 3) > 0.0 else " 0.000"
+        move = f"{d.move})" if d.move else "-"  # the .mat's own numbering, then the file's line
+        where = f"{move:>4} line {d.line or '-':<{line_width}}"
         lines.append(
-            f"{d.turn:>4} {who:<{name_width}} {roll} {d.played:<24} {loss} {_MARKS[d.skill]:<2}{best}{forced}".rstrip()
+            f"{where} {who:<{name_width}} {roll} {d.played:<24} {loss} {_MARKS[d.skill]:<2}{best}{forced}".rstrip()
         )
     lines.append("")
     # names are never cut: two players sharing a long prefix must stay told apart

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
 from pathlib import Path
 
 from nard_ai.interfaces.commands.common import (
@@ -35,7 +36,10 @@ DESCRIPTION = (
     "--ply: the equity each decision lost (normalised equity per unit cube, EMG; checker plays by "
     "cubeless equity, or cubeless match equity at the score in match play; cube actions by "
     "nard_ai.cube.decision at the score), marks ?! doubtful, ? bad, ?? very bad (gnubg 1.07's thresholds "
-    "0.03 / 0.06 / 0.12), and each player's error rate in millipoints per decision. A progress "
+    "0.03 / 0.06 / 0.12), and each player's error rate in millipoints per decision. Each decision "
+    "is named by the record's own numbering (game, move N), player) and its line in the file. A record "
+    "with a doubled opening roll is refused (docs/RULES.md 2); a later game naming other players is "
+    "a warning on stderr, and game 1's names are kept. A progress "
     "bar shows on stderr when it is a terminal (--progress / --no-progress force it on / off). "
     "The examples use the sample record of the source tree (tests/data/match_3pt.mat); export "
     "your own from gnubg with `export match mat FILE`."
@@ -81,7 +85,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    """Analyse the match record and print the analysis (text, or ``--json``); returns 0."""
+    """Analyse the match record and print the analysis (text, or ``--json``); returns 0.
+
+    A record :func:`~nard_ai.formats.mat.read_mat` refuses (a doubled opening roll among the rest)
+    is ``parser.error`` (exit 2) naming the file and the line; each of the match's ``warnings`` (a
+    game naming other players) is a ``nard analyze: warning: FILE: line N: ...`` line on stderr, and
+    the analysis goes on with game 1's names.
+    """
     from nard_ai.formats.mat import read_mat
     from nard_ai.reports.analysis import GNUBG_SKILL, analyze_match, count_records, format_analysis
 
@@ -94,6 +104,8 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         match = read_mat(data)  # UTF-8, else Windows-1252 / Latin-1 (older exports): formats.mat.decode_mat
     except ValueError as exc:
         parser.error(f"{args.match}: {exc}")
+    for warning in match.warnings:  # gnubg's import takes such names silently; say it
+        print(f"{parser.prog}: warning: {args.match}: {warning}", file=sys.stderr)
     from nard_ai.cube.met import MAX_AWAY, MET_NAME
 
     if match.length > MAX_AWAY:  # a record may hold up to 64 points (gnubg's); cube analysis needs the MET
