@@ -3,7 +3,9 @@
 The server (:func:`nard_ai.interfaces.http.create_app`, the shipped network at 0-ply) runs with
 uvicorn in a thread on a free loopback port. The test loads the page, enters a position by its
 Position ID, reads the ranked plays, drags a checker, plays a move of a seeded game against the engine by clicking
-the highlighted checker and point, waits for the engine's reply, and takes a screenshot.
+the highlighted checker and point, waits for the engine's reply, and takes a screenshot. A second test uploads a
+``.mat`` record to the match analysis panel and reads its warning (shown as text) and its errors table (each
+error named by the record's move ``N)`` and file line).
 
 Skipped, with the reason, where Selenium, Chromium or chromedriver is missing (``.ci/run`` installs
 Debian's ``chromium`` and ``chromium-driver`` where apt is available).
@@ -156,3 +158,54 @@ def test_the_page_ranks_plays_plays_a_game_move_and_takes_a_screenshot(server, b
     shot = tmp_path / "web-board.png"
     assert d.save_screenshot(str(shot))
     assert shot.stat().st_size > 10_000
+
+
+# A 3-point match (the lines counted from 1 in the comments) whose game 2 names other players, with markup in
+# the names: the page shows read_mat's warning as text, never as HTML.
+RENAMED = "\n".join(
+    [
+        " 3 point match",  # line 1
+        "",  # line 2
+        " Game 1",  # line 3
+        " alice : 0                      bob : 0",  # line 4
+        "  1) 31: 8/5 6/5                 52: 13/8 13/11",  # line 5
+        "  2)  Doubles => 2                Drops",  # line 6
+        "      Wins 1 point",  # line 7
+        "",  # line 8
+        " Game 2",  # line 9
+        " <b>carol</b> : 1               dave : 0",  # line 10: other names
+        "  1)                             42: 8/4 6/4",  # line 11
+    ]
+)
+
+
+def test_the_match_panel_shows_the_records_warnings_and_its_move_numbers_and_lines(server, browser, tmp_path):
+    from nard_ai.formats.mat import read_mat
+    from nard_ai.reports.analysis import analyze_match
+
+    d = browser
+    d.get(server + "/")
+    _wait(d).until(EC.text_to_be_present_in_element((By.ID, "pid"), "4HPwATDgc/ABMA"))
+    d.find_element(By.ID, "mode-match").click()
+    record = tmp_path / "renamed.mat"
+    record.write_text(RENAMED)
+    d.find_element(By.ID, "mat-file").send_keys(str(record))
+    d.find_element(By.ID, "mat-analyse").click()
+    _wait(d, 30).until(EC.text_to_be_present_in_element((By.ID, "message"), "decisions analysed"))
+    assert "1 warning" in d.find_element(By.ID, "message").text
+
+    match = read_mat(RENAMED)
+    items = d.find_elements(By.CSS_SELECTOR, "#mat-warnings li")
+    assert [li.text for li in items] == [f"warning: {w}" for w in match.warnings]
+    assert "'<b>carol</b>'" in items[0].text  # the markup as text: no element made of it
+    assert not d.find_elements(By.CSS_SELECTOR, "#mat-warnings b")
+
+    heads = [th.text for th in d.find_elements(By.CSS_SELECTOR, "#mat-errors thead th")]
+    assert heads[:4] == ["Game", "Move N)", "Line", "Player"]
+    rows = [
+        [td.text for td in tr.find_elements(By.TAG_NAME, "td")[:4]]
+        for tr in d.find_elements(By.CSS_SELECTOR, "#mat-errors tbody tr")
+    ]
+    # the marked decisions of the same analysis (the server's 0-ply agent), named as nard analyze names them
+    errors = [x for x in analyze_match(match, na.load_agent(None, ply=0)).decisions if x.skill]
+    assert rows == [[str(x.game), f"{x.move})", str(x.line), match.players[x.player]] for x in errors]

@@ -488,6 +488,62 @@ def test_a_match_is_analysed_as_analyze_match_does_with_a_swing_point_per_decisi
         assert point["win"] == pytest.approx(float(p[0]) if d.player == 0 else 1 - float(p[0]), abs=1e-6)
 
 
+# A 3-point match whose game 2 names other players (the lines counted from 1 in the comments):
+# read_mat keeps game 1's names and warns, naming the line.
+RENAMED = "\n".join(
+    [
+        " 3 point match",  # line 1
+        "",  # line 2
+        " Game 1",  # line 3
+        " alice : 0                      bob : 0",  # line 4
+        "  1) 31: 8/5 6/5                 52: 13/8 13/11",  # line 5
+        "  2)  Doubles => 2                Drops",  # line 6
+        "      Wins 1 point",  # line 7
+        "",  # line 8
+        " Game 2",  # line 9
+        " carol : 1                      dave : 0",  # line 10: other names
+        "  1)                             42: 8/4 6/4",  # line 11
+    ]
+)
+
+
+def test_the_records_warnings_are_in_the_answer_and_the_decisions_name_their_mat_lines(client):
+    r = client.post("/web/analysis", content=RENAMED.encode())
+    assert r.status_code == 200
+    body = r.json()
+    assert body["warnings"] == [
+        "line 10: game 2 names the players 'carol' and 'dave', but game 1 named them 'alice' and 'bob'; "
+        "game 1's names are kept"
+    ]
+    assert body["warnings"] == list(read_mat(RENAMED).warnings)  # read_mat's own words
+    analysis = body["analysis"]
+    assert analysis["players"] == ["alice", "bob"]
+    # every record's roll, double and answer, by (game, .mat move, player, line) as the comments count them
+    where = [(d["game"], d["mat_move"], d["player"], d["line"]) for d in analysis["decisions"]]
+    assert (1, 1, 0, 5) in where and (1, 1, 1, 5) in where  # alice's 31 and bob's 52, both on line 5
+    assert (1, 2, 0, 6) in where and (1, 2, 1, 6) in where  # alice's double and bob's drop, on line 6
+    assert (2, 1, 1, 11) in where  # game 2's 42 of the right column
+    assert all(d["mat_move"] and d["line"] for d in analysis["decisions"])
+
+
+def test_a_record_without_warnings_answers_an_empty_list_and_every_decision_has_its_line(client):
+    data = MATCH.read_bytes()
+    r = client.post("/web/analysis?errors_only=true", content=data)
+    assert r.status_code == 200 and r.json()["warnings"] == []
+    decisions = r.json()["analysis"]["decisions"]
+    lines = data.decode().split("\n")
+    for d in decisions:  # the record is on its line, under its move number
+        assert lines[d["line"] - 1].lstrip().startswith(f"{d['mat_move']})")
+    # the first error of the README's `nard analyze tests/data/match_3pt.mat --errors-only`: "1) line 13 bob"
+    assert (decisions[0]["mat_move"], decisions[0]["line"], decisions[0]["player"]) == (1, 13, 1)
+
+
+def test_the_response_documents_the_warnings(client):
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["AnalysisResponse"]
+    assert "warnings" in schema["required"] and schema["properties"]["warnings"]["type"] == "array"
+    assert "read_mat" in schema["properties"]["warnings"]["description"]
+
+
 def test_errors_only_lists_the_marked_decisions(client):
     r = client.post("/web/analysis?errors_only=true", content=MATCH.read_bytes())
     decisions = r.json()["analysis"]["decisions"]

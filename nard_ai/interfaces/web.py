@@ -24,7 +24,9 @@ endpoint                    what
 ``DELETE /web/rollout/{job}``  cancel it
 ``POST /web/analysis``      analyse a match: the ``.mat`` file as the raw body (at most
                             :data:`MAX_MAT_BYTES` bytes and :data:`MAX_MAT_RECORDS` records);
-                            the error list, per-player totals and the equity-swing chart data
+                            the error list (each decision with its ``.mat`` move ``N)`` and
+                            line), per-player totals, the equity-swing chart data and the
+                            record's warnings (a later game naming other players)
 ==========================  ===================================================================
 
 Perspective: every board is the signed ``(26,)`` layout of :mod:`nard_ai.core.board` seen from
@@ -270,8 +272,15 @@ class SwingPoint(BaseModel):
 
 
 class AnalysisResponse(BaseModel):
-    analysis: dict[str, Any] = Field(description="nard_ai.reports.analysis.MatchAnalysis.to_dict()")
+    analysis: dict[str, Any] = Field(
+        description="nard_ai.reports.analysis.MatchAnalysis.to_dict(); each decision names its record by "
+        "game, mat_move (the N) of its .mat line) and line (the file's 1-based line), as nard analyze does"
+    )
     swing: list[SwingPoint] = Field(description="one point per decision, in match order")
+    warnings: list[str] = Field(
+        description="nard_ai.formats.mat.read_mat's warnings about the record, each naming its line (a later "
+        "game naming other players: game 1's names are kept); empty when there are none"
+    )
 
 
 BODY_MODELS: dict[str, type[BaseModel]] = {
@@ -733,7 +742,8 @@ def _find(record: dict | None, job: str) -> JobStatus:
 
 def _analyse(web: WebBoard, data: bytes, ply: int | None, errors_only: bool) -> AnalysisResponse:
     """The analysis of the ``.mat`` bytes ``data`` at depth ``ply`` (``None``: the server's, at most
-    :data:`MAX_ANALYSIS_PLY`), one at a time on its own agent, and the swing chart in seat 0's view.
+    :data:`MAX_ANALYSIS_PLY`), one at a time on its own agent, the swing chart in seat 0's view, and
+    the match's warnings (:attr:`nard_ai.formats.mat.Match.warnings`, as ``nard analyze`` prints them).
 
     Raises:
         HTTPException: 400 on a body that is not a readable match, has no records or that the analysis
@@ -776,7 +786,8 @@ def _analyse(web: WebBoard, data: bytes, ply: int | None, errors_only: bool) -> 
                 equity=sign * float(equity[i]), win=win, loss=float(d.loss),
             )
         )  # fmt: skip
-    return AnalysisResponse(analysis=analysis.to_dict(errors_only=errors_only), swing=swing)
+    report = analysis.to_dict(errors_only=errors_only)
+    return AnalysisResponse(analysis=report, swing=swing, warnings=list(match.warnings))
 
 
 # --------------------------------------------------------------------------- giving an app the endpoints

@@ -603,6 +603,7 @@ async function commitPlay(play) {
 // ------------------------------------------------------------------ match analysis
 
 function clearAnalysis() {
+  document.getElementById("mat-warnings").replaceChildren();
   document.getElementById("mat-stats").replaceChildren();
   document.querySelector("#mat-errors tbody").replaceChildren();
   document.getElementById("swing").replaceChildren();
@@ -624,6 +625,13 @@ async function analyseMatch() {
   }
   if (request !== state.analysis) return;
   const a = res.analysis;
+  const warnings = res.warnings || [];
+  // the record's warnings (a later game naming other players), as nard analyze prints them: as text
+  document.getElementById("mat-warnings").replaceChildren(...warnings.map((w) => {
+    const li = document.createElement("li");
+    li.textContent = `warning: ${w}`;
+    return li;
+  }));
   const stats = document.getElementById("mat-stats");
   stats.replaceChildren();
   const h = document.createElement("h3");
@@ -650,8 +658,10 @@ async function analyseMatch() {
     if (!d.skill) return;
     const tr = document.createElement("tr");
     tr.className = d.skill.replace(" ", "-");
-    for (const v of [d.game, d.turn, a.players[d.player], d.dice ? d.dice.join("-") : "cube", d.played, d.best,
-      (-d.loss).toFixed(3), d.skill]) {
+    // the record's own numbering, as nard analyze: the .mat's move N) and the file's line ("-": unknown)
+    const move = d.mat_move ? `${d.mat_move})` : "-";
+    for (const v of [d.game, move, d.line || "-", a.players[d.player], d.dice ? d.dice.join("-") : "cube", d.played,
+      d.best, (-d.loss).toFixed(3), d.skill]) {
       const td = document.createElement("td");
       td.textContent = v;
       tr.appendChild(td);
@@ -660,7 +670,9 @@ async function analyseMatch() {
     tbody.appendChild(tr);
   });
   drawSwing(res.swing, a.players);
-  say(`${a.decisions.length} decisions analysed; ${tbody.children.length} errors (in mEMG rates per decision)`, true);
+  const warned = warnings.length ? `; ${warnings.length} warning${warnings.length > 1 ? "s" : ""} (listed in the panel)` : "";
+  say(`${a.decisions.length} decisions analysed; ${tbody.children.length} errors (in mEMG rates per decision)${warned}`,
+    true);
 }
 
 function drawSwing(points, players) {
