@@ -32,8 +32,7 @@ game's generator, before its play's draw.
 
 from __future__ import annotations
 
-import reprlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import fields
 
 import numpy as np
@@ -49,11 +48,10 @@ from nard_ai.core.checker_moves import (
 from nard_ai.core.game import CENTERED, GameState, new_games, roll_dice, step
 from nard_ai.core.movegen import legal_plays_batch
 from nard_ai.core.rules import Rules
-from nard_ai.cube import MAX_CUBE
 from nard_ai.play.cube_policy import may_double, owner_codes, taken_cube
 
+from ._checks import check_arguments, check_cube_options, named_option, option_int, show
 from .spaces import (
-    ACTION_MODES,
     CUBE_ACTIONS,
     MAX_PLAYS,
     PHASE_DOUBLE,
@@ -85,206 +83,6 @@ def _take(state: GameState, idx: np.ndarray) -> GameState:
 def _put(state: GameState, idx: np.ndarray, sub: GameState) -> None:
     for f in fields(state):
         getattr(state, f.name)[idx] = getattr(sub, f.name)
-
-
-def show(value) -> str:
-    """``value`` for an error message: a NumPy scalar as its plain number (``3000``, not ``np.int64(3000)``)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value)
-
-
-def check_int(name: str, value, low: int, high: int | None = None) -> int:
-    """``value`` as an ``int`` if it is an integer in ``low .. high`` (``high=None``: no upper bound).
-
-    A Python or NumPy integer is accepted; a bool, a float (even ``10.0``), a
-    string or anything else is refused, never truncated or parsed.
-
-    Raises:
-        TypeError: ``value`` is not an integer, naming ``name`` and the accepted types.
-        ValueError: ``value`` is outside ``low .. high``, naming ``name`` and the range.
-    """
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(
-            f"{name} must be an int (a Python or NumPy integer, not a bool, float or str), "
-            f"got {show(value)} ({type(value).__name__})"
-        )
-    if value < low or (high is not None and value > high):
-        bounds = f"{low}..{high}" if high is not None else f">= {low}"
-        raise ValueError(f"{name} must be {bounds}, got {show(value)}")
-    return int(value)
-
-
-def _seed_error(n: int | None, value) -> TypeError:
-    accepted = "None or an int >= 0" + (
-        "" if n is None else f", or a sequence of {n} such values (one per game, num_envs={n})"
-    )
-    return TypeError(f"seed must be {accepted}, got {show(value)} ({type(value).__name__})")
-
-
-def check_seed(seed) -> int | None:
-    """A single game's ``reset(seed=...)``: ``None`` or an integer ``>= 0``, returned as an ``int``.
-
-    A NumPy integer is accepted (gymnasium's own seeding takes only a Python
-    ``int``); a bool, a float or a string is refused.
-
-    Raises:
-        TypeError: ``seed`` is not ``None`` nor an integer, naming ``seed`` and the accepted values.
-        ValueError: a negative ``seed`` (NumPy's ``SeedSequence`` takes integers ``>= 0``).
-    """
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise _seed_error(None, seed)
-    if seed < 0:
-        raise ValueError(f"seed must be >= 0, got {show(seed)}")
-    return int(seed)
-
-
-def check_seeds(seed, n: int) -> list[int | None]:
-    """The per-game seeds of a vector ``reset(seed=...)``, as Gymnasium's ``SyncVectorEnv`` reads them.
-
-    ``None``: ``[None] * n``; an integer ``s >= 0``: ``[s, s + 1, ..., s + n - 1]``;
-    a sequence (list, tuple, 1-D array) of ``n`` values, each ``None`` or an
-    integer ``>= 0``: itself. NumPy integers are accepted; bools, floats and
-    strings are not.
-
-    Returns:
-        ``n`` seeds, each ``None`` or an ``int``.
-
-    Raises:
-        TypeError: ``seed`` (or one of its entries, named ``seed[i]``) is none of the above.
-        ValueError: a negative seed, or a sequence whose length is not ``n``.
-    """
-    if seed is None:
-        return [None] * n
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
-        return [check_seed(seed) + i for i in range(n)]
-    if isinstance(seed, np.ndarray):
-        if seed.ndim != 1:
-            raise _seed_error(n, seed)
-    elif isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence):
-        raise _seed_error(n, seed)
-    if len(seed) != n:
-        raise ValueError(f"seed must have one entry per game: got {len(seed)} seeds for num_envs={n}")
-    seeds = []
-    for i, s in enumerate(seed):
-        try:
-            seeds.append(check_seed(s))
-        except (TypeError, ValueError) as error:
-            raise type(error)(str(error).replace("seed must", f"seed[{i}] must", 1)) from None
-    return seeds
-
-
-def check_reset_mask(mask, n: int) -> np.ndarray:
-    """A vector ``reset``'s ``options["reset_mask"]``, refused as gymnasium's ``SyncVectorEnv`` refuses it.
-
-    Gymnasium 1.x (``SyncVectorEnv.reset`` and ``AsyncVectorEnv.reset``) takes a
-    NumPy array of ``dtype=bool`` and shape ``(n,)`` with at least one True, and
-    checks in this order: the type (``TypeError``), the shape (``ValueError``), the
-    dtype (``TypeError``), one True (``ValueError``). The same input gets the same
-    exception class here, with a message naming what was given and what is needed.
-    Nothing is converted: ``[0, 2]`` is not read as ``[False, True]``, a list of
-    bools is not an array.
-
-    Returns:
-        ``mask`` itself.
-
-    Raises:
-        TypeError: ``mask`` is not a NumPy array (a list or ``None`` included), or its dtype is not bool.
-        ValueError: its shape is not ``(n,)``, or no entry is True (a reset that resets no game).
-    """
-    need = f"options['reset_mask'] must be a NumPy bool array of shape ({n},), one entry per game"
-    if not isinstance(mask, np.ndarray):
-        shown = reprlib.repr(mask.item() if isinstance(mask, np.generic) else mask)  # a long list cut short
-        raise TypeError(f"{need}, got {shown} ({type(mask).__name__})")
-    if mask.shape != (n,):
-        raise ValueError(f"{need}, got shape {mask.shape}")
-    if mask.dtype != np.bool_:
-        raise TypeError(f"{need}, got dtype {mask.dtype}")
-    if not mask.any():
-        raise ValueError(f"options['reset_mask'] must be True for at least one game, got all {n} False")
-    return mask
-
-
-def check_arguments(
-    action_mode: str,
-    opponent,
-    rules,
-    max_plays: int,
-    illegal_action: str,
-    cube: bool = False,
-    jacoby: bool = False,
-) -> None:
-    """Validate the environment arguments (see :class:`env.backgammon.BackgammonEnv`).
-
-    Raises:
-        TypeError: ``max_plays`` is not an integer (a bool, a float or a
-            string included; a NumPy integer is fine): :func:`check_int`.
-        ValueError: on an unknown action mode, opponent, rules object,
-            ``max_plays`` outside ``1 .. MAX_PLAYS``, unknown ``illegal_action``,
-            a ``cube`` or ``jacoby`` that is not a bool, or ``jacoby`` without ``cube``.
-    """
-    if not isinstance(action_mode, str) or action_mode not in ACTION_MODES:
-        raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {show(action_mode)}")
-    if not ((isinstance(opponent, str) and opponent in ("random", "self")) or callable(opponent)):
-        raise ValueError(
-            f"opponent must be 'random', 'self' or a callable (obs, info) -> action, got {show(opponent)}"
-        )
-    if not isinstance(rules, Rules):
-        raise ValueError(f"rules must be a nard_ai.core.rules.Rules, got {type(rules).__name__}")
-    check_int("max_plays", max_plays, 1, MAX_PLAYS)
-    if not isinstance(illegal_action, str) or illegal_action not in ("lose", "raise"):
-        raise ValueError(f"illegal_action must be 'lose' or 'raise', got {illegal_action!r}")
-    for name, value in (("cube", cube), ("jacoby", jacoby)):
-        if not isinstance(value, (bool, np.bool_)):
-            raise ValueError(f"{name} must be True or False, got {value!r}")
-    if jacoby and not cube:
-        raise ValueError("jacoby=True needs cube=True (the Jacoby rule is about the cube)")
-
-
-def check_cube_options(cube: bool, value, owner) -> tuple[int | None, int | None]:
-    """Validate the ``cube_value`` and ``cube_owner`` reset options.
-
-    Returns:
-        ``(value, owner)`` as ints (``None`` where not given).
-
-    Raises:
-        ValueError: if given without ``cube=True``, a value that is not a power
-            of two up to :data:`nard_ai.cube.MAX_CUBE`, an owner other than
-            -1 (centred), 0 or 1, or an owned cube of 1 (a centred cube above
-            1 is money play with automatic doubles, and is kept).
-    """
-    if value is None and owner is None:
-        return None, None
-    if not cube:
-        raise ValueError("options cube_value and cube_owner need an env made with cube=True")
-    if value is not None:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, np.integer))
-            or value < 1
-            or value & (value - 1)
-        ):
-            raise ValueError(f"options['cube_value'] must be a power of two (1, 2, 4, ...), got {value!r}")
-        if value > MAX_CUBE:
-            raise ValueError(f"options['cube_value'] {value} is above the largest cube {MAX_CUBE}")
-    if owner is not None and (isinstance(owner, bool) or owner not in (CENTERED, 0, 1)):
-        raise ValueError(f"options['cube_owner'] must be -1 (centred), 0 or 1, got {owner!r}")
-    v = 1 if value is None else int(value)
-    o = CENTERED if owner is None else int(owner)
-    if o != CENTERED and v == 1:
-        raise ValueError(
-            f"options['cube_value'] 1 with cube_owner {o}: an owned cube is 2 or more (a cube of 1 is centred)"
-        )
-    # a centred cube above 1 is kept: money play with automatic doubles (gnubg's Match ID holds it)
-    return v, o
-
-
-def check_render_mode(render_mode: str | None, modes: list[str]) -> None:
-    """Raise ValueError unless ``render_mode`` is None or one of ``modes`` (single and vector env alike)."""
-    if render_mode is not None and render_mode not in modes:
-        raise ValueError(f"render_mode must be None or one of {modes}, got {render_mode!r}")
 
 
 class Games:
@@ -374,16 +172,21 @@ class Games:
             ValueError: as :meth:`reset`, naming the option.
         """
         if board is not None:
-            board = validate_board(board)
+            board = named_option("board", validate_board, board)
             if board.shape != (BOARD_SIZE,):
                 raise ValueError(f"options['board'] must be one (26,) board, got shape {board.shape}")
             left = np.clip(board, 0, None).sum(), np.clip(-board.astype(np.int64), 0, None).sum()
             if min(left) == 0:
                 raise ValueError("options['board'] is a finished game: both sides need checkers left")
         if dice is not None:
-            dice = validate_dice(dice)[0]
-        if player is not None and (isinstance(player, bool) or player not in (0, 1)):
-            raise ValueError(f"options['player'] must be 0 or 1, got {player!r}")
+            checked = named_option("dice", validate_dice, dice)
+            if np.shape(dice) != (2,):  # validate_dice also takes (N, 2): not read as its first row
+                raise ValueError(
+                    f"options['dice'] must be one roll of shape (2,), got shape {np.shape(dice)}"
+                )
+            dice = checked[0]
+        if player is not None:
+            player = option_int("player", player, (0, 1), "0 or 1")
         cube_value, cube_owner = check_cube_options(self.cube, cube_value, cube_owner)
         return board, dice, player, cube_value, cube_owner
 
@@ -405,6 +208,14 @@ class Games:
         """
         arr = np.asarray(actions)
         space = f"the action space Discrete({self.num_actions}) (0..{self.num_actions - 1})"
+        if arr.dtype == object:
+            # Python ints past int64 (2**70): integers outside the space, not "not integers"
+            flat = arr.reshape(-1)
+            ints = [type(x) is int and not 0 <= x < self.num_actions for x in flat]  # bool is not int
+            past = np.flatnonzero(ints)
+            if len(past):
+                where = f" (game {past[0]})" if flat.size > 1 else ""
+                raise ValueError(f"action {flat[past[0]]!r}{where} is outside {space}")
         if arr.dtype.kind not in "iu":
             # a wrong type is the caller's bug, not a move: never silently truncated or forfeited
             raise ValueError(
@@ -731,8 +542,8 @@ class Games:
             ``dice`` ``(k, 2)`` int8 (larger first), ``board`` ``(k, 26)`` int8,
             ``illegal_action`` ``(k,)`` bool, in checker mode
             ``dice_left`` ``(k, 4)`` int8, and with the cube ``phase``
-            ``(k,)`` int8 (:data:`~env.spaces.PHASE_MOVE` also at the end),
-            ``cube_value`` ``(k,)`` int64 and ``cube_owner`` ``(k,)`` int8
+            ``(k,)`` int64 (:data:`~env.spaces.PHASE_MOVE` also at the end),
+            ``cube_value`` ``(k,)`` int64 and ``cube_owner`` ``(k,)`` int64
             (-1 centred, else the owning player).
         """
         idx = np.asarray(idx, dtype=np.int64).reshape(-1)
@@ -749,8 +560,9 @@ class Games:
             info["dice_left"] = dice_left
         if self.cube:
             value = self.state.cube_value[idx].copy()
-            owner = self.state.cube_owner[idx].copy()
-            phase = np.where(self._acting(idx, players), self.cube_phase[idx], PHASE_MOVE).astype(np.int8)
+            # int64 as the single env's Python ints batch in gymnasium's SyncVectorEnv (cube_value too)
+            owner = self.state.cube_owner[idx].astype(np.int64)
+            phase = np.where(self._acting(idx, players), self.cube_phase[idx], PHASE_MOVE).astype(np.int64)
             relative = owner_codes(owner, players)
             obs = np.concatenate([obs, cube_units(value, relative, phase)], axis=1)
             info["phase"] = phase

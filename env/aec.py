@@ -36,7 +36,8 @@ from pettingzoo.utils import wrappers
 
 from nard_ai.core.rules import Rules
 
-from ._games import RESET_OPTIONS, Games, check_render_mode, check_seed
+from ._checks import check_options, check_render_mode, check_seed
+from ._games import RESET_OPTIONS, Games
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 
 #: The two agents; ``player_k`` is :mod:`nard_ai.core.game`'s player ``k``.
@@ -233,12 +234,13 @@ class BackgammonAECEnv(AECEnv, EzPickle):
 
         Raises:
             TypeError: ``seed`` is not ``None`` nor an integer (a bool, float
-                or str included; a NumPy integer is fine).
+                or str included; a NumPy integer is fine); ``options`` is not
+                ``None`` nor a dict.
             ValueError: a negative ``seed`` or a bad option value; the env
                 stays as it was.
         """
         seed = check_seed(seed)
-        options = dict(options or {})
+        options = check_options(options, RESET_OPTIONS)
         unknown = sorted(set(options) - set(RESET_OPTIONS))
         if unknown:
             gymnasium.logger.warn(f"reset options {unknown} are not used (known: {', '.join(RESET_OPTIONS)})")
@@ -269,7 +271,17 @@ class BackgammonAECEnv(AECEnv, EzPickle):
         if self.render_mode == "human":
             self.render()
 
+    def _check_reset(self, method: str) -> None:
+        """The raw env's own refusal before the first ``reset`` (:func:`env` adds PettingZoo's ``OrderEnforcingWrapper``)."""
+        if self._obs is None:
+            raise RuntimeError(f"{method}() called before reset(): call reset() first")
+
+    def last(self, observe: bool = True):
+        self._check_reset("last")
+        return super().last(observe)
+
     def step(self, action) -> None:
+        self._check_reset("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -296,6 +308,7 @@ class BackgammonAECEnv(AECEnv, EzPickle):
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         k = _agent_index(agent)
+        self._check_reset("observe")
         return {"observation": self._obs[k].copy(), "action_mask": self._masks[k].copy()}
 
     def render(self) -> str | None:
@@ -303,6 +316,7 @@ class BackgammonAECEnv(AECEnv, EzPickle):
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode (use 'ansi' or 'human')")
             return None
+        self._check_reset("render")
         text = self._games.render(0)
         if self.render_mode == "ansi":
             return text

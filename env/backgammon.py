@@ -10,7 +10,8 @@ from gymnasium.wrappers import PassiveEnvChecker
 
 from nard_ai.core.rules import Rules
 
-from ._games import RESET_OPTIONS, Games, Opponent, check_render_mode, check_seed
+from ._checks import check_options, check_render_mode, check_seed, warn_no_render_mode
+from ._games import RESET_OPTIONS, Games, Opponent
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 
 
@@ -156,7 +157,8 @@ class BackgammonEnv(gym.Env):
       ``1 .. MAX_PLAYS`` (a Python or NumPy integer; a bool, float or str is a
       ``TypeError``, out of range a ``ValueError``).
     * ``illegal_action``: ``"lose"`` or ``"raise"`` (above).
-    * ``render_mode``: ``None`` or ``"ansi"`` (a text board).
+    * ``render_mode``: ``None`` or ``"ansi"`` (``render()`` returns a text
+      board; with ``None`` it warns and returns ``None``, as gymnasium's envs).
 
     ``reset(seed=...)`` seeds ``self.np_random``, the source of all dice and of
     the random opponent: ``None`` (go on with the generator) or an int ``>= 0``
@@ -222,7 +224,8 @@ class BackgammonEnv(gym.Env):
 
         Raises:
             TypeError: ``seed`` is not ``None`` nor an integer (a bool, float
-                or str included; a NumPy integer is fine).
+                or str included; a NumPy integer is fine); ``options`` is not
+                ``None`` nor a dict.
             ValueError: a negative ``seed``, an unknown option or a bad option
                 value. Every argument is checked before the seed or the game
                 changes: the env stays as it was and usable.
@@ -231,7 +234,7 @@ class BackgammonEnv(gym.Env):
                 first decision; the game and the generator are then restored too.
         """
         seed = check_seed(seed)
-        options = options or {}
+        options = check_options(options, RESET_OPTIONS)
         unknown = set(options) - set(RESET_OPTIONS)
         if unknown:
             raise ValueError(f"unknown reset options {sorted(unknown)}; known: {', '.join(RESET_OPTIONS)}")
@@ -281,8 +284,10 @@ class BackgammonEnv(gym.Env):
         return obs, float(reward), bool(self._games.done([0])[0]), False, info
 
     def render(self) -> str | None:
+        """The text board (``render_mode="ansi"``); without a render mode a warning and ``None``, as gymnasium's envs."""
         if self.render_mode == "ansi":
             return self._games.render(0)
+        warn_no_render_mode("gym.make", self.metadata["render_modes"])
         return None
 
     def legal_afterstates(self) -> np.ndarray:

@@ -11,15 +11,15 @@ from gymnasium.vector.utils import batch_space
 
 from nard_ai.core.rules import Rules
 
-from ._games import (
-    RESET_OPTIONS,
-    Games,
-    Opponent,
+from ._checks import (
     check_int,
+    check_options,
     check_render_mode,
     check_reset_mask,
     check_seeds,
+    warn_no_render_mode,
 )
+from ._games import RESET_OPTIONS, Games, Opponent
 from .spaces import MAX_PLAYS, PHASE_MOVE, action_space, observation_space
 
 
@@ -46,7 +46,8 @@ class BackgammonVectorEnv(VectorEnv):
     reset); the other games keep their generators, so they play on with the
     same dice. With the same seeds and actions, game ``i`` plays exactly as a
     single env reset with seed ``s + i`` (and reset without a seed after each
-    episode).
+    episode). ``np_random_seed`` and ``np_random`` are per-game tuples, as
+    ``SyncVectorEnv``'s: ``(s, s + 1, ...)`` and the games' generators.
 
     A ``step`` that raises once the games have begun to change (a callable
     opponent's error, or its action outside its mask) leaves every game it
@@ -99,6 +100,7 @@ class BackgammonVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._all = np.arange(self.num_envs)
+        self._rng_seeds: list[int] = [-1] * self.num_envs  # each game's generator's seed (np_random_seed)
 
     def _seed(self, seeds: list[int | None], idx: np.ndarray) -> None:
         """Seed games ``idx`` (the games a reset resets) from their entries of ``seeds``; the others are left alone.
@@ -109,7 +111,28 @@ class BackgammonVectorEnv(VectorEnv):
         """
         for i in idx:
             if seeds[i] is not None or self._games.rngs[i] is None:
-                self._games.rngs[i], _ = seeding.np_random(seeds[i])
+                self._games.rngs[i], self._rng_seeds[i] = seeding.np_random(seeds[i])
+
+    @property
+    def np_random_seed(self) -> tuple[int, ...]:
+        """The seed of each game's generator, as ``SyncVectorEnv.np_random_seed`` (its envs' ``np_random_seed``).
+
+        ``reset(seed=s)`` gives ``(s, s + 1, ...)``; a game never seeded gets a
+        fresh random generator here, as a single env's ``np_random_seed`` does.
+        """
+        self._lazy_rngs()
+        return tuple(self._rng_seeds)
+
+    @property
+    def np_random(self) -> tuple[np.random.Generator, ...]:
+        """Each game's generator (its dice and the random opponent), as ``SyncVectorEnv.np_random``."""
+        self._lazy_rngs()
+        return tuple(self._games.rngs)
+
+    def _lazy_rngs(self) -> None:
+        for i, rng in enumerate(self._games.rngs):
+            if rng is None:
+                self._games.rngs[i], self._rng_seeds[i] = seeding.np_random()
 
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
@@ -135,7 +158,8 @@ class BackgammonVectorEnv(VectorEnv):
 
         Raises:
             TypeError: a ``seed`` that is none of the above (named ``seed`` or
-                ``seed[i]``; a bool, float or str included); a ``reset_mask``
+                ``seed[i]``; a bool, float or str included); ``options`` that
+                is not ``None`` nor a dict; a ``reset_mask``
                 that is not a NumPy array (a list or ``None`` included) or not
                 of ``dtype=bool`` (as ``SyncVectorEnv``).
             ValueError: a negative seed, a seed sequence whose length is not
@@ -146,7 +170,7 @@ class BackgammonVectorEnv(VectorEnv):
                 leaves the env as it was.
         """
         seeds = check_seeds(seed, self.num_envs)
-        options = dict(options or {})
+        options = check_options(options, ("reset_mask", *RESET_OPTIONS))
         unknown = set(options) - set(RESET_OPTIONS) - {"reset_mask"}
         if unknown:
             raise ValueError(
@@ -158,7 +182,7 @@ class BackgammonVectorEnv(VectorEnv):
             reset_mask = np.ones(self.num_envs, dtype=bool)
         # every option is checked before the seeds or a game change: a refused reset leaves the env as it was
         checked = self._games.check_reset(*(options.get(name) for name in RESET_OPTIONS))
-        old_rngs = list(self._games.rngs)
+        old_rngs, old_seeds = list(self._games.rngs), list(self._rng_seeds)
         old_states = [None if r is None else r.bit_generator.state for r in old_rngs]
         idx = self._all[reset_mask]
         self._seed(seeds, idx)
@@ -171,6 +195,7 @@ class BackgammonVectorEnv(VectorEnv):
                 if rng is not None:
                     rng.bit_generator.state = state
                 self._games.rngs[i] = rng
+            self._rng_seeds = old_seeds
             raise
         self._autoreset[idx] = False
         obs, info = self._games.observe(self._all)
@@ -213,8 +238,10 @@ class BackgammonVectorEnv(VectorEnv):
         )
 
     def render(self) -> tuple[str, ...] | None:
+        """Each game's text board (``render_mode="ansi"``); without a render mode a warning and ``None``."""
         if self.render_mode == "ansi":
             return tuple(self._games.render(i) for i in range(self.num_envs))
+        warn_no_render_mode("gym.make_vec", self.metadata["render_modes"])
         return None
 
     def legal_afterstates(self, i: int) -> np.ndarray:
