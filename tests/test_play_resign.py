@@ -22,7 +22,7 @@ from nard_ai.core.board import pos, starting_board, swap_sides
 from nard_ai.cube import CubeState, cube_decision
 from nard_ai.formats.notation import parse_play
 from nard_ai.formats.position_id import position_id
-from nard_ai.interfaces.terminal import parse_resign, play_session
+from nard_ai.interfaces.terminal import parse_resign, play_session, resignation_to_offer
 from nard_ai.model.network import default_checkpoint_path, shipped_checkpoints
 from nard_ai.search.loading import load_agent
 
@@ -280,6 +280,157 @@ def test_nard_play_resigns_from_stdin(capsys, monkeypatch):
     assert "Session: you 0, nard 2 after 1 game." in out
     status, out, _ = run_cli(["play", "--help"], capsys)
     assert status == 0 and "resign [single|gammon|backgammon]" in " ".join(out.split())
+
+
+# --------------------------------------------------------------------------- the engine offers to resign
+#
+# gnubg's rule (getResignation in eval.c, from ComputerTurn in play.c): at its turn, before its cube decision
+# and roll, the engine offers the smallest resignation whose points equal its equity playing on within 1e-6
+# (resigning loses it nothing, accepting loses you nothing). The positions below are the sure results above
+# seen from the engine's side: with first="engine" the start position is the engine's view, so in SURE_SINGLE
+# the engine is the side with 14 checkers home and one off, and loses a single game for certain.
+
+ACCEPT = "Accept? [y/n] "
+
+
+def _engine_offers(output):
+    return [line for line in output if line.startswith("nard offers to resign")]
+
+
+@pytest.mark.parametrize(
+    "equity, points, expected",
+    [
+        (-1.0, (1, 2, 3), 1),  # a single game lost for certain: 1 point
+        (-2.0, (1, 2, 3), 2),  # a gammon: not 1 (you would lose a point accepting), 2
+        (-3.0, (1, 2, 3), 3),
+        (-2.9999990463, (1, 2, 3), 3),  # within 1e-6: the 0-ply network's SURE_BACKGAMMON, measured
+        (-0.99999, (1, 2, 3), None),  # 1e-5 of a chance to win: resigning would cost the engine
+        (-1.5, (1, 2, 3), None),  # a single or a gammon: worth playing on to escape the gammon
+        (-0.3, (1, 2, 3), None),
+        (-1.0, (1, 1, 1), 1),  # the Jacoby rule, cube centred: all count 1, the smallest (gnubg returns 1)
+        (-4.0, (2, 4, 6), 2),  # a 2-cube: a gammon is 4 points
+        (-2.0, (2, 4, 6), 1),
+    ],
+)
+def test_the_resignation_to_offer(equity, points, expected):
+    assert resignation_to_offer(equity, lambda r: points[r - 1]) == expected
+
+
+def test_a_sure_single_loss_offers_one_point_and_accepting_scores_it():
+    # value: the engine's equity is -1 exactly (the bear-off database: it cannot bear off 14 checkers in one
+    # roll, you bear off your last with any roll; it has one off, so no gammon): it offers a single game
+    result, output, prompts = _session(["y"], first="engine", start=SURE_SINGLE, max_games=1)
+    assert prompts == [ACCEPT]
+    assert _engine_offers(output) == [
+        "nard offers to resign a single game (1 point); its cubeless equity playing on: -1.000."
+    ]
+    assert "You win 1 point (nard resigned)." in output
+    assert "Session: you 1, nard 0 after 1 game." in output
+    assert result.points == (1, 0) and result.games == 1 and result.ended == "done"
+    assert not any(line.startswith("nard rolls") for line in output)  # the offer comes before its roll
+
+
+def test_a_declined_offer_plays_on_to_the_game_the_rules_give():
+    # declined (after an answer that is neither y nor n, asked again): the engine rolls and plays, your last
+    # checker comes off (a forced play), and you win the single game by the rules: 1 point
+    result, output, prompts = _session(["maybe", "n"], first="engine", start=SURE_SINGLE, max_games=1)
+    assert prompts == [ACCEPT, ACCEPT]
+    assert "  'maybe': type y to accept (1 point to you) or n to play on." in output
+    assert "You decline a single game: play on." in output
+    assert any(line.startswith("nard rolls") for line in output)
+    assert "You win a single game: 1 point." in output and result.points == (1, 0)
+
+
+def test_a_declined_offer_is_not_made_again_in_the_game():
+    # 14 of the engine's checkers home (one off), 4 of yours on your 1-point: you finish in two rolls at
+    # most, it needs four: a single game lost for certain (the bear-off database: -1 exactly) on each of
+    # its turns; declined on the first, not offered on the second (gnubg offers again each turn)
+    start = pos(me={6: 5, 5: 5, 4: 4}, opp={1: 4})
+    result, output, prompts = _session(["n"], first="engine", start=start, max_games=1)
+    assert sum(line.startswith("nard rolls") for line in output) == 2  # two turns of the engine
+    assert prompts == [ACCEPT] and len(_engine_offers(output)) == 1
+    assert "You win a single game: 1 point." in output and result.points == (1, 0)
+
+
+@pytest.mark.parametrize(
+    "start, what, points, equity",
+    [
+        # SURE_GAMMON from the engine's side: 15 on its 12-point, outside its home board; you bear off your
+        # last checker next roll: a gammon for certain (not a backgammon: none in your home board). The 0-ply
+        # network says -1.99999999994 (the sanity rules zero the backgammon), within 1e-6 of -2
+        (SURE_GAMMON, "a gammon", 2, "-2.000"),
+        # SURE_BACKGAMMON: 15 in your home board: a backgammon for certain; 0-ply: -2.9999990, within 1e-6
+        (SURE_BACKGAMMON, "a backgammon", 3, "-3.000"),
+    ],
+)
+def test_a_sure_gammon_or_backgammon_offers_its_points(start, what, points, equity):
+    result, output, _ = _session(["y"], first="engine", start=start, max_games=1)
+    assert _engine_offers(output) == [
+        f"nard offers to resign {what} ({points} points); its cubeless equity playing on: {equity}."
+    ]
+    assert result.points == (points, 0)
+
+
+@pytest.mark.parametrize("first, lines", [("engine", ["quit"]), ("human", ["24/20 13/10", "quit"])])
+def test_the_opening_never_offers(first, lines):
+    # value: the engine's equity before its first roll is far from -1, -2, -3: at the starting position
+    # (first="engine", valued before the roll as gnubg does) it is the 0-ply network's, checked here; after
+    # your opening 4-3, within the bound of the opening tests above (|equity| < 0.6). No resignation's points
+    # are within 1e-6 of minus it: no offer, and the game goes on to your next move prompt
+    assert abs(float(load_agent().value(starting_board()[None]).equity[0])) < 0.6
+    result, output, prompts = _session(lines, first=first)
+    assert len(prompts) == len(lines) and all(p.startswith("Your move (") for p in prompts)
+    assert ACCEPT not in prompts and not _engine_offers(output)
+    assert any(line.startswith("nard rolls") for line in output) and result.ended == "quit"
+
+
+@pytest.mark.parametrize(
+    "start, owner, what, points",
+    [
+        # you own a 2-cube: the engine's cubeful equity is 2 x -1 = -2 (SURE_SINGLE), a single game 2 points
+        (SURE_SINGLE, "opponent", "a single game", 2),
+        # the engine owns a 2-cube: SURE_GAMMON is 2 x -2 = -4, a gammon 4 points
+        (SURE_GAMMON, "on_roll", "a gammon", 4),
+    ],
+)
+def test_with_the_cube_the_offer_scales_by_the_cube_value(start, owner, what, points):
+    result, output, _ = _session(
+        ["y"],
+        first="engine",
+        cube=True,
+        start=start,
+        start_cube=CubeState(value=2, owner=owner),
+        max_games=1,
+    )
+    assert _engine_offers(output) == [
+        f"nard offers to resign {what} ({points} points); its cubeful equity playing on: {-points:+.3f}."
+    ]
+    assert f"You win {points} points (nard resigned)." in output and result.points == (points, 0)
+
+
+def test_under_the_jacoby_rule_a_sure_gammon_offers_a_single_game():
+    # the Jacoby rule with the cube centred: the gammon counts single, the engine's cubeful equity is -1
+    # (as at your roll/double prompt above), and every resignation is 1 point: the smallest, a single
+    # game, as gnubg's getResignation returns 1 there
+    result, output, _ = _session(
+        ["y"], first="engine", cube=True, jacoby=True, start=SURE_GAMMON, max_games=1
+    )
+    assert _engine_offers(output) == [
+        "nard offers to resign a single game (1 point); its cubeful equity playing on: -1.000."
+    ]
+    assert result.points == (1, 0)
+
+
+def test_nard_play_offers_from_stdin(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+    argv = ["play", "--position", position_id(SURE_SINGLE), "--first", "engine", "--games", "1"]
+    status, out, err = run_cli(argv, capsys)
+    assert status == 0, err
+    assert "nard offers to resign a single game (1 point); its cubeless equity playing on: -1.000." in out
+    assert "Accept? [y/n] You win 1 point (nard resigned)." in out
+    assert "Session: you 1, nard 0 after 1 game." in out
+    status, out, _ = run_cli(["play", "--help"], capsys)
+    assert status == 0 and "The engine offers to resign" in " ".join(out.split())
 
 
 # --------------------------------------------------------------------------- load_agent: shipped names

@@ -38,6 +38,23 @@ the game ends with those points to it. Otherwise it declines with that
 equity, and play goes on (a resignation of less than the game is already
 lost by is declined by the same rule).
 
+The engine offers to resign too, as gnubg's computer player does (``ComputerTurn`` in gnubg's ``play.c``,
+``getResignation`` in its ``eval.c``): at its turn, before its cube decision and roll, it values the
+position it is on roll in by the functions it weighs your resignations with
+(:meth:`_Session.engine_equity`: cubeful with the cube, else cubeless times the cube value; at its ply)
+and offers the smallest resignation whose points equal that equity within 1e-6 either way: resigning
+loses it nothing, and accepting loses you nothing by its estimate (:func:`resignation_to_offer`). The
+board is drawn with the offer and that equity, and ``Accept? [y/n]`` asks: ``y`` ends the game with those
+points to you (scored as a finished game), ``n`` plays on; other answers ask again. In practice it offers
+only where the result is certain: the bear-off database's values are exact, the sanity rules zero the
+gammons and backgammons a position rules out, and the network's chances where none exists are far below
+1e-6. Where this differs from gnubg: gnubg weighs resigning only in non-contact positions, cubeless at
+0 ply; here at every turn, at the engine's ply (one valuation, less than its move costs). A declined
+offer is not made again in that game, at that value or below (gnubg's ``nResign >
+fResignationDeclined``), while gnubg forgets the declined value at the game's next move (its
+``ApplyMoveRecord`` clears it) and so offers again on its next turn. With its roll already given (a start
+roll, the opening) the engine values the position before the roll, as gnubg does.
+
 A game can start from a given position (``start``) with its cube
 (``start_cube``: value and owner) and its roll (``start_dice``): the side on
 roll then plays that roll at once, with no cube decision before it.
@@ -72,6 +89,7 @@ from nard_ai.formats.ascii import render_board
 from nard_ai.formats.notation import parse_play, play_notation
 from nard_ai.play.cube_policy import OWNER_BY_CODE, owner_codes, owner_seat, taken_cube
 from nard_ai.reports.analysis import cube_action_text
+from nard_ai.search.valuation import agent_value
 
 __all__ = ["HUMAN", "ENGINE", "FIRST_CHOICES", "SessionResult", "play_session", "cube_rules_text"]
 
@@ -132,6 +150,23 @@ def cube_rules_text(jacoby: bool) -> str:
     )
 
 
+def resignation_to_offer(equity: float, points: Callable[[int], int]) -> int | None:
+    """The resignation (1 single, 2 gammon, 3 backgammon) the engine offers with ``equity`` playing on
+    (points, from its side), or ``None``.
+
+    gnubg's rule (``getResignation`` in eval.c: the result whose loss is worth exactly the equity playing
+    on): the smallest ``r`` with ``points(r)`` within :data:`RESIGN_TOLERANCE` of ``-equity`` either way,
+    i.e. resigning loses the engine nothing (``-points(r) >= equity - 1e-6``, the rule it accepts your
+    resignations by) and accepting loses you nothing (``points(r) >= -equity - 1e-6``). ``points``: the
+    points of a game lost by ``r`` at the cube (:meth:`_Game.points`; under the Jacoby rule with the cube
+    centred all three are 1, and the smallest, a single game, is offered, as gnubg does).
+    """
+    for result in (1, 2, 3):
+        if abs(points(result) + equity) <= RESIGN_TOLERANCE:
+            return result
+    return None
+
+
 @dataclass(frozen=True)
 class SessionResult:
     """What a session ended with.
@@ -172,6 +207,7 @@ class _Game:
     cube_value: int = 1
     cube_owner: int = CENTERED  # the drivers' convention (nard_ai.play.cube_policy): CENTERED or a seat
     jacoby: bool = False
+    declined: int = 0  # the largest resignation the engine offered and you declined in this game
 
     def human_view(self) -> np.ndarray:
         return self.board if self.on_roll == HUMAN else swap_sides(self.board)
@@ -296,6 +332,10 @@ class _Session:
     def _play_on(self, game: _Game, dice: tuple[int, int] | None) -> tuple[int, int]:
         """The game's turns from ``game`` (``dice``: the side on roll's roll, if rolled) to its end."""
         while True:
+            if game.on_roll == ENGINE:  # it may offer to resign before its cube decision and roll
+                ended = self.engine_resigns(game)
+                if ended is not None:
+                    return ended
             if dice is None:  # not the opening turn: a cube decision first, then the roll
                 ended = self.cube_turn(game)
                 if ended is not None:
@@ -402,6 +442,31 @@ class _Session:
         )
         return True
 
+    def engine_resigns(self, game: _Game) -> tuple[int, int] | None:
+        """The engine's offer to resign at its turn (module docstring), if it makes one; returns
+        ``(HUMAN, points)`` when you accept, ``None`` when it makes none or you decline."""
+        equity, kind = self.engine_equity(game)
+        result = resignation_to_offer(equity, game.points)
+        if result is None or result <= game.declined:
+            return None
+        points = game.points(result)
+        won = f"{points} point{'s' if points != 1 else ''}"
+        self.show(game)
+        self.write(
+            f"{self.name} offers to resign {RESULT_NAMES[result]} ({won}); "
+            f"its {kind} equity playing on: {equity:+.3f}."
+        )
+        while True:
+            answer = self.ask("Accept? [y/n] ").lower()
+            if answer in ("y", "yes"):
+                self.write(f"You win {won} ({self.name} resigned).")
+                return HUMAN, points
+            if answer in ("n", "no"):
+                game.declined = result
+                self.write(f"You decline {RESULT_NAMES[result]}: play on.")
+                return None
+            self.write(f"  {answer!r}: type y to accept ({won} to you) or n to play on.")
+
     def engine_equity(
         self, game: _Game, dice: tuple[int, int] | None = None, doubled: bool = False
     ) -> tuple[float, str]:
@@ -417,6 +482,9 @@ class _Session:
           cube, the engine's cubeful equity on roll after it (:func:`~nard_ai.cube.cube_decision`'s
           ``optimal``, ``nard cube``'s), the exact points if the play ends the game;
         - your roll/double prompt: minus your cubeful equity on roll (``cube_decision(...).optimal``);
+        - the engine's turn before its roll (its own offer to resign): its cubeful equity on roll with
+          the cube (``cube_decision(...).optimal``), else its cubeless equity at its ply
+          (:func:`~nard_ai.search.valuation.agent_value`, ``nard eval``'s) times the cube value;
         - the engine's double waiting for your answer (``doubled``): its double/take or double/pass
           equity, whichever is lower for it (your right answer).
         """
@@ -424,9 +492,12 @@ class _Session:
         if doubled:  # the engine (on roll) has doubled: your best answer
             d = cube_decision(game.board, game.cube_state(), agent=self.agent)
             return value * min(d.double_take, d.double_pass), "cubeful"
-        if dice is None:  # you are on roll, before your roll (a cube prompt: the cube is in play)
-            d = cube_decision(game.board, game.cube_state(), agent=self.agent)
-            return -value * d.optimal, "cubeful"
+        if dice is None:  # before the roll of the side on roll: you at a cube prompt, or the engine
+            sign = 1 if game.on_roll == ENGINE else -1
+            if self.cube:
+                d = cube_decision(game.board, game.cube_state(), agent=self.agent)
+                return sign * value * d.optimal, "cubeful"
+            return sign * value * float(agent_value(self.agent, game.board[None]).equity[0]), "cubeless"
         ranked = self.agent.rank_plays(game.board, dice)
         if not self.cube:  # no cube in play: cubeless, the cube's value a fixed stake
             return -value * float(ranked.equity[0]), "cubeless"

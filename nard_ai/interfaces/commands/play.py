@@ -24,7 +24,10 @@ DESCRIPTION = (
     "with the reason. Commands: hint, board, help, quit, resign [single|gammon|backgammon] (or resign "
     "s, g, b: 1, 2 or 3 times the cube; the engine accepts, as gnubg does, when that is at least its own "
     "equity playing on, cubeful with --cube, at its --ply; else it declines with that equity and play goes "
-    "on); Ctrl-D or Ctrl-C end the session. With --cube the engine doubles, takes and passes by its cube decisions; money "
+    "on); Ctrl-D or Ctrl-C end the session. The engine offers to resign, as gnubg does, at its turn when "
+    "the points equal its equity playing on (within 1e-6: in practice a result that is certain); answer y "
+    "(the game ends with those points to you) or n (play on; neither that offer nor a smaller one is made again in the game). "
+    "With --cube the engine doubles, takes and passes by its cube decisions; money "
     "rules as nard cube's without an ID: no Jacoby rule unless --jacoby (or a --position ID with it), "
     "no beavers; a line at the start says which apply."
 )
