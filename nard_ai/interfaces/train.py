@@ -66,9 +66,11 @@ LIMITS = {
     "workers": 64,
     "eval_games": 1_000_000,
     "threads": 256,
+    "epochs": 100_000,
+    "patience": 100_000,
 }
 """Upper bounds of the size arguments (the TD network nard-rich.pt: 128 hidden units, pool 1024, batch 512,
-2 workers). Beyond them a run would not fit in memory or would take no sensible time; checked
+2 workers; supervised runs: 20 epochs, patience 3; the longest run in docs/GENERATIONS.md asked for 300). Beyond them a run would not fit in memory or would take no sensible time; checked
 before anything is written."""
 MAX_POOL_X_HIDDEN = 4_194_304
 """Each ply the search evaluates the afterstates of every game in the pool (about 30 a game, many
@@ -190,10 +192,10 @@ class Args:
     those nets on contact and crashed labels without touching the race net. The others must come from a
     checkpoint (--resume, or --init-from and not in --fresh-nets): a net left random is an error"""
     epochs: int = 20
-    """--supervised: at most this many epochs (an error without --supervised)"""
+    """--supervised: at most this many epochs, 1 .. 100,000 (an error without --supervised)"""
     patience: int = 3
-    """--supervised: stop after this many epochs without a better validation loss (an error without
-    --supervised)"""
+    """--supervised: stop after this many epochs without a better validation loss, 1 .. 100,000 (an error
+    without --supervised)"""
     lr_schedule: str = "constant"
     """--supervised: constant (--lr throughout) or cosine (from --lr down to 0 at the last of --epochs)"""
     ray: str = ""
@@ -254,7 +256,17 @@ class Args:
             )
         check_counts(
             self,
-            ("games", "pool", "workers", "batch_size", "checkpoint_every", "hidden", "eval_games"),
+            (
+                "games",
+                "pool",
+                "workers",
+                "batch_size",
+                "checkpoint_every",
+                "hidden",
+                "eval_games",
+                "epochs",
+                "patience",
+            ),
             LIMITS,
         )
         if self.ply not in (0, 1, 2):

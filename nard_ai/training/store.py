@@ -48,9 +48,20 @@ Labels (a folder, written by :mod:`nard_ai.training.labels`)
   ``csv_sha256`` or ``rows`` the CSV does not match is *damaged* (the files
   were edited, truncated or deleted since they were written):
   :func:`read_labels` refuses the folder with an error naming the shard, and
-  the label command relabels it when rerun. A folder whose ``run.json`` counts
+  the label command relabels it when rerun. So is a sidecar of another
+  ``format`` or a later ``format_version``, and one whose ``shard`` or ``csv``
+  is not its file name's (a shard copied or renamed: its rows would be read
+  twice). Every shard of a folder must come from one run: a shard whose label
+  methods (``labels``), ``seed`` or network SHA-256 differ from the folder's
+  ``run.json`` (without one, from its first shard) is an error naming it,
+  since shards of two runs would train as one data set (put each run in a
+  folder of its own; training takes several). Those keys are compared only
+  where both record them: a hand-made sidecar may hold ``csv_sha256`` alone.
+  A folder whose ``run.json`` counts
   more shards than are complete is read (its complete shards), with a one-line
-  note of how many of how many (logger ``nard_ai.training.store``).
+  note of how many of how many (logger ``nard_ai.training.store``); so is a
+  folder in which a Position ID appears more than once (the label command
+  never writes one: each row trains).
 * ``run.json``: the settings of the run that writes the folder; a second run
   into it must have the same settings (it then only adds missing shards).
 * ``run.log``: one line per shard finished, with its time (not part of the
@@ -99,6 +110,7 @@ __all__ = [
     "file_sha256",
     "format_labels_csv",
     "format_positions_csv",
+    "labels_provenance",
     "make_out_folder",
     "parse_labels_csv",
     "parse_positions_csv",
@@ -390,8 +402,11 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     Raises:
         FileNotFoundError: ``folder`` does not exist.
         ValueError: ``folder`` is a file; a damaged shard (a sidecar that cannot be read, its CSV missing,
-            or a CSV that does not match the sidecar's SHA-256 or row count); a shard that does not parse
-            (:func:`parse_labels_csv`); complete shards that all hold no rows (header only).
+            or a CSV that does not match the sidecar's SHA-256 or row count); a sidecar of another format
+            or version, or whose ``shard`` or ``csv`` is not its file's; a shard of another run than the
+            folder's (label methods, seed or network SHA-256 other than ``run.json``'s or the first
+            shard's); a shard that does not parse (:func:`parse_labels_csv`); complete shards that all
+            hold no rows (header only).
     """
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
@@ -403,14 +418,24 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     ids: list[str] = []
     parts = []
     sides = sorted(folder.glob("labels-*.json"))
+    reference = _run_settings(folder)
     for side in sides:
-        i, p = _read_label_shard(side)
+        i, p, meta = _read_label_shard(side)
+        reference = _check_same_run(side, meta, reference)
         ids += i
         parts.append(p)
     if sides and not ids:
         raise ValueError(
             f"{folder}: its {len(sides)} complete label shard{'s' if len(sides) > 1 else ''} hold no rows "
             "(a header only): there are no labels to read"
+        )
+    repeated = len(ids) - len(set(ids))
+    if repeated:
+        seen: set[str] = set()
+        first = next(pid for pid in ids if pid in seen or seen.add(pid))
+        log.warning(
+            f"note: {folder}: {repeated} row{'s repeat' if repeated > 1 else ' repeats'} a position of another row "
+            f"(the first {first}); each row trains (the label command never writes a position twice)"
         )
     total = _run_shards(folder)
     if total is not None and len(sides) < total:
@@ -419,6 +444,67 @@ def read_labels(folder: str | os.PathLike) -> tuple[list[str], np.ndarray]:
             f"reading those {len(sides)} (rerun its label command to label the rest)"
         )
     return ids, (np.concatenate(parts) if parts else np.zeros((0, 5)))
+
+
+_RUN_KEYS = ("labels", "seed")
+"""The settings a shard's sidecar and its folder's ``run.json`` both record as they are (the
+network is compared by its SHA-256: the sidecar names the file, ``run.json`` its path)."""
+
+
+def _run_settings(folder: Path) -> tuple[str, dict] | None:
+    """``("run.json", its label settings)`` of a labels folder (:func:`_shard_settings`'s keys), or
+    ``None`` without a readable one."""
+    try:
+        run = json.loads((folder / RUN_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return (RUN_FILE, _shard_settings(run)) if isinstance(run, dict) else None
+
+
+def _shard_settings(meta: dict) -> dict:
+    """The settings of a sidecar or ``run.json`` that every shard of one folder shares: the label
+    plan, the seed and the network's SHA-256 (those it records)."""
+    out = {k: meta[k] for k in _RUN_KEYS if k in meta}
+    network = meta.get("network")
+    if isinstance(network, dict) and "sha256" in network:
+        out["network"] = network["sha256"]
+    return out
+
+
+def _check_same_run(side: Path, meta: dict, reference: tuple[str, dict] | None) -> tuple[str, dict] | None:
+    """Refuse a shard labelled with other settings than its folder's ``run.json`` (or, without one, than
+    the folder's first shard): shards of two runs mixed in one folder would train as one data set.
+    Only the settings both record are compared (a hand-made sidecar may hold ``csv_sha256`` alone).
+    Returns the reference for the next shard."""
+    mine = _shard_settings(meta)
+    if reference is None:
+        return (side.name, mine) if mine else None
+    name, theirs = reference
+    differ = sorted(k for k in mine.keys() & theirs.keys() if mine[k] != theirs[k])
+    if differ:
+        what = {"labels": "label methods", "seed": "seed", "network": "network (SHA-256)"}
+        raise ValueError(
+            f"{side}: labelled with other settings ({', '.join(what[k] for k in differ)}) than {name} of its "
+            "folder: "
+            "a labels folder holds the shards of one label run; move the shards of each run to a folder "
+            "of its own (train.py --supervised takes several, comma-separated)"
+        )
+    return reference
+
+
+def labels_provenance(folder: str | os.PathLike) -> dict:
+    """What a supervised run records of a labels folder it read (:func:`read_labels` checked it):
+    ``{"path": resolved path, "shards": complete shards, "rows": rows, "sha256": digest}``; the digest
+    is the SHA-256 of one line ``NAME SHA256`` per complete shard (its CSV's name and ``csv_sha256``),
+    in shard order, so it names the exact rows read wherever the folder is moved."""
+    folder = Path(folder)
+    lines, rows = [], 0
+    for side in sorted(folder.glob("labels-*.json")):
+        meta = json.loads(side.read_text())
+        lines.append(f"{side.with_suffix('.csv').name} {meta['csv_sha256']}\n")
+        rows += max(0, len(side.with_suffix(".csv").read_bytes().splitlines()) - 1)
+    digest = hashlib.sha256("".join(lines).encode()).hexdigest()
+    return {"path": str(folder.resolve()), "shards": len(lines), "rows": rows, "sha256": digest}
 
 
 def _run_shards(folder: Path) -> int | None:
@@ -435,8 +521,9 @@ _RELABEL = (
 )
 
 
-def _read_label_shard(side: Path) -> tuple[list[str], np.ndarray]:
-    """The rows of the label shard whose sidecar is ``side``, checked against it (:func:`read_labels`)."""
+def _read_label_shard(side: Path) -> tuple[list[str], np.ndarray, dict]:
+    """The rows of the label shard whose sidecar is ``side``, checked against it (:func:`read_labels`),
+    and the sidecar."""
     csv_path = side.with_suffix(".csv")
     try:
         meta = json.loads(side.read_text())
@@ -444,6 +531,27 @@ def _read_label_shard(side: Path) -> tuple[list[str], np.ndarray]:
         raise ValueError(f"{side}: the sidecar cannot be read ({exc}); {_RELABEL}") from None
     if not isinstance(meta, dict):
         raise ValueError(f"{side}: the sidecar is not a JSON object (damaged or edited); {_RELABEL}")
+    # the keys a hand-made sidecar may leave out are checked when present
+    if (
+        meta.get("format", LABELS_FORMAT) != LABELS_FORMAT
+        or meta.get("format_version", FORMAT_VERSION) != FORMAT_VERSION
+    ):
+        raise ValueError(
+            f"{side}: a sidecar of format {meta.get('format')!r} version {meta.get('format_version')!r}; this "
+            f"code reads {LABELS_FORMAT!r} version {FORMAT_VERSION} (relabel with this code, or read it with "
+            "the code that wrote it)"
+        )
+    number = side.stem.removeprefix("labels-")
+    if (
+        "shard" in meta
+        and not (number.isdigit() and meta["shard"] == int(number))
+        or meta.get("csv", csv_path.name) != csv_path.name
+    ):
+        raise ValueError(
+            f"{side}: the sidecar of shard {meta.get('shard')!r} ({meta.get('csv')!r}) under the name of "
+            f"{csv_path.name} (copied or renamed since it was written: its rows would be read twice or "
+            "in the wrong place); remove both files and rerun the label command"
+        )
     try:
         data = csv_path.read_bytes()
     except FileNotFoundError:
@@ -464,7 +572,7 @@ def _read_label_shard(side: Path) -> tuple[list[str], np.ndarray]:
             f"{csv_path}: {len(ids)} rows, but {side.name} says {meta['rows']!r} (damaged or edited since "
             f"it was written); {_RELABEL}"
         )
-    return ids, probs
+    return ids, probs, meta
 
 
 class LabelValues:

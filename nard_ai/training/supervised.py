@@ -26,7 +26,10 @@ lambda-returns), on the network's own ``forward`` over its encoder's inputs
   each new best epoch. It keeps the source checkpoint's ``games_trained``,
   ``args`` (its TD settings, so ``train.py --resume`` continues TD as before)
   and RNG state; the supervised run is described in
-  ``extra["supervised"]`` (one entry per run, appended). The AdamW state is
+  ``extra["supervised"]`` (one entry per run, appended: its settings, source
+  checkpoint, rows and epochs, and ``label_folders``, each folder it read as
+  :func:`nard_ai.training.store.labels_provenance` records it: resolved path,
+  shards, rows and a SHA-256 of the shards' digests). The AdamW state is
   not saved: TD's Adam must not inherit it.
 * Divergence: a non-finite training or validation loss (NaN or infinity: a
   learning rate far too large) ends the run with
@@ -66,7 +69,7 @@ from nard_ai.model.network import (
     load_checkpoint,
     save_checkpoint,
 )
-from nard_ai.training.store import file_sha256, read_labels
+from nard_ai.training.store import file_sha256, labels_provenance, read_labels
 
 __all__ = [
     "LabelledSet",
@@ -509,8 +512,11 @@ def run_supervised(
         "%s: %d positions, %d for training, %d held out%s", where, len(data), len(train),
         len(val), f", {left_out} of other nets left out" if train_nets else "",
     )  # fmt: skip
+    if not len(val) or not len(train):
+        raise ValueError(_split_error(where, len(train) + len(val), len(val), config.val_fraction))
     run_info: dict[str, Any] = {
         "labels": labels[0] if len(labels) == 1 else labels,
+        "label_folders": [labels_provenance(f) for f in folders],
         "config": asdict(config),
         "source": source,
         "rows": {"train": len(train), "val": len(val), **({"left_out": left_out} if train_nets else {})},
@@ -564,6 +570,17 @@ def run_supervised(
     else:
         log.info("no epoch beat the starting network: %s left as it was", checkpoint)
     return history
+
+
+def _split_error(where: str, rows: int, held: int, fraction: float) -> str:
+    """The message of a validation split that leaves no training or no held-out rows (of ``rows``)."""
+    need = math.ceil(3 / fraction)  # held out about 3 on average
+    return (
+        f"{where}: the validation split (a {fraction:.0%} share, by a hash of each Position ID) holds out "
+        f"{'none' if not held else 'all'} of the {rows} labelled position{'s' if rows != 1 else ''} trained "
+        f"here, leaving no {'validation' if not held else 'training'} rows: label more positions (about "
+        f"{need:,} or more hold out a few)"
+    )
 
 
 PHASE_NETS = ("contact", "crashed", "race")
