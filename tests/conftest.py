@@ -296,6 +296,36 @@ def run_train_py(argv: list[str], cwd) -> subprocess.CompletedProcess:
     return subprocess.run(**train_py_args(argv), cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
+#: How many independent subprocesses :func:`run_at_once` runs at a time. Most of a short script run is
+#: its start-up (importing torch and nard_ai: about 3 s of one core), so on the 2-core CI machine two
+#: or three at once finish in about half the time of one after the other.
+AT_ONCE = max(3, min(4, os.cpu_count() or 1))
+
+
+def run_at_once(calls: list[dict]) -> list[subprocess.CompletedProcess]:
+    """Run independent processes concurrently (:data:`AT_ONCE` at a time), each given by its
+    ``subprocess.run`` keyword arguments (``args``, ``cwd``, ``env``, ...), each to its end (10 minutes at
+    most), its output captured as text; the results in the order of ``calls``.
+
+    Only for processes that do not depend on each other's files: each one is exactly the process a
+    test would otherwise run on its own, so what a test asserts of its result is unchanged.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(kwargs: dict) -> subprocess.CompletedProcess:
+        return subprocess.run(**{"capture_output": True, "text": True, "timeout": 600, **kwargs})
+
+    with ThreadPoolExecutor(max_workers=min(AT_ONCE, max(1, len(calls)))) as pool:
+        return list(pool.map(one, calls))
+
+
+def run_train_py_at_once(runs: list[tuple[list[str], Path]]) -> list[subprocess.CompletedProcess]:
+    """:func:`run_train_py` for each ``(argv, cwd)`` of ``runs``, concurrently (:func:`run_at_once`); the
+    results in the order of ``runs``. The runs must not depend on each other's files; two runs that
+    both write TensorBoard (``runs/NAME__SEED__SECOND``) need different working folders."""
+    return run_at_once([{**train_py_args(argv), "cwd": cwd} for argv, cwd in runs])
+
+
 # --------------------------------------------------------------------------
 # gnubg's two-row board (RULES.md section 1, "gnubg's two-row form")
 # --------------------------------------------------------------------------

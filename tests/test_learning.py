@@ -380,6 +380,26 @@ def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     )
 
 
+def run_at_once(calls: list[dict]) -> list[subprocess.CompletedProcess]:
+    """``conftest.run_at_once``, imported on use: a subprocess imports this module from outside tests/."""
+    from conftest import run_at_once
+
+    return run_at_once(calls)
+
+
+def _run_kwargs(args: list[str], cwd: Path) -> dict:
+    """The ``subprocess.run`` arguments of :func:`run` (for ``conftest.run_at_once``)."""
+    return {"args": [sys.executable, *args], "cwd": cwd, "env": {**os.environ, "PYTHONPATH": str(REPO)}}
+
+
+def _folder(tmp_path: Path) -> Path:
+    """A new empty folder under ``tmp_path``: the working folder of one run started beside another."""
+    n = sum(1 for p in tmp_path.iterdir() if p.name.startswith("cwd-"))
+    folder = tmp_path / f"cwd-{n}"
+    folder.mkdir()
+    return folder
+
+
 def test_train_script_smoke_resume_is_exact_and_evaluate_runs(tmp_path):
     tiny = [
         "--hidden",
@@ -397,19 +417,35 @@ def test_train_script_smoke_resume_is_exact_and_evaluate_runs(tmp_path):
         "5",
     ]
     a, b = tmp_path / "a.pt", tmp_path / "b.pt"
-    r = run([str(REPO / "train.py"), "--games", "20", "--checkpoint", str(a), *tiny], tmp_path)
+    # independent runs go at once (conftest.run_at_once), each in a working folder of its own
+    r, fresh = run_at_once(
+        [
+            _run_kwargs([str(REPO / "train.py"), "--games", "20", "--checkpoint", str(a), *tiny], tmp_path),
+            _run_kwargs(
+                [str(REPO / "train.py"), "--games", "40", "--checkpoint", str(b), *tiny], _folder(tmp_path)
+            ),
+        ]
+    )
     assert r.returncode == 0, r.stderr
     assert load_checkpoint(a).games_trained == 20
     assert list((tmp_path / "runs").iterdir()), "no TensorBoard run written"
-    r = run([str(REPO / "train.py"), "--games", "40", "--checkpoint", str(a), "--resume", *tiny], tmp_path)
-    assert r.returncode == 0, r.stderr
-    r = run([str(REPO / "train.py"), "--games", "40", "--checkpoint", str(b), *tiny], tmp_path)
+    assert fresh.returncode == 0, fresh.stderr
+    r, again = run_at_once(
+        [
+            _run_kwargs(
+                [str(REPO / "train.py"), "--games", "40", "--checkpoint", str(a), "--resume", *tiny], tmp_path
+            ),
+            _run_kwargs(
+                [str(REPO / "train.py"), "--games", "40", "--checkpoint", str(b), *tiny], _folder(tmp_path)
+            ),
+        ]
+    )
     assert r.returncode == 0, r.stderr
     wa, wb = load_checkpoint(a), load_checkpoint(b)
     assert wa.games_trained == wb.games_trained == 40
     for k, v in wa.network.state_dict().items():
         assert torch.equal(v, wb.network.state_dict()[k]), k
-    r = run([str(REPO / "train.py"), "--games", "40", "--checkpoint", str(b), *tiny], tmp_path)
+    r = again  # b.pt exists
     assert r.returncode != 0 and "exists" in r.stderr
     r = run(
         [
@@ -519,58 +555,90 @@ def test_train_defaults_write_a_new_file_not_the_shipped_one(tmp_path):
 
 def test_train_resume_errors_and_nothing_to_do(tmp_path):
     missing = tmp_path / "missing.pt"
-    r = run(
-        [str(REPO / "train.py"), "--resume", "--checkpoint", str(missing), "--games", "10", *TINY], tmp_path
-    )
+    good = tmp_path / "good.pt"
+    # independent runs go at once (conftest.run_at_once), the refused ones in working folders of their own
+    r, trained = run_at_once(
+        [
+            _run_kwargs([str(REPO / "train.py"), "--resume", "--checkpoint", str(missing), "--games", "10", *TINY],
+                        _folder(tmp_path)),
+            _run_kwargs([str(REPO / "train.py"), "--checkpoint", str(good), "--games", "10", *TINY], tmp_path),
+        ]
+    )  # fmt: skip
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "missing.pt" in r.stderr
-    good = tmp_path / "good.pt"
-    r = run([str(REPO / "train.py"), "--checkpoint", str(good), "--games", "10", *TINY], tmp_path)
+    r = trained
     assert r.returncode == 0, r.stderr
     corrupt = flip_bytes(good, tmp_path / "corrupt.pt", 3000, 3200)
-    r = run(
-        [str(REPO / "train.py"), "--resume", "--checkpoint", str(corrupt), "--games", "20", *TINY], tmp_path
-    )
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert len(r.stderr.strip().splitlines()) == 1 and "corrupt" in r.stderr
     before, mtime = good.read_bytes(), good.stat().st_mtime_ns
     runs_before = len(list((tmp_path / "runs").iterdir()))
-    r = run([str(REPO / "train.py"), "--resume", "--checkpoint", str(good), "--games", "10", *TINY], tmp_path)
+    r, nothing = run_at_once(
+        [
+            _run_kwargs([str(REPO / "train.py"), "--resume", "--checkpoint", str(corrupt), "--games", "20", *TINY],
+                        _folder(tmp_path)),
+            _run_kwargs([str(REPO / "train.py"), "--resume", "--checkpoint", str(good), "--games", "10", *TINY],
+                        tmp_path),
+        ]
+    )  # fmt: skip
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "corrupt" in r.stderr
+    r = nothing
     assert r.returncode == 0, r.stderr
     assert "already has 10 games" in r.stdout and len(r.stdout.strip().splitlines()) == 1
     assert good.read_bytes() == before and good.stat().st_mtime_ns == mtime
     assert len(list((tmp_path / "runs").iterdir())) == runs_before
 
 
-@pytest.mark.parametrize(
-    "script, argv",
-    [
-        ("evaluate.py", ["--batch", "0"]),
-        ("evaluate.py", ["--games", "0"]),
-        ("evaluate.py", ["--games", "-5"]),
-        ("evaluate.py", ["--threads", "-1"]),
-        ("evaluate.py", ["--positions", "tests/data/positions.txt", "--match-length", "5"]),
-        ("evaluate.py", ["--positions", "tests/data/positions.txt", "--cube", "--beavers"]),
-        ("train.py", ["--checkpoint-every", "0"]),
-        ("train.py", ["--pool", "0"]),
-        ("train.py", ["--batch-size", "0"]),
-        ("train.py", ["--games", "-3"]),
-        ("train.py", ["--threads", "-1"]),
-        ("train.py", ["--lr", "0"]),
-        ("train.py", ["--lr", "-1e-3"]),
-        ("train.py", ["--lam", "1.5"]),
-        ("train.py", ["--lam", "-0.1"]),
-        ("train.py", ["--workers", "0"]),
-        ("train.py", ["--seed", "-3"]),
-        ("evaluate.py", ["--seed", "-5"]),
-    ],
-)
-def test_script_argument_checks(tmp_path, script, argv):
-    r = run([str(REPO / script), *argv, "--no-progress"], tmp_path)
+SCRIPT_ARGUMENT_CASES = [
+    ("evaluate.py", ["--batch", "0"]),
+    ("evaluate.py", ["--games", "0"]),
+    ("evaluate.py", ["--games", "-5"]),
+    ("evaluate.py", ["--threads", "-1"]),
+    ("evaluate.py", ["--positions", "tests/data/positions.txt", "--match-length", "5"]),
+    ("evaluate.py", ["--positions", "tests/data/positions.txt", "--cube", "--beavers"]),
+    ("train.py", ["--checkpoint-every", "0"]),
+    ("train.py", ["--pool", "0"]),
+    ("train.py", ["--batch-size", "0"]),
+    ("train.py", ["--games", "-3"]),
+    ("train.py", ["--threads", "-1"]),
+    ("train.py", ["--lr", "0"]),
+    ("train.py", ["--lr", "-1e-3"]),
+    ("train.py", ["--lam", "1.5"]),
+    ("train.py", ["--lam", "-0.1"]),
+    ("train.py", ["--workers", "0"]),
+    ("train.py", ["--seed", "-3"]),
+    ("evaluate.py", ["--seed", "-5"]),
+]
+
+
+@pytest.fixture(scope="module")
+def script_argument_runs(request, tmp_path_factory) -> dict:
+    """The script runs of :func:`test_script_argument_checks`, all started at once (independent processes,
+    each in an empty folder of its own; ``conftest.run_at_once``): ``{(script, argv): (folder, result)}``
+    for the cases this session runs."""
+    cases = []
+    for item in request.session.items:
+        if getattr(item, "originalname", None) == "test_script_argument_checks" and item.path == request.path:
+            case = (item.callspec.params["script"], tuple(item.callspec.params["argv"]))
+            if case not in cases:
+                cases.append(case)
+    folders = [tmp_path_factory.mktemp("argument-check") for _ in cases]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    results = run_at_once(
+        [
+            {"args": [sys.executable, str(REPO / script), *argv, "--no-progress"], "cwd": folder, "env": env}
+            for (script, argv), folder in zip(cases, folders, strict=True)
+        ]
+    )
+    return {case: (folder, r) for case, folder, r in zip(cases, folders, results, strict=True)}
+
+
+@pytest.mark.parametrize("script, argv", SCRIPT_ARGUMENT_CASES)
+def test_script_argument_checks(script_argument_runs, script, argv):
+    folder, r = script_argument_runs[(script, tuple(argv))]  # run in `folder`, empty before it
     assert r.returncode == 2 and "Traceback" not in r.stderr
     errors = [line for line in r.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and argv[0] in errors[0], r.stderr
-    assert not any(tmp_path.iterdir()), "a file was written before the argument check"
+    assert not any(folder.iterdir()), "a file was written before the argument check"
 
 
 def test_nard_hint_rejects_negative_top(tmp_path):

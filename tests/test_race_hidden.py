@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 import torch
-from conftest import run_train_py, write_label_shard
+from conftest import run_train_py_at_once, write_label_shard
 
 from nard_ai.core.classes import race_flags
 from nard_ai.eval.aligned import BatchInvariantEvaluator
@@ -127,6 +127,11 @@ def test_widening_to_a_new_race_shape_needs_a_fresh_race_net(mixed_boards):
         widened(no_race, "expert", mixed_boards[:64], race_hidden=(16,))
 
 
+#: --race-hidden values refused in the parsing, with the words of their error
+BAD_RACE_HIDDEN = (("12,x", "comma-separated hidden layer sizes"), ("0", "1 .. 4 layers"),
+                   ("8,8,8,8,8", "1 .. 4 layers"), ("5000", "1 .. 4 layers"))  # fmt: skip
+
+
 def test_train_py_gives_a_fresh_race_net_the_shape_of_race_hidden(tmp_path, mixed_boards):
     """``--supervised L --init-from C --fresh-nets race --race-hidden 12,10``: the race net of that shape is
     trained, the contact net kept; without ``--fresh-nets race`` a one-line error (exit 2), as for a bad list."""
@@ -139,14 +144,39 @@ def test_train_py_gives_a_fresh_race_net_the_shape_of_race_hidden(tmp_path, mixe
     save_checkpoint(tmp_path / "src.pt", src)
     base = ["--supervised", str(folder), "--init-from", str(tmp_path / "src.pt"), "--encoder", "expert_race",
             "--crashed-net", "--epochs", "1", "--no-progress", "--threads", "1"]  # fmt: skip
-    r = run_train_py([*base, "--checkpoint", str(tmp_path / "a.pt"), "--fresh-nets", "race", "--race-hidden", "12,10"],
-               tmp_path)  # fmt: skip
+    # a.pt's run and the refused runs that name neither a.pt nor b.pt, at once (conftest.run_at_once); the
+    # refused ones in a folder of their own, so that runs/ here is a.pt's alone
+    elsewhere = tmp_path / "refused"
+    elsewhere.mkdir()
+    a_run, too_wide, *refused = run_train_py_at_once(
+        [
+            ([*base, "--checkpoint", str(tmp_path / "a.pt"), "--fresh-nets", "race", "--race-hidden", "12,10"],
+             tmp_path),
+            ([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", "4096",
+              "--batch-size", "65536"], elsewhere),
+            *[([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", bad],
+               elsewhere) for bad, _ in BAD_RACE_HIDDEN],
+            (["--games", "4", "--pool", "4", "--no-race-net", "--race-hidden", "16", "--checkpoint",
+              str(tmp_path / "d.pt"), "--no-progress"], elsewhere),
+        ]
+    )  # fmt: skip
+    r = a_run
     assert r.returncode == 0, r.stderr
     ckpt = load_checkpoint(tmp_path / "a.pt")
     assert ckpt.network.config.race_hidden == (12, 10) and ckpt.network.config.hidden == (8,)
     assert ckpt.extra["supervised"][-1]["source"]["race_hidden"] == [12, 10]
     runs = sorted((tmp_path / "runs").iterdir())  # the TensorBoard run of a.pt
-    r = run_train_py([*base, "--checkpoint", str(tmp_path / "b.pt"), "--race-hidden", "12,10"], tmp_path)
+    # b.pt's refused run (it must leave no new run) and the --resume of a.pt, at once: the resumed run
+    # writes its TensorBoard run in a folder of its own, so that runs/ here holds b.pt's alone
+    resumed = tmp_path / "resumed"
+    resumed.mkdir()
+    r, resume = run_train_py_at_once(
+        [
+            ([*base, "--checkpoint", str(tmp_path / "b.pt"), "--race-hidden", "12,10"], tmp_path),
+            ([*base[:2], "--checkpoint", str(tmp_path / "a.pt"), "--resume", "--race-hidden", "16", "--epochs",
+              "1", "--no-progress", "--threads", "1"], resumed),
+        ]
+    )  # fmt: skip
     assert (
         r.returncode == 2
         and "name it in fresh (--fresh-nets race)" in r.stderr
@@ -157,21 +187,15 @@ def test_train_py_gives_a_fresh_race_net_the_shape_of_race_hidden(tmp_path, mixe
         not (tmp_path / "b.pt").exists() and sorted((tmp_path / "runs").iterdir()) == runs
     )  # no new run left
     # on --resume the checkpoint's shape is kept, and the flag is said to be ignored
-    r = run_train_py([*base[:2], "--checkpoint", str(tmp_path / "a.pt"), "--resume", "--race-hidden", "16",
-                "--epochs", "1", "--no-progress", "--threads", "1"], tmp_path)  # fmt: skip
+    r = resume
     assert r.returncode == 0, r.stderr
     assert "ignoring --race-hidden on --resume" in r.stderr
     assert load_checkpoint(tmp_path / "a.pt").network.config.race_hidden == (12, 10)
     # a race width beyond the size limits is named as --race-hidden's, not --hidden's
-    r = run_train_py([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", "4096",
-                "--batch-size", "65536"], tmp_path)  # fmt: skip
+    r = too_wide
     assert r.returncode == 2 and "--batch-size x --race-hidden (its widest layer) must be at most" in r.stderr
-    for bad, message in (("12,x", "comma-separated hidden layer sizes"), ("0", "1 .. 4 layers"),
-                         ("8,8,8,8,8", "1 .. 4 layers"), ("5000", "1 .. 4 layers")):  # fmt: skip
-        r = run_train_py([*base, "--checkpoint", str(tmp_path / "c.pt"), "--fresh-nets", "race", "--race-hidden", bad],
-                   tmp_path)  # fmt: skip
+    for (bad, message), r in zip(BAD_RACE_HIDDEN, refused[:-1], strict=True):
         assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr, (bad, r.stderr)
-    r = run_train_py(["--games", "4", "--pool", "4", "--no-race-net", "--race-hidden", "16", "--checkpoint",
-                str(tmp_path / "d.pt"), "--no-progress"], tmp_path)  # fmt: skip
+    r = refused[-1]
     assert r.returncode == 2 and "--race-hidden: needs --race-net" in r.stderr
     assert not (tmp_path / "c.pt").exists() and not (tmp_path / "d.pt").exists()

@@ -454,15 +454,18 @@ def test_train_py_on_ray_killed_with_sigkill_resumes_to_the_threads_weights(ray_
 def test_train_py_refuses_ray_with_one_worker_or_supervised(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     env["PYTHONPATH"] = str(ROOT)
-    one = subprocess.run(
-        _train_cmd(tmp_path / "x.pt", "--ray", "local", "--workers", "1"),
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    from conftest import run_at_once
+
+    # the two refused runs are independent: at once (conftest.run_at_once)
+    one, sup = run_at_once(
+        [
+            {"args": _train_cmd(tmp_path / "x.pt", "--ray", "local", "--workers", "1"), "cwd": tmp_path, "env": env,
+             "timeout": 300},
+            {"args": [sys.executable, str(ROOT / "train.py"), "--supervised", str(tmp_path), "--ray", "local"],
+             "cwd": tmp_path, "env": env, "timeout": 300},
+        ]
     )  # fmt: skip
     assert one.returncode == 2 and "--ray: needs --workers >= 2" in one.stderr
-    sup = subprocess.run(
-        [sys.executable, str(ROOT / "train.py"), "--supervised", str(tmp_path), "--ray", "local"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
     assert sup.returncode == 2 and "label --ray" in sup.stderr
     assert not (tmp_path / "x.pt").exists()
 

@@ -11,11 +11,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from conftest import run_train_py, write_label_shard
+from conftest import run_train_py_at_once, write_label_shard
 
 from nard_ai.core.classes import race_flags
 from nard_ai.model.network import Network, NetworkConfig, load_checkpoint, save_checkpoint
 from nard_ai.training.supervised import widened
+
+
+def _folder(tmp_path, name):
+    """A new empty folder ``tmp_path/run-NAME``: the working folder of one train.py run."""
+    folder = tmp_path / f"run-{name}"
+    folder.mkdir()
+    return folder
 
 
 def _source(hidden=(8,), race_hidden=None, seed=3):
@@ -92,30 +99,39 @@ def test_train_py_widens_the_contact_and_crashed_nets(tmp_path, mixed_boards):
     save_checkpoint(tmp_path / "copy.pt", _source((8,), race_hidden=(10,)))
     base = ["--supervised", str(folder), "--init-from", str(tmp_path / "src.pt"), "--encoder", "expert_race",
             "--crashed-net", "--epochs", "1", "--no-progress", "--threads", "1"]  # fmt: skip
-    r = run_train_py([*base, "--checkpoint", str(tmp_path / "a.pt"), "--hidden", "12"], tmp_path)
+    # the five runs are independent: all at once (conftest.run_at_once), each in a working folder of its own
+    a_run, copy_run, b_run, c_run, d_run = run_train_py_at_once(
+        [
+            ([*base, "--checkpoint", str(tmp_path / "a.pt"), "--hidden", "12"], _folder(tmp_path, "a")),
+            (["--supervised", str(folder), "--resume", "--checkpoint", str(tmp_path / "copy.pt"), "--epochs", "1",
+              "--no-progress", "--threads", "1"], _folder(tmp_path, "copy")),
+            ([*base, "--checkpoint", str(tmp_path / "b.pt"), "--hidden", "8", "--fresh-nets", "crashed"],
+             _folder(tmp_path, "b")),
+            ([*base, "--checkpoint", str(tmp_path / "c.pt"), "--hidden", "12", "--layers", "2"],
+             _folder(tmp_path, "c")),
+            ([*base, "--checkpoint", str(tmp_path / "d.pt"), "--hidden", "12", "--layers", "2", "--fresh-nets",
+              "contact,crashed"], _folder(tmp_path, "d")),
+        ]
+    )  # fmt: skip
+    r = a_run
     assert r.returncode == 0, r.stderr
     assert "ignoring --hidden" not in r.stderr
     ckpt = load_checkpoint(tmp_path / "a.pt")
     assert ckpt.network.config.hidden == (12,) and ckpt.network.config.race_hidden == (10,)
     run = ckpt.extra["supervised"][-1]
     assert run["source"]["hidden"] == [12]
-    r = run_train_py(["--supervised", str(folder), "--resume", "--checkpoint", str(tmp_path / "copy.pt"), "--epochs",
-                "1", "--no-progress", "--threads", "1"], tmp_path)  # fmt: skip
+    r = copy_run
     assert r.returncode == 0, r.stderr
     as_is = load_checkpoint(tmp_path / "copy.pt").extra["supervised"][-1]
     assert run["initial_val_loss"] == pytest.approx(as_is["initial_val_loss"], abs=1e-6)
-    r = run_train_py([*base, "--checkpoint", str(tmp_path / "b.pt"), "--hidden", "8", "--fresh-nets", "crashed"],
-               tmp_path)  # fmt: skip
+    r = b_run
     assert r.returncode == 0, r.stderr
     assert "hidden" not in load_checkpoint(tmp_path / "b.pt").extra["supervised"][-1]["source"]
-    r = run_train_py(
-        [*base, "--checkpoint", str(tmp_path / "c.pt"), "--hidden", "12", "--layers", "2"], tmp_path
-    )
+    r = c_run
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "--fresh-nets contact,crashed)" in r.stderr.strip().splitlines()[-1]
     assert not (tmp_path / "c.pt").exists()
-    r = run_train_py([*base, "--checkpoint", str(tmp_path / "d.pt"), "--hidden", "12", "--layers", "2",
-                "--fresh-nets", "contact,crashed"], tmp_path)  # fmt: skip
+    r = d_run
     assert r.returncode == 0, r.stderr
     assert load_checkpoint(tmp_path / "d.pt").network.config.hidden == (12, 12)
 
@@ -140,31 +156,43 @@ def test_train_py_takes_the_flag_not_given_from_the_checkpoint(tmp_path, mixed_b
               "--no-progress", "--threads", "1"]  # fmt: skip
 
     def run(src, out, *flags):
-        return run_train_py([*common, "--init-from", str(tmp_path / src), "--checkpoint", str(tmp_path / out), *flags],
-                      tmp_path)  # fmt: skip
+        return [*common, "--init-from", str(tmp_path / src), "--checkpoint", str(tmp_path / out), *flags]
 
-    r = run("two16.pt", "a.pt", "--hidden", "24")
+    # the runs are independent: all at once (conftest.run_at_once), each in a working folder of its own
+    # but the last, whose folder must stay empty
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    a_run, b_run, c_run, d_run, e_run, resume_run, f_run = run_train_py_at_once(
+        [
+            (run("two16.pt", "a.pt", "--hidden", "24"), _folder(tmp_path, "a")),
+            (run("one16.pt", "b.pt", "--layers", "2", "--fresh-nets", "contact,crashed"), _folder(tmp_path, "b")),
+            (run("one16.pt", "c.pt", "--layers", "1"), _folder(tmp_path, "c")),
+            (run("uneven.pt", "d.pt", "--layers", "3", "--fresh-nets", "contact,crashed"), _folder(tmp_path, "d")),
+            (run("race512.pt", "e.pt", "--batch-size", "65536"), _folder(tmp_path, "e")),
+            ([*common[:2], "--resume", "--checkpoint", str(tmp_path / "race512.pt"), "--batch-size", "65536",
+              "--epochs", "1", "--no-progress"], _folder(tmp_path, "resume")),
+            ([*common, "--init-from", str(tmp_path / "one16.pt"), "--checkpoint", str(empty / "f.pt"), "--layers",
+              "3"], empty),
+        ]
+    )  # fmt: skip
+    r = a_run
     assert r.returncode == 0, r.stderr
     assert load_checkpoint(tmp_path / "a.pt").network.config.hidden == (24, 24)
-    r = run("one16.pt", "b.pt", "--layers", "2", "--fresh-nets", "contact,crashed")
+    r = b_run
     assert r.returncode == 0, r.stderr
     assert load_checkpoint(tmp_path / "b.pt").network.config.hidden == (16, 16)
-    r = run("one16.pt", "c.pt", "--layers", "1")
+    r = c_run
     assert r.returncode == 2 and "hidden layers [16] are its own" in r.stderr and "Traceback" not in r.stderr
-    r = run("uneven.pt", "d.pt", "--layers", "3", "--fresh-nets", "contact,crashed")
+    r = d_run
     assert r.returncode == 2 and "differ in width: give --hidden too" in r.stderr.strip().splitlines()[-1]
-    r = run("race512.pt", "e.pt", "--batch-size", "65536")
+    r = e_run
     assert r.returncode == 2 and "--batch-size x the network's widest layer must be at most" in r.stderr
     assert "65,536 x 512" in r.stderr
-    r = run_train_py([*common[:2], "--resume", "--checkpoint", str(tmp_path / "race512.pt"), "--batch-size", "65536",
-                "--epochs", "1", "--no-progress"], tmp_path)  # fmt: skip
+    r = resume_run
     assert r.returncode == 2 and "65,536 x 512" in r.stderr
     assert not any((tmp_path / f).exists() for f in ("c.pt", "d.pt", "e.pt"))
     # a run refused inside training's setup (here: another depth without fresh nets) leaves no runs/ folder
     # in a directory that had none
-    empty = tmp_path / "empty"
-    empty.mkdir()
-    r = run_train_py([*common, "--init-from", str(tmp_path / "one16.pt"), "--checkpoint", str(empty / "f.pt"), "--layers",
-                "3"], empty)  # fmt: skip
+    r = f_run
     assert r.returncode == 2 and "--fresh-nets contact,crashed" in r.stderr
     assert list(empty.iterdir()) == []
