@@ -219,3 +219,113 @@ def test_epochs_and_patience_are_bounded_arguments(argv, message, monkeypatch, t
     assert len(errors) == 1 and errors[0].endswith(f"error: {message}")
     assert train.LIMITS["epochs"] == train.LIMITS["patience"] == 100_000
     assert not any(tmp_path.iterdir())
+
+
+def test_a_single_shard_beyond_the_set_is_named_as_typed(tmp_path, capsys):
+    """Found: ``label --shards 5`` on a set of shards 0..4 said ``shards 5:6 select none ...``, a range
+    nobody typed. Right: the refusal names shard 5 as typed (``--shards N`` reaches ``run_labels`` as the
+    ``int``); the ``START:STOP`` forms keep their wording (tests/test_training_inputs.py)."""
+    from nard_ai.model.network import default_checkpoint_path
+    from nard_ai.training.cli import main
+    from nard_ai.training.positions import PositionSet, classify_positions, write_position_set
+    from nard_ai.training.store import file_provenance
+
+    net = tmp_path / "net.pt"
+    shutil.copy(default_checkpoint_path(), net)
+    boards = _boards(10, seed=5)
+    pset = tmp_path / "pos"
+    write_position_set(
+        pset, PositionSet(boards, classify_positions(boards), {"settings": {}}), shard_size=2,
+        extra={"network": file_provenance(net)},
+    )  # fmt: skip
+    out = tmp_path / "lab"
+
+    def label(shards: str) -> tuple[int, str]:
+        code = main(["label", "--positions", str(pset), "--out", str(out), "--method", "0ply", "--workers", "1",
+                     "--no-progress", "--shards", shards])  # fmt: skip
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        return code, err.strip()
+
+    assert label("5") == (
+        2,
+        "python -m nard_ai.training label: error: shard 5 is not one of the position set's shards: "
+        f"{pset} has shards 0..4",
+    )
+    assert label("5:6") == (  # the range form as before
+        2,
+        "python -m nard_ai.training label: error: shards 5:6 select none of the position set's shards: "
+        f"{pset} has shards 0..4",
+    )
+    assert not out.exists()
+    assert main(["label", "--positions", str(pset), "--out", str(out), "--method", "0ply", "--workers", "1",
+                 "--no-progress", "--shards", "4"]) == 0  # fmt: skip
+    assert sorted(p.name for p in out.glob("labels-*.json")) == ["labels-00004.json"]
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("0", "argument --val-fraction: must be in (0, 1), got 0.0"),
+        ("1", "argument --val-fraction: must be in (0, 1), got 1.0"),
+        ("-0.1", "argument --val-fraction: must be in (0, 1), got -0.1"),
+        ("nan", "argument --val-fraction: must be in (0, 1), got nan"),
+        ("abc", "argument --val-fraction: invalid float value: 'abc'"),
+    ],
+)
+def test_val_fraction_is_checked_up_front(value, message, monkeypatch, tmp_path, capsys):
+    """``--val-fraction F`` (the share held out for validation) must lie in (0, 1): 0 holds out nothing
+    and 1 trains on nothing. Refused by argparse, one line, status 2, nothing written."""
+    from nard_ai.interfaces import train
+    from nard_ai.interfaces.cli import parse_dataclass_args
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as info:
+        parse_dataclass_args(train.Args, ["--supervised", "lab", f"--val-fraction={value}"])
+    assert info.value.code == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1 and errors[0].endswith(f"error: {message}"), errors
+    assert not any(tmp_path.iterdir())
+
+
+def test_val_fraction_without_supervised_is_refused(monkeypatch, tmp_path, capsys):
+    """As ``--epochs``: a TD self-play run has no validation split, so the flag would be ignored."""
+    from nard_ai.interfaces import train
+    from nard_ai.interfaces.cli import given_fields, parse_dataclass_args
+
+    monkeypatch.chdir(tmp_path)
+    argv = ["--val-fraction", "0.2"]
+    with pytest.raises(SystemExit) as info:
+        train.check_given(parse_dataclass_args(train.Args, argv), given_fields(train.Args, argv))
+    assert info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "train.py: error: argument --val-fraction: only with --supervised (self-play runs to --games)"
+    ]
+    assert train.Args().val_fraction == 0.05  # the default: every earlier run's split
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_supervised_run_holds_out_the_val_fraction_asked(tmp_path):
+    """``train.py --supervised LAB --val-fraction 0.5`` holds out the rows that
+    :func:`~nard_ai.training.supervised.validation_mask` puts below 0.5 (about half), logs that count,
+    and records the fraction and the rows in the checkpoint's ``extra["supervised"]``."""
+    from conftest import run_train_py, write_label_shard
+
+    from nard_ai.model.network import load_checkpoint
+    from nard_ai.training.supervised import validation_mask
+
+    boards = _boards(60, seed=7)
+    lab = tmp_path / "lab"
+    write_label_shard(lab, "00000", boards, np.tile([PROBS], (len(boards), 1)))
+    held = int(validation_mask([position_id(b) for b in boards], 0.5).sum())
+    assert 15 <= held <= 45  # about half of 60
+    assert held != int(validation_mask([position_id(b) for b in boards], 0.05).sum())  # the flag matters
+    ckpt = tmp_path / "n.pt"
+    argv = ["--supervised", str(lab), "--checkpoint", str(ckpt), "--encoder", "td198", "--no-race-net",
+            "--hidden", "8", "--epochs", "1", "--val-fraction", "0.5", "--no-progress", "--threads", "1"]  # fmt: skip
+    r = run_train_py(argv, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert f"{lab}: 60 positions, {60 - held} for training, {held} held out" in r.stderr
+    record = load_checkpoint(ckpt).extra["supervised"][-1]
+    assert record["config"]["val_fraction"] == 0.5
+    assert record["rows"] == {"train": 60 - held, "val": held}

@@ -196,6 +196,9 @@ class Args:
     patience: int = 3
     """--supervised: stop after this many epochs without a better validation loss, 1 .. 100,000 (an error
     without --supervised)"""
+    val_fraction: float = 0.05
+    """--supervised: share of the positions held out for validation, 0 < F < 1 (by a hash of each Position ID,
+    nard_ai.training.supervised.validation_mask; an error without --supervised)"""
     lr_schedule: str = "constant"
     """--supervised: constant (--lr throughout) or cosine (from --lr down to 0 at the last of --epochs)"""
     ray: str = ""
@@ -292,6 +295,8 @@ class Args:
             )
         if not 1 <= self.layers <= 4:
             raise ValueError(f"argument --layers: must be 1 .. 4, got {self.layers}")
+        if not 0.0 < self.val_fraction < 1.0:  # NaN fails it too
+            raise ValueError(f"argument --val-fraction: must be in (0, 1), got {self.val_fraction}")
         if self.lr_schedule not in LR_SCHEDULES:
             raise ValueError(
                 f"argument --lr-schedule: must be one of {', '.join(LR_SCHEDULES)}, got {self.lr_schedule!r}"
@@ -415,7 +420,7 @@ def _fail(message: str, status: int = 2) -> NoReturn:
 
 TD_ONLY = ("games", "lam", "ply", "pool", "workers", "checkpoint_every", "eval_every", "eval_games")
 """Self-play settings: given with --supervised (which fits --epochs passes over labels), an error."""
-SUPERVISED_ONLY = ("epochs", "patience")
+SUPERVISED_ONLY = ("epochs", "patience", "val_fraction")
 """--supervised settings: given without it, an error (as --lr-schedule and --train-nets in validate)."""
 
 
@@ -571,7 +576,8 @@ def supervised(args: Args, given: set[str] | None) -> None:
     network = None if args.resume else Network(args.network_config())
     lr = args.lr if given is None or "lr" in given else SupervisedConfig.lr
     config = SupervisedConfig(lr=lr, batch_size=args.batch_size, epochs=args.epochs, patience=args.patience,
-                              seed=args.seed, lr_schedule=args.lr_schedule)  # fmt: skip
+                              val_fraction=args.val_fraction, seed=args.seed,
+                              lr_schedule=args.lr_schedule)  # fmt: skip
     log_dir = Path(f"runs/{args.exp_name}-supervised__{args.seed}__{int(time.time())}")
     fresh_dir, fresh_root = not log_dir.exists(), not log_dir.parent.exists()
     writer = SummaryWriter(str(log_dir))

@@ -70,9 +70,10 @@ def _bounded(name: str):
     return int_in(1, TRAINING_LIMITS[name])
 
 
-def _shard_range(text: str) -> slice:
-    """argparse type of ``--shards``: ``N`` (one shard), ``START:STOP``, ``START:`` (to the last shard)
-    or ``:STOP``, as a slice whose ``stop`` is ``None`` for ``START:``. Whether it lies within the
+def _shard_range(text: str) -> int | slice:
+    """argparse type of ``--shards``: ``N`` (one shard, as the ``int``, so that a refusal names it as
+    typed), ``START:STOP``, ``START:`` (to the last shard) or ``:STOP``, as a slice whose ``stop`` is
+    ``None`` for ``START:``. Whether it lies within the
     position set is :func:`nard_ai.training.labels.run_labels`'s check (it knows the set)."""
     start, sep, stop = text.partition(":")
     try:
@@ -84,7 +85,7 @@ def _shard_range(text: str) -> slice:
         b = a + 1
     if a < 0 or (b is not None and b <= a):
         raise argparse.ArgumentTypeError(f"--shards START:STOP needs 0 <= START < STOP, got {text!r}")
-    return slice(a, b)
+    return a if not sep else slice(a, b)
 
 
 def _parser() -> argparse.ArgumentParser:

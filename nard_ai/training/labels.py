@@ -636,7 +636,7 @@ def run_labels(
     network: str | os.PathLike | None = None,
     seed: int = 0,
     workers: int = 2,
-    shards: range | slice | None = None,
+    shards: int | range | slice | None = None,
     progress: bool = True,
     max_shards: int | None = None,
     executor=None,
@@ -656,7 +656,8 @@ def run_labels(
         network: the checkpoint; ``None``: the position set's.
         seed: the run's seed.
         workers: worker processes (``1 .. TRAINING_LIMITS["workers"]``; 1 works in this process).
-        shards: only these shard indices (to split a job by hand); ``None``: all. A ``slice``
+        shards: only these shard indices (to split a job by hand); ``None``: all. An ``int``
+            (``--shards N``) is that one shard, which must be one of the set's. A ``slice``
             whose ``stop`` is ``None`` (``--shards START:``) runs to the set's last shard. It must
             select at least one of the set's shards, and its ``stop`` may not go beyond them (be
             more than the set's shard count).
@@ -676,8 +677,9 @@ def run_labels(
     Raises:
         FileNotFoundError, ValueError: bad inputs (:func:`plan_tasks`; a shard to label that does not
             read: :func:`~nard_ai.training.positions.read_positions_shard`), ``workers`` or
-            ``max_shards`` out of range, ``shards`` selecting none of the set's shards (``shards
-            A:B select none of the position set's shards: DIR has shards 0..N-1``) or going beyond
+            ``max_shards`` out of range, an ``int`` ``shards`` the set lacks (``shard N is not one
+            of the position set's shards: DIR has shards 0..M-1``), ``shards`` selecting none of the
+            set's shards (``shards A:B select none of the position set's shards: DIR has shards 0..N-1``) or going beyond
             them (``shards A:B go beyond the position set's shards: DIR has N shards, 0..N-1 (use a
             STOP of at most N, or A: for shard A to the last)``), an
             ``out_dir`` that is empty, a file, cannot be created
@@ -697,7 +699,15 @@ def run_labels(
     check_out_folder(out_dir)
     tasks, settings = plan_tasks(positions_dir, out_dir, plan, network, seed)
     all_tasks = tasks
-    if shards is not None:
+    if isinstance(shards, (int, np.integer)) and not isinstance(shards, bool):  # --shards N: one shard
+        n = len(all_tasks)
+        tasks = [t for t in tasks if t.index == shards]
+        if not tasks:
+            held = f"shards 0..{n - 1}" if all_tasks else "no shards"
+            raise ValueError(
+                f"shard {shards} is not one of the position set's shards: {positions_dir} has {held}"
+            )
+    elif shards is not None:
         n = len(all_tasks)
         if isinstance(shards, slice):  # stop None: to the last shard (--shards START:)
             named = f"{shards.start or 0}:{'' if shards.stop is None else shards.stop}"

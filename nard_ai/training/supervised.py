@@ -576,7 +576,7 @@ def _split_error(where: str, rows: int, held: int, fraction: float) -> str:
     """The message of a validation split that leaves no training or no held-out rows (of ``rows``)."""
     need = math.ceil(3 / fraction)  # held out about 3 on average
     return (
-        f"{where}: the validation split (a {fraction:.0%} share, by a hash of each Position ID) holds out "
+        f"{where}: the validation split (a {fraction * 100:g}% share, by a hash of each Position ID) holds out "
         f"{'none' if not held else 'all'} of the {rows} labelled position{'s' if rows != 1 else ''} trained "
         f"here, leaving no {'validation' if not held else 'training'} rows: label more positions (about "
         f"{need:,} or more hold out a few)"
