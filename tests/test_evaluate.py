@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import load_evaluate_script
+from conftest import load_evaluate_script, run_at_once
 
 import nard_ai as na
 from nard_ai.agents import agent_from_spec
@@ -60,6 +60,11 @@ def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
         text=True,
         timeout=600,
     )
+
+
+def _run_kwargs(argv: list[str], cwd: Path) -> dict:
+    """The ``subprocess.run`` arguments of :func:`run` (for ``conftest.run_at_once``)."""
+    return {"args": [sys.executable, str(REPO / "evaluate.py"), *argv, "--no-progress"], "cwd": cwd}
 
 
 def report(path: Path, **kwargs) -> tuple[int, str, str]:
@@ -212,7 +217,13 @@ def test_a_rollout_is_reported_with_its_cube_decision(tmp_path):
 def test_compare_gnubg_runs_on_the_sample(tmp_path):
     """At 0-ply gnubg and the shipped network agree on the opening (no double) and on the
     double/take of bDeDISBsO8jIAA; the summary counts the agreements."""
-    r = run(["--positions", str(SAMPLE), "--compare", "gnubg", "--json"], tmp_path)
+    # the JSON and the text run are independent: at once (conftest.run_at_once)
+    r, text = run_at_once(
+        [
+            _run_kwargs(["--positions", str(SAMPLE), "--compare", "gnubg", "--json"], tmp_path),
+            _run_kwargs(["--positions", str(SAMPLE), "--compare", "gnubg"], tmp_path),
+        ]
+    )
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     comparison = data["comparison"]
@@ -225,7 +236,7 @@ def test_compare_gnubg_runs_on_the_sample(tmp_path):
     assert by_id[DOUBLE_TAKE_ID]["gnubg"]["action"] == "double_take"
     assert by_id["4HPwATDgc/ABMA:MAEAAAAAAAAE"]["gnubg"]["action"] == "no_double"
     assert by_id["2u4AADzubjMAAA:QQkAAAAAAAAE"]["gnubg"]["gnubg_action"] == ""  # the opponent owns the cube
-    r = run(["--positions", str(SAMPLE), "--compare", "gnubg"], tmp_path)
+    r = text
     assert r.returncode == 0 and "gnubg comparison at 0-ply: cube actions agree on" in r.stdout
 
 
@@ -470,35 +481,38 @@ def test_pubeval_cannot_referee():
 @needs_network
 def test_error_rate_and_make_cases_from_the_command_line(tmp_path):
     cases = tmp_path / "cases.txt"
-    r = run(["--make-cases", str(cases), "--cases", "30", "--agent-a", "random", "--seed", "1"], tmp_path)
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"{START_ID} 31\n{START_ID} 9\n")
+    # independent runs go at once (conftest.run_at_once): making the cases, the bad case file and (with the
+    # progress bar on) the missing one; then the two runs on the cases made
+    r, on_bad, missing = run_at_once(
+        [
+            _run_kwargs(["--make-cases", str(cases), "--cases", "30", "--agent-a", "random", "--seed", "1"], tmp_path),
+            _run_kwargs(["--error-rate", str(bad)], tmp_path),
+            {"args": [sys.executable, str(REPO / "evaluate.py"), "--error-rate", str(tmp_path / "missing.txt"),
+                      "--progress"], "cwd": tmp_path},
+        ]
+    )  # fmt: skip
     assert r.returncode == 0, r.stderr
     boards, _, _ = read_cases(cases.read_text())
     assert len(boards) == 30
-    r = run(["--make-cases", str(cases), "--cases", "30"], tmp_path)
+    r, rated = run_at_once(
+        [
+            _run_kwargs(["--make-cases", str(cases), "--cases", "30"], tmp_path),
+            _run_kwargs(["--error-rate", str(cases), "--agent-a", "random", "--referee", "default:0", "--json"],
+                        tmp_path),
+        ]
+    )  # fmt: skip
     assert r.returncode == 2 and "exists" in r.stderr  # never overwrites
-    r = run(["--error-rate", str(cases), "--agent-a", "random", "--referee", "default:0", "--json"], tmp_path)
+    r = rated
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["cases"] == 30 and data["millipoints_per_move"] > 0 and data["referee"] == "nard-expert.pt:0"
-    bad = tmp_path / "bad.txt"
-    bad.write_text(f"{START_ID} 31\n{START_ID} 9\n")
-    r = run(["--error-rate", str(bad)], tmp_path)
+    r = on_bad
     assert r.returncode == 2 and "line 2:" in r.stderr and "Traceback" not in r.stderr
     # with the progress bar on, an unreadable file is one error line: the bar starts with the first case
     # judged (it once printed an empty bar around the error)
-    r = subprocess.run(
-        [
-            sys.executable,
-            str(REPO / "evaluate.py"),
-            "--error-rate",
-            str(tmp_path / "missing.txt"),
-            "--progress",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    r = missing
     assert r.returncode == 2 and r.stderr.splitlines() == [
         f"evaluate.py: error: cannot read {tmp_path / 'missing.txt'}: [Errno 2] No such file or directory: "
         f"'{tmp_path / 'missing.txt'}'"

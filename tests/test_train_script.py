@@ -11,7 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import load_script, random_play_positions, run_train_py, train_py_args, write_label_shard
+from conftest import (
+    load_script,
+    random_play_positions,
+    run_train_py,
+    run_train_py_at_once,
+    train_py_args,
+    write_label_shard,
+)
 
 import nard_ai.interfaces.train as train_run  # the module behind train.py: main looks its names up there
 from nard_ai.model.network import load_checkpoint
@@ -146,45 +153,63 @@ def test_sigkill_loses_at_most_one_round_and_the_run_resumes(tmp_path):
     )
 
 
-@pytest.mark.parametrize(
-    "argv, message",
-    [
-        (["--workers", "9", "--pool", "8"], "argument --workers: at most --pool"),
-        (["--eval-games", "1"], "argument --eval-games: at least 4"),
-        (["--layers", "5"], "argument --layers: must be 1 .. 4, got 5"),
-        (["--init-from", "x.pt"], "argument --init-from: only with --supervised"),
-        (["--lr-schedule", "step"], "argument --lr-schedule: must be one of constant, cosine, got 'step'"),
-        (["--lr-schedule", "cosine"], "argument --lr-schedule: only with --supervised"),
-        (
-            ["--supervised", "x", "--init-from", "y.pt", "--fresh-nets", ","],
-            "argument --fresh-nets: an empty name",
-        ),
-        (["--supervised", "x", "--fresh-nets", "race"], "argument --fresh-nets: only with --init-from"),
-        (
-            ["--supervised", "x", "--init-from", "y.pt", "--fresh-nets", "race,bar"],
-            "argument --fresh-nets: 'bar' is not one of contact, crashed, race",
-        ),
-        (
-            ["--crashed-net", "--no-race-net"],
-            "argument --crashed-net: needs --race-net and --encoder rich or expert",
-        ),
-        (["--train-nets", "contact"], "argument --train-nets: only with --supervised"),
-        (["--supervised", "x", "--train-nets", "contact,"], "argument --train-nets: an empty name"),
-        (
-            ["--supervised", "x", "--train-nets", "contact,bar"],
-            "argument --train-nets: 'bar' is not one of contact, crashed, race",
-        ),
-        (["--supervised", "a,,b"], "argument --supervised: an empty folder name in 'a,,b'"),
-        (
-            ["--supervised", "x", "--train-nets", "contact, contact"],
-            "argument --train-nets: a net named twice in 'contact, contact'",
-        ),
-    ],
-)
-def test_train_argument_checks(tmp_path, argv, message):
-    r = run_train_py([*argv, "--no-progress"], tmp_path)
+TRAIN_ARGUMENT_CASES = [
+    (["--workers", "9", "--pool", "8"], "argument --workers: at most --pool"),
+    (["--eval-games", "1"], "argument --eval-games: at least 4"),
+    (["--layers", "5"], "argument --layers: must be 1 .. 4, got 5"),
+    (["--init-from", "x.pt"], "argument --init-from: only with --supervised"),
+    (["--lr-schedule", "step"], "argument --lr-schedule: must be one of constant, cosine, got 'step'"),
+    (["--lr-schedule", "cosine"], "argument --lr-schedule: only with --supervised"),
+    (
+        ["--supervised", "x", "--init-from", "y.pt", "--fresh-nets", ","],
+        "argument --fresh-nets: an empty name",
+    ),
+    (["--supervised", "x", "--fresh-nets", "race"], "argument --fresh-nets: only with --init-from"),
+    (
+        ["--supervised", "x", "--init-from", "y.pt", "--fresh-nets", "race,bar"],
+        "argument --fresh-nets: 'bar' is not one of contact, crashed, race",
+    ),
+    (
+        ["--crashed-net", "--no-race-net"],
+        "argument --crashed-net: needs --race-net and --encoder rich or expert",
+    ),
+    (["--train-nets", "contact"], "argument --train-nets: only with --supervised"),
+    (["--supervised", "x", "--train-nets", "contact,"], "argument --train-nets: an empty name"),
+    (
+        ["--supervised", "x", "--train-nets", "contact,bar"],
+        "argument --train-nets: 'bar' is not one of contact, crashed, race",
+    ),
+    (["--supervised", "a,,b"], "argument --supervised: an empty folder name in 'a,,b'"),
+    (
+        ["--supervised", "x", "--train-nets", "contact, contact"],
+        "argument --train-nets: a net named twice in 'contact, contact'",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def train_argument_runs(request, tmp_path_factory) -> dict:
+    """The train.py runs of :func:`test_train_argument_checks`, all started at once (independent processes,
+    each in an empty folder of its own; ``conftest.run_train_py_at_once``): ``{argv: (folder, result)}``
+    for the cases this session runs."""
+    cases = []
+    for item in request.session.items:
+        if getattr(item, "originalname", None) == "test_train_argument_checks" and item.path == request.path:
+            case = tuple(item.callspec.params["argv"])
+            if case not in cases:
+                cases.append(case)
+    folders = [tmp_path_factory.mktemp("train-argument-check") for _ in cases]
+    results = run_train_py_at_once(
+        [([*argv, "--no-progress"], folder) for argv, folder in zip(cases, folders, strict=True)]
+    )
+    return {case: (folder, r) for case, folder, r in zip(cases, folders, results, strict=True)}
+
+
+@pytest.mark.parametrize("argv, message", TRAIN_ARGUMENT_CASES)
+def test_train_argument_checks(train_argument_runs, argv, message):
+    folder, r = train_argument_runs[tuple(argv)]  # run in `folder`, empty before it
     assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
-    assert not any(tmp_path.iterdir())
+    assert not any(folder.iterdir())
 
 
 # ---------------------------------------------------------------- issue 15: bounds, errors mid-round, stale files
@@ -414,7 +439,17 @@ def test_a_td_run_that_diverges_stops_with_one_error_line_and_keeps_the_last_goo
     writes none)."""
     ckpt = tmp_path / "good.pt"
     base = ["--activation", "relu", "--pool", "8", "--checkpoint-every", "8", *SMALL]
-    r = run_train_py(["--games", "8", "--checkpoint", str(ckpt), *base], tmp_path)
+    new = tmp_path / "new.pt"
+    # the first run and the new network's run are independent: at once (conftest.run_train_py_at_once), the
+    # second in a working folder of its own (TensorBoard runs/)
+    alone = tmp_path / "new-run"
+    alone.mkdir()
+    r, fresh = run_train_py_at_once(
+        [
+            (["--games", "8", "--checkpoint", str(ckpt), *base], tmp_path),
+            (["--games", "8", "--checkpoint", str(new), "--lr", "1e30", *base], alone),
+        ]
+    )
     assert r.returncode == 0, r.stderr
     before = ckpt.read_bytes()
     r = run_train_py(
@@ -427,8 +462,7 @@ def test_a_td_run_that_diverges_stops_with_one_error_line_and_keeps_the_last_goo
     )
     assert errors[0].endswith(f"; {ckpt} keeps its save at 8 games (try a smaller --lr)")
     assert ckpt.read_bytes() == before
-    new = tmp_path / "new.pt"
-    r = run_train_py(["--games", "8", "--checkpoint", str(new), "--lr", "1e30", *base], tmp_path)
+    r = fresh
     assert r.returncode == 1 and r.stderr.strip().splitlines()[-1].endswith(
         f"; {new} not written (try a smaller --lr)"
     )
