@@ -572,3 +572,23 @@ def write_label_shard(folder: Path, name: str, boards: np.ndarray, probs: np.nda
     csv = folder / f"labels-{name}.csv"
     atomic_write_bytes(csv, format_labels_csv([position_id(b) for b in boards], probs))
     (folder / f"labels-{name}.json").write_text(json.dumps({"csv_sha256": file_sha256(csv)}))
+
+
+#: A 3-point match whose game 2 names other players (its lines counted from 1 in the comments):
+#: read_mat keeps game 1's names and warns, naming line 10 (tests/test_analyze_mat_lines.py,
+#: test_web.py and test_browser.py read it).
+RENAMED_MAT = "\n".join(
+    [
+        " 3 point match",  # line 1
+        "",  # line 2
+        " Game 1",  # line 3
+        " alice : 0                      bob : 0",  # line 4
+        "  1) 31: 8/5 6/5                 52: 13/8 13/11",  # line 5
+        "  2)  Doubles => 2                Drops",  # line 6
+        "      Wins 1 point",  # line 7
+        "",  # line 8
+        " Game 2",  # line 9
+        " carol : 1                      dave : 0",  # line 10: other names
+        "  1)                             42: 8/4 6/4",  # line 11
+    ]
+)

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import RENAMED_MAT, run_cli
 
 from nard_ai.core.board import starting_board
 from nard_ai.core.movegen import legal_plays
@@ -244,21 +244,7 @@ def test_the_command_refuses_a_doubled_opening_roll_as_its_other_bad_records(cap
 
 # --------------------------------------------------------------------------- players renamed
 
-RENAMED = "\n".join(
-    [
-        " 3 point match",  # line 1
-        "",  # line 2
-        " Game 1",  # line 3
-        " alice : 0                      bob : 0",  # line 4
-        "  1) 31: 8/5 6/5                 52: 13/8 13/11",  # line 5
-        "  2)  Doubles => 2                Drops",  # line 6
-        "      Wins 1 point",  # line 7
-        "",  # line 8
-        " Game 2",  # line 9
-        " carol : 1                      dave : 0",  # line 10: other names
-        "  1)                             42: 8/4 6/4",  # line 11
-    ]
-)
+RENAMED = RENAMED_MAT  # conftest: game 2 names carol and dave on line 10
 
 
 def test_a_later_game_naming_other_players_is_read_with_a_warning():

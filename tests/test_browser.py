@@ -23,6 +23,7 @@ import nard_ai as na
 
 selenium = pytest.importorskip("selenium", reason="selenium is not installed (pip install selenium)")
 
+from conftest import RENAMED_MAT  # noqa: E402
 from selenium import webdriver  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
@@ -162,21 +163,10 @@ def test_the_page_ranks_plays_plays_a_game_move_and_takes_a_screenshot(server, b
 
 # A 3-point match (the lines counted from 1 in the comments) whose game 2 names other players, with markup in
 # the names: the page shows read_mat's warning as text, never as HTML.
-RENAMED = "\n".join(
-    [
-        " 3 point match",  # line 1
-        "",  # line 2
-        " Game 1",  # line 3
-        " alice : 0                      bob : 0",  # line 4
-        "  1) 31: 8/5 6/5                 52: 13/8 13/11",  # line 5
-        "  2)  Doubles => 2                Drops",  # line 6
-        "      Wins 1 point",  # line 7
-        "",  # line 8
-        " Game 2",  # line 9
-        " <b>carol</b> : 1               dave : 0",  # line 10: other names
-        "  1)                             42: 8/4 6/4",  # line 11
-    ]
-)
+RENAMED = RENAMED_MAT.replace(
+    " carol : 1                      dave : 0", " <b>carol</b> : 1               dave : 0"
+)  # conftest's record, markup in game 2's first name (line 10)
+assert "<b>carol</b>" in RENAMED, "conftest.RENAMED_MAT's line 10 changed: put the markup back in"
 
 
 def test_the_match_panel_shows_the_records_warnings_and_its_move_numbers_and_lines(server, browser, tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import RENAMED_MAT
 from fastapi.testclient import TestClient
 
 import nard_ai as na
@@ -490,21 +491,7 @@ def test_a_match_is_analysed_as_analyze_match_does_with_a_swing_point_per_decisi
 
 # A 3-point match whose game 2 names other players (the lines counted from 1 in the comments):
 # read_mat keeps game 1's names and warns, naming the line.
-RENAMED = "\n".join(
-    [
-        " 3 point match",  # line 1
-        "",  # line 2
-        " Game 1",  # line 3
-        " alice : 0                      bob : 0",  # line 4
-        "  1) 31: 8/5 6/5                 52: 13/8 13/11",  # line 5
-        "  2)  Doubles => 2                Drops",  # line 6
-        "      Wins 1 point",  # line 7
-        "",  # line 8
-        " Game 2",  # line 9
-        " carol : 1                      dave : 0",  # line 10: other names
-        "  1)                             42: 8/4 6/4",  # line 11
-    ]
-)
+RENAMED = RENAMED_MAT  # conftest: game 2 names carol and dave on line 10
 
 
 def test_the_records_warnings_are_in_the_answer_and_the_decisions_name_their_mat_lines(client):
