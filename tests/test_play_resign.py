@@ -449,3 +449,21 @@ def test_load_agent_resolves_a_shipped_name_from_any_folder(monkeypatch, tmp_pat
     # a name that is not shipped is still a missing file
     with pytest.raises(FileNotFoundError):
         load_agent("nard-none.pt")
+
+
+def test_the_engines_turn_searches_its_cube_decision_once(monkeypatch):
+    # at its turn with the cube the engine weighs resigning (its cubeful equity on roll, cube_decision's
+    # optimal) and then doubling (cube_decision's action): the same board and cube, so one search serves
+    # both (_Session.decide_cube); RACE_FAR_AHEAD: it doubles at 0 ply (above) and you pass
+    import nard_ai.interfaces.terminal as terminal
+
+    calls = []
+
+    def counted(board, state, agent):
+        calls.append(position_id(board))
+        return cube_decision(board, state, agent=agent)
+
+    monkeypatch.setattr(terminal, "cube_decision", counted)
+    result, output, _ = _session(["p"], first="engine", cube=True, start=RACE_FAR_AHEAD, max_games=1)
+    assert "nard doubles to 2." in output and result.points == (0, 1)  # (you, the engine)
+    assert calls == [position_id(RACE_FAR_AHEAD)]

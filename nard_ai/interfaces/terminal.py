@@ -243,6 +243,17 @@ class _Session:
         self._read = read
         self.start_cube, self.start_dice = start_cube, start_dice
         self.jacoby = jacoby
+        self._last_cube: tuple[tuple[bytes, str], object] | None = None
+
+    def decide_cube(self, board: np.ndarray, state: CubeState):
+        """:func:`~nard_ai.cube.cube_decision` of ``board`` (the side on roll's view) at ``state`` by the
+        engine's agent; the last answer is kept, so the engine's turn, which asks it for its resignation
+        check and then for its double, searches once (the agent is deterministic: the same board and cube
+        give the same decision)."""
+        key = (np.ascontiguousarray(board).tobytes(), repr(state))
+        if self._last_cube is None or self._last_cube[0] != key:
+            self._last_cube = (key, cube_decision(board, state, agent=self.agent))
+        return self._last_cube[1]
 
     # -- input
 
@@ -280,7 +291,7 @@ class _Session:
 
     def cube_hint(self, game: _Game, doubled: bool) -> None:
         """The engine's cube advice for you: before your roll (``doubled`` false) or on its double."""
-        d = cube_decision(game.board, game.cube_state(), agent=self.agent)
+        d = self.decide_cube(game.board, game.cube_state())
         if not doubled:  # you are on roll: your cubeful equities per unit of the current cube
             self.write(
                 f"  Hint: {cube_action_text(d)}. Your cubeful equity: no double {d.no_double:+.3f}, "
@@ -382,7 +393,7 @@ class _Session:
                     self.show(game)
                 else:
                     self.write(f"  {answer!r}: type r to roll or d to double ({COMMANDS_TEXT}).")
-            decision = cube_decision(game.board, game.cube_state(), agent=self.agent)
+            decision = self.decide_cube(game.board, game.cube_state())
             if decision.double_take < decision.double_pass:
                 game.cube_value, game.cube_owner = (
                     int(x[0]) for x in taken_cube([game.cube_value], [False], ENGINE)
@@ -391,7 +402,7 @@ class _Session:
                 return None
             self.write(f"{self.name} passes.")
             return self._passed(HUMAN, game.cube_value)
-        decision = cube_decision(game.board, game.cube_state(), agent=self.agent)
+        decision = self.decide_cube(game.board, game.cube_state())
         if decision.action not in ("double_take", "double_pass"):
             return None
         self.show(game)
@@ -490,12 +501,12 @@ class _Session:
         """
         value = game.cube_value
         if doubled:  # the engine (on roll) has doubled: your best answer
-            d = cube_decision(game.board, game.cube_state(), agent=self.agent)
+            d = self.decide_cube(game.board, game.cube_state())
             return value * min(d.double_take, d.double_pass), "cubeful"
         if dice is None:  # before the roll of the side on roll: you at a cube prompt, or the engine
             sign = 1 if game.on_roll == ENGINE else -1
             if self.cube:
-                d = cube_decision(game.board, game.cube_state(), agent=self.agent)
+                d = self.decide_cube(game.board, game.cube_state())
                 return sign * value * d.optimal, "cubeful"
             return sign * value * float(agent_value(self.agent, game.board[None]).equity[0]), "cubeless"
         ranked = self.agent.rank_plays(game.board, dice)
@@ -505,7 +516,7 @@ class _Session:
         result = int(game_result(after))  # yours, the mover's: > 0 you win
         if result != 0:
             return (-1 if result > 0 else 1) * float(game.points(abs(result))), "cubeful"
-        d = cube_decision(swap_sides(after), game.cube_state(ENGINE), agent=self.agent)
+        d = self.decide_cube(swap_sides(after), game.cube_state(ENGINE))
         return value * d.optimal, "cubeful"
 
     def _passed(self, winner: int, points: int) -> tuple[int, int]:
