@@ -158,6 +158,13 @@ def test_labels_provenance_names_the_exact_rows(folder, tmp_path):
     }
     moved = shutil.copytree(folder, tmp_path / "moved")
     assert labels_provenance(moved)["sha256"] == got["sha256"]
+    # the rows come from the sidecars (checked against the CSVs on reading); a hand-made sidecar without
+    # ``rows`` is counted from its CSV: the same 40
+    side = moved / "labels-00001.json"
+    meta = json.loads(side.read_text())
+    assert meta.pop("rows") == 20
+    side.write_text(json.dumps(meta))
+    assert labels_provenance(moved)["rows"] == 40
 
 
 def test_a_supervised_run_records_its_label_folders(folder, tmp_path):

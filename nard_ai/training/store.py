@@ -496,13 +496,18 @@ def labels_provenance(folder: str | os.PathLike) -> dict:
     """What a supervised run records of a labels folder it read (:func:`read_labels` checked it):
     ``{"path": resolved path, "shards": complete shards, "rows": rows, "sha256": digest}``; the digest
     is the SHA-256 of one line ``NAME SHA256`` per complete shard (its CSV's name and ``csv_sha256``),
-    in shard order, so it names the exact rows read wherever the folder is moved."""
+    in shard order, so it names the exact rows read wherever the folder is moved. ``rows`` is the sum of
+    the sidecars' ``rows`` (checked against each CSV by :func:`read_labels`; counted from the CSV where a
+    hand-made sidecar leaves it out), so the CSVs are not read a second time."""
     folder = Path(folder)
     lines, rows = [], 0
     for side in sorted(folder.glob("labels-*.json")):
         meta = json.loads(side.read_text())
         lines.append(f"{side.with_suffix('.csv').name} {meta['csv_sha256']}\n")
-        rows += max(0, len(side.with_suffix(".csv").read_bytes().splitlines()) - 1)
+        if isinstance(meta.get("rows"), int):  # read_labels checked it against the CSV
+            rows += meta["rows"]
+        else:  # a hand-made sidecar without it: count the CSV's lines below its header
+            rows += max(0, len(side.with_suffix(".csv").read_bytes().splitlines()) - 1)
     digest = hashlib.sha256("".join(lines).encode()).hexdigest()
     return {"path": str(folder.resolve()), "shards": len(lines), "rows": rows, "sha256": digest}
 
