@@ -43,14 +43,15 @@ The server's limits (:func:`make_server`; ``nard serve --external PORT
   :data:`DEFAULT_IDLE_TIMEOUT` (600) seconds, or does not read a reply for
   as long, is told ``Error: no request for 600 s; closing the connection``
   and closed (gnubg connects anew at its next ``set player ... external``).
+  A timeout above :data:`MAX_IDLE_TIMEOUT` (1e9 s) is refused at start-up.
 
 The play: in money play (match length 0 or 9999) the best play by cubeless
 equity; in match play the best by cubeless match-winning chance at the score
 and cube of the board line (:func:`nard_ai.reports.analysis.score_plays`), so the
 engine does not chase a gammon that cannot matter at the score. A line
-whose cube and score no game can have (a turned cube in the Crawford game,
-a cube above what the away counts allow) is an ``Error:`` answer, not a play
-for money.
+whose cube and score no game can have (a turned cube in the Crawford game or
+a double offered in it, a cube above what the away counts allow) is an
+``Error:`` answer, not a play for money.
 
 The FIBS board line, colon-separated after ``board:``, each numeric field
 range-checked (a value outside its range is ``Error: FIBS board field N
@@ -125,6 +126,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_IDLE_TIMEOUT",
+    "MAX_IDLE_TIMEOUT",
 ]
 
 log = logging.getLogger(__name__)
@@ -135,6 +137,9 @@ MAX_LINE_BYTES = 4096
 DEFAULT_MAX_CONNECTIONS = 64
 #: Seconds a connection may stay silent (or leave a reply unread) before it is closed, by default.
 DEFAULT_IDLE_TIMEOUT = 600.0
+#: The longest idle timeout taken (about 31 years): a socket timeout must fit in 64-bit nanoseconds
+#: (Python's ``settimeout`` raises ``OverflowError`` from about 9.2e9 s), so a larger one is refused at start.
+MAX_IDLE_TIMEOUT = 1e9
 
 _MIN_FIELDS = 52  # the fields through 51; gnubg 1.07 writes exactly these
 _UNLIMITED = 9999  # FIBS's match length of an unlimited match
@@ -395,6 +400,10 @@ class ExternalPlayer:
                 state = _cube_state(fb)
             except ValueError as exc:
                 raise ValueError(f"FIBS board: cube and score: {exc}") from None
+            if fb.doubled and fb.crawford:  # as the Match ID and XGID readers refuse it
+                raise ValueError(
+                    "FIBS board: cube and score: a double offered in the Crawford game (nobody may double)"
+                )
             with self._lock:
                 if fb.doubled:
                     return "take" if self._cube_advice(fb, state)[1] else "drop"
@@ -592,6 +601,8 @@ def _check_limits(max_connections: Any, idle_timeout: Any) -> None:
         or not 0 < idle_timeout < float("inf")
     ):
         raise ValueError(f"idle_timeout must be a number of seconds > 0, got {idle_timeout!r}")
+    if idle_timeout > MAX_IDLE_TIMEOUT:
+        raise ValueError(f"idle_timeout must be at most {MAX_IDLE_TIMEOUT:g} seconds, got {idle_timeout!r}")
 
 
 def _bind(port: int, host: str, max_connections: int, idle_timeout: float) -> _Server:

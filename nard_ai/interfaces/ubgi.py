@@ -332,8 +332,14 @@ class UbgiEngine:
 
         Never raises: a request that cannot be served is one ``error CODE
         DETAIL`` line (module docstring), a bug ``error bad_state internal
-        error (TYPE)`` with its traceback logged.
+        error (TYPE)`` with its traceback logged. ``line`` is a ``str``; bytes
+        are decoded as :meth:`run` decodes them (UTF-8, a bad byte quoted), and
+        anything else is ``error bad_command`` naming its type.
         """
+        if isinstance(line, (bytes, bytearray)):
+            line = bytes(line).decode("utf-8", errors="surrogateescape")
+        if not isinstance(line, str):
+            return [UbgiError("bad_command", f"a command line is a str, got {type(line).__name__}").line]
         words = line.split()
         if not words:
             return []

@@ -90,6 +90,7 @@ from nard_ai.model.network import (
     default_checkpoint_path,
     exclusive_to_gnubg,
     load_checkpoint,
+    resolve_checkpoint,
     route_rows,
 )
 from nard_ai.model.race_inputs import RACE_HALF_INPUTS, RACE_INPUT_NAMES
@@ -395,7 +396,8 @@ def export_onnx(path: str | os.PathLike, checkpoint: str | os.PathLike | None = 
 
     Args:
         path: the ONNX file to write (replaced atomically if it exists); its folder must exist.
-        checkpoint: the checkpoint to export; ``None`` for the default network
+        checkpoint: the checkpoint to export (a shipped network also by its file name alone,
+            :func:`nard_ai.model.network.resolve_checkpoint`); ``None`` for the default network
             (:func:`nard_ai.model.network.default_checkpoint_path`, ``nard-expert.pt``).
 
     Returns:
@@ -406,17 +408,26 @@ def export_onnx(path: str | os.PathLike, checkpoint: str | os.PathLike | None = 
         FileNotFoundError: no checkpoint file at ``checkpoint``.
         ValueError: the checkpoint is corrupt or does not match this code (as
             :func:`nard_ai.model.network.load_checkpoint` says), its encoder has no documented layout
-            (:func:`input_layout`), the destination is a folder, its folder does not exist or cannot
-            be written, torch.onnx fails to export the network, or onnxruntime's outputs differ from torch's by more than
+            (:func:`input_layout`), the destination is a folder (or ends in ``/``) or the checkpoint
+            itself, its folder does not exist or cannot be written, torch.onnx fails to export the
+            network, or onnxruntime's outputs differ from torch's by more than
             :data:`CHECK_TOLERANCE` (nothing is written then).
     """
     _require_onnx()
     import onnx
     import onnxruntime
 
-    path = Path(path)
-    source = Path(checkpoint) if checkpoint is not None else default_checkpoint_path()
+    text = os.fspath(path)
+    path = Path(text)
+    if isinstance(text, str) and text.endswith(("/", os.sep)) and not path.is_dir():
+        # pathlib drops the trailing '/': without this, 'out/' would write a file named 'out'
+        raise ValueError(f"cannot write the ONNX file {text}: a path ending in '/' names a folder")
+    # a shipped network by its file name alone from any folder, as every command line takes it
+    source = resolve_checkpoint(checkpoint) if checkpoint is not None else default_checkpoint_path()
     loaded = load_checkpoint(source)
+    with contextlib.suppress(OSError):
+        if path.exists() and os.path.samefile(path, source):  # the export would replace its own checkpoint
+            raise ValueError(f"cannot write the ONNX file {path}: it is the checkpoint being exported")
     network = loaded.network
     encoder = network.encoder
     input_layout(encoder)  # a ValueError for an encoder whose inputs a frontend could not know
