@@ -90,6 +90,8 @@ from nard_ai.core.board import game_result, starting_board, swap_sides, validate
 from nard_ai.core.game import CENTERED
 from nard_ai.core.movegen import legal_plays
 from nard_ai.core.rules import Rules
+from nard_ai.formats.mat_text import MAX_DIGITS, check_text, decode_mat
+from nard_ai.formats.mat_text import number as _number
 from nard_ai.formats.match_id import MAX_MATCH_LENGTH, GameStatus, MatchState
 from nard_ai.formats.notation import STANDARD_RULES, parse_play, play_notation
 
@@ -492,14 +494,16 @@ def _replay_match(
 # Reading
 # --------------------------------------------------------------------------
 
-_LENGTH_RE = re.compile(r"\s*(\d+)\s+point\s+match\s*", re.IGNORECASE)
-_GAME_RE = re.compile(r"\s*game\s+(\d+)\b(.*)", re.IGNORECASE)
+_LENGTH_RE = re.compile(r"\s*([0-9]+)\s+point\s+match\s*", re.IGNORECASE)
+_GAME_RE = re.compile(r"\s*game\s+([0-9]+)\b(.*)", re.IGNORECASE)
 # The score line: "name : score   name : score". gnubg pads the left half to 31
 # characters (" %-31s%s : %d"), so with a long first name the halves touch:
 # " aaaaaaaaaaaaaaaaaaaaaaaaaaa : 0b : 0". The line is split on the " : N"
 # patterns, not on columns; see _score_line.
-_SCORE_RE = re.compile(r"\s*(?P<n0>[^:]*?)\s*:\s*(?P<s0>\d+)(?P<n1>[^:]*?)\s*:\s*(?P<s1>\d+)(?P<rest>[^:]*)")
-_NUMBER_RE = re.compile(r"\s*(\d+)\)")
+_SCORE_RE = re.compile(
+    r"\s*(?P<n0>[^:]*?)\s*:\s*(?P<s0>[0-9]+)(?P<n1>[^:]*?)\s*:\s*(?P<s1>[0-9]+)(?P<rest>[^:]*)"
+)
+_NUMBER_RE = re.compile(r"\s*([0-9]+)\)")
 _ACTION_RE = re.compile(
     r"(?P<roll>(?<![\w/])[0-9][0-9]:)"
     r"|(?P<word>\b(?:doubles?|beavers?|raccoons?|takes?|accepts?|drops?|pass(?:es)?|rejects?|refuses?"
@@ -534,7 +538,8 @@ def _score_line(
         splits = [
             k
             for k in range(len(digits), 0, -1)
-            if (k == 1 or digits[0] != "0") and (not length or int(digits[:k]) <= length)
+            if (k == 1 or digits[0] != "0")
+            and (not length or (k <= MAX_DIGITS and int(digits[:k]) <= length))
         ] or [len(digits)]  # none fits: read it as gnubg does, and let the score checks say what is wrong
     candidates = []
     for k in splits:
@@ -549,7 +554,10 @@ def _score_line(
             f"line {number}: the score line {line_text.strip()!r} does not give two names and two scores"
         )
     names, k = next((c for c in candidates if known is not None and c[0][1] == known[1]), candidates[0])
-    score = (int(digits[:k]), int(found.group("s1")))
+    score = (
+        _number(digits[:k], "the first score", number),
+        _number(found.group("s1"), "the second score", number),
+    )
     second = digits[k:] + tail
     return names, score, found.start("s0") + k + len(second) - len(second.lstrip())
 
@@ -569,19 +577,21 @@ def _parse_record(text: str, player: int, line: int) -> _Raw | None:
     if word.startswith(("beaver", "raccoon")):
         raise ValueError(f"line {line}: {body!r}: beavers and raccoons are not supported")
     if word.startswith("double"):
-        value = re.fullmatch(r"(?:=>|to)?\s*(\d*)\s*", rest)
+        value = re.fullmatch(r"(?:=>|to)?\s*([0-9]*)\s*", rest)
         if not value:
             raise ValueError(f"line {line}: {body!r} is not 'Doubles => <cube value>'")
-        return _Raw(player, ActionKind.DOUBLE, line, cube_value=int(value.group(1) or 0))
+        return _Raw(
+            player, ActionKind.DOUBLE, line, cube_value=_number(value.group(1) or "0", "the cube value", line)
+        )
     if word.startswith(("take", "accept")):
         return _Raw(player, ActionKind.TAKE, line)
     if word.startswith(("drop", "pass", "reject", "refuse")):
         return _Raw(player, ActionKind.DROP, line)
     if word.startswith("win"):
-        points = re.match(r"(\d+)\s*(?:points?)?", rest)
+        points = re.match(r"([0-9]+)\s*(?:points?)?", rest)
         if not points:
             raise ValueError(f"line {line}: {body!r} is not 'Wins <n> point(s)'")
-        return _Raw(player, ActionKind.WIN, line, points=int(points.group(1)))
+        return _Raw(player, ActionKind.WIN, line, points=_number(points.group(1), "the points won", line))
     if word.startswith("resign"):
         return None
     raise ValueError(f"line {line}: unrecognised record {body!r}")
@@ -606,48 +616,6 @@ def _split_records(line_text: str, line: int, split_col: int) -> list[tuple[int,
     return [(1 if starts[0] >= split_col else 0, pieces[0])]
 
 
-_TEXT_CONTROLS = frozenset("\t\n\r\f\v\x1a")  # \x1a: the DOS end-of-file mark some old exports end with
-
-
-def decode_mat(data: bytes) -> str:
-    """The text of a ``.mat`` file's bytes, in whichever encoding it was written.
-
-    gnubg 1.07 writes UTF-8 (``Müller`` is ``M\\xc3\\xbcller``); older
-    exports (Jellyfish, game servers, gnubg builds on Windows) wrote the
-    Windows code page, so a byte that is not UTF-8 is read as Windows-1252
-    (which agrees with Latin-1 on every letter; ``Müller`` is
-    ``M\\xfcller`` in both), and a byte Windows-1252 leaves undefined as
-    Latin-1.
-
-    Args:
-        data: the file's bytes; a UTF-8 byte order mark is dropped.
-
-    Returns:
-        The text, for :func:`read_mat`.
-
-    Raises:
-        ValueError: ``"not a text .mat record ..."`` when the bytes hold
-            control characters no text file has (a binary file), naming the
-            first and its line.
-    """
-    if not isinstance(data, bytes | bytearray):
-        raise ValueError(f"decode_mat takes bytes, got {type(data).__name__}")
-    try:
-        text = bytes(data).decode("utf-8-sig")
-    except UnicodeDecodeError:
-        try:
-            text = bytes(data).decode("cp1252")
-        except UnicodeDecodeError:
-            text = bytes(data).decode("latin-1")
-    for index, char in enumerate(text):
-        if (char < " " or "\x7f" <= char <= "\x9f") and char not in _TEXT_CONTROLS:
-            line = len(re.split(r"\r\n|\r|\n", text[:index]))  # counted as read_mat counts
-            raise ValueError(
-                f"not a text .mat record (control character 0x{ord(char):02x} on line {line}; a binary file?)"
-            )
-    return text
-
-
 def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
     """Read a Jellyfish ``.mat`` match record and replay it.
 
@@ -667,8 +635,10 @@ def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
             against the rules (a doubled opening roll among them).
     """
     if isinstance(text, bytes | bytearray):
-        text = decode_mat(text)
-    if not isinstance(text, str):
+        text = decode_mat(text)  # checked for control characters there
+    elif isinstance(text, str):
+        text = check_text(text)  # as bytes are: a NUL in a name is no text record either way
+    else:
         raise ValueError(f"a .mat record must be a str or bytes, got {type(text).__name__}")
     lines = re.split(r"\r\n|\r|\n", text.lstrip("\ufeff"))  # not splitlines: \f, \v are no line breaks
     comments: list[str] = []
@@ -687,7 +657,7 @@ def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
                 raise ValueError(
                     f"line {number}: expected 'N point match' before the games, got {stripped!r}"
                 )
-            length = int(found.group(1))
+            length = _number(found.group(1), "the match length", number)
             if length > MAX_MATCH_LENGTH:
                 raise ValueError(
                     f"line {number}: a {length}-point match is longer than {MAX_MATCH_LENGTH}, "
@@ -697,7 +667,14 @@ def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
         game = _GAME_RE.fullmatch(stripped)
         if game:
             crawford = bool(_CRAWFORD_RE.search(game.group(2)))  # "score", "names": from its score line
-            games.append({"number": int(game.group(1)), "line": number, "crawford": crawford, "raws": []})
+            games.append(
+                {
+                    "number": _number(game.group(1), "the game number", number),
+                    "line": number,
+                    "crawford": crawford,
+                    "raws": [],
+                }
+            )
             continue
         if not games:
             raise ValueError(f"line {number}: expected 'Game 1', got {stripped!r}")
@@ -719,7 +696,7 @@ def read_mat(text: str | bytes, rules: Rules = STANDARD_RULES) -> Match:
         for player, record in _split_records(line_text, number, current["split"]):
             raw = _parse_record(record, player, number)
             if raw is not None:
-                raw.move = int(numbered.group(1)) if numbered else 0
+                raw.move = _number(numbered.group(1), "the move number", number) if numbered else 0
                 current["raws"].append(raw)
     if length is None:
         raise ValueError("not a .mat record: no 'N point match' line")

@@ -230,7 +230,13 @@ def _parse_int(text: str, field: str, low: int, high: int) -> int:
     digits = body[1:] if body[:1] in "+-" else body
     if not digits.isdigit() or not digits.isascii():
         raise ValueError(f"XGID field {field!r} must be an integer, got {text!r}")
-    value = int(body)
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > 18:  # far out of range (and int() refuses a str of over 4300 digits)
+        raise ValueError(
+            f"XGID field {field!r} must be {low} to {high}, got a number of {len(significant)} digits "
+            f"({body[:12]!r}...)"
+        )
+    value = -int(significant) if body.startswith("-") else int(significant)
     if not low <= value <= high:
         raise ValueError(f"XGID field {field!r} must be {low} to {high}, got {value}")
     return value
