@@ -71,6 +71,7 @@ as a comment: FastAPI would publish a docstring), a row in the table above, and 
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 import time
@@ -440,7 +441,10 @@ class WebBoard:
       :data:`MAX_ROLLOUT_JOBS` kept), in ``jobs_folder``;
     - ``rollout_agents``, ``analysis_agents``: ``ply -> agent`` from ``agent_factory``, built on first
       use (one rollout and one analysis at a time, so they never hold ``eval_lock``);
-    - ``analysis_lock``: one analysis at a time, on its own agent: ``/move`` is not held up.
+    - ``analysis_lock``: one analysis at a time, on its own agent: ``/move`` is not held up;
+    - ``analysis_gate``: the requests waiting for it wait on the event loop (:meth:`analysis_turn`),
+      not each on a thread of FastAPI's pool, which 40 waiting uploads would fill, holding up every
+      other ``/web/*`` endpoint and the page itself.
     """
 
     agent_for: Callable[[int | None], Any]
@@ -454,6 +458,7 @@ class WebBoard:
     rollout_agents: dict[int, Any] = field(default_factory=dict)
     analysis_agents: dict[int, Any] = field(default_factory=dict)
     analysis_lock: threading.Lock = field(default_factory=threading.Lock)
+    analysis_gate: list = field(default_factory=lambda: [None, None])  # [event loop, its asyncio.Lock]
 
     @classmethod
     def create(
@@ -478,6 +483,14 @@ class WebBoard:
             agent_for, eval_lock, decode, live, dice_of, agent_factory, max_mat_bytes,
             RolloutJobs(jobs_folder, max_jobs=MAX_ROLLOUT_JOBS),
         )  # fmt: skip
+
+    def analysis_turn(self) -> asyncio.Lock:
+        """The lock an analysis request holds, on the event loop, while its analysis runs (one per loop:
+        a lock serves the loop it was first awaited on)."""
+        loop = asyncio.get_running_loop()
+        if self.analysis_gate[0] is not loop:
+            self.analysis_gate[:] = [loop, asyncio.Lock()]
+        return self.analysis_gate[1]
 
     async def attach(self, request: Request) -> None:
         """Keep this state on the request's app (``app.state.web_board``) unless it is there already:
@@ -691,7 +704,10 @@ async def post_analysis(
             raise _bad(f"request body too large: a .mat upload is at most {limit} bytes", 413)
     if not data.strip():
         raise _bad("body: empty; send the .mat file as the request body")
-    return await run_in_threadpool(_analyse, web, bytes(data), depth, errors_only == "true")
+    async with web.analysis_turn():  # waiting here holds no thread (WebBoard's analysis_gate)
+        if await request.is_disconnected():  # its client has gone while it waited: no work for no one
+            raise _bad("the client closed the connection before its analysis began")
+        return await run_in_threadpool(_analyse, web, bytes(data), depth, errors_only == "true")
 
 
 # --------------------------------------------------------------------------- the handlers' work (no HTTP)

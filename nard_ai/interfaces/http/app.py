@@ -25,7 +25,7 @@ from nard_ai.core.signals import sigterm_as_interrupt
 from nard_ai.interfaces.batching import BatchSettings
 from nard_ai.interfaces.http.decoding import _bad, _decode, _dice, _live, _no_repeated_fields, _no_stray_query
 from nard_ai.interfaces.http.endpoints import _schema_error, _unexpected, router
-from nard_ai.interfaces.http.engine import Engine
+from nard_ai.interfaces.http.engine import Engine, batch_invariant
 from nard_ai.interfaces.http.fast import _PlainQueries
 from nard_ai.interfaces.http.limits import (
     KEEP_ALIVE_TIMEOUT,
@@ -109,7 +109,9 @@ def _web_board(agent_factory: Callable[[int], Any], default_ply: int, jobs_folde
     """The web board's state (:class:`nard_ai.interfaces.web.WebBoard`), for the page at ``/`` and its
     ``/web/*`` endpoints. Their handlers run in FastAPI's thread pool, not on the batcher's engine
     thread, so they get agents of their own from ``agent_factory`` (cached per ply, searched under one
-    lock of their own) and never share an evaluator with the batched endpoints."""
+    lock of their own) and never share an evaluator with the batched endpoints; each wrapped as the
+    engine's (:func:`engine.batch_invariant`), so that ``/web/reply`` answers in the same bits
+    whichever pool thread runs it, and as ``/move``."""
     agents: dict[int, Any] = {}
     build_lock = threading.Lock()
 
@@ -121,7 +123,7 @@ def _web_board(agent_factory: Callable[[int], Any], default_ply: int, jobs_folde
         with build_lock:
             if p not in agents:
                 try:
-                    agents[p] = agent_factory(p)
+                    agents[p] = batch_invariant(agent_factory(p))  # the same bits as /move
                 except ValueError as exc:
                     raise _bad(f"ply: {exc}") from None
             return agents[p]

@@ -37,6 +37,19 @@ from nard_ai.search.lookahead import Agent, agent_value, rank_plays_batch, value
 # --------------------------------------------------------------------------- the engine behind the handlers
 
 
+def batch_invariant(agent: Any) -> Any:
+    """``agent`` with a :class:`nard_ai.eval.aligned.BatchInvariantEvaluator` around its evaluator (an
+    :class:`nard_ai.search.lookahead.Agent`; any other agent as it is): its answers then depend neither
+    on the other boards of a batch nor on the calling thread's torch thread count, which differs
+    between the threads of FastAPI's pool (a thread started while another had set it to 1 keeps 1)."""
+    if isinstance(agent, Agent) and not isinstance(agent.evaluator, BatchInvariantEvaluator):
+        agent = Agent(
+            BatchInvariantEvaluator(agent.evaluator), ply=agent.ply, rules=agent.rules,
+            name=agent.name, filters=agent.filters,
+        )  # fmt: skip
+    return agent
+
+
 class Engine:
     """What the handlers share: the agents per ply and the batcher that runs all engine work.
 
@@ -76,13 +89,7 @@ class Engine:
         )
 
     def _build(self, p: int) -> Any:
-        agent = self.agent_factory(p)
-        if isinstance(agent, Agent) and not isinstance(agent.evaluator, BatchInvariantEvaluator):
-            agent = Agent(
-                BatchInvariantEvaluator(agent.evaluator), ply=agent.ply, rules=agent.rules,
-                name=agent.name, filters=agent.filters,
-            )  # fmt: skip
-        return agent
+        return batch_invariant(self.agent_factory(p))
 
     async def agent_for(self, p: int | None) -> Any:
         """The agent of a request's ``ply`` (built on first use, on the engine's thread).
