@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import dataclasses
 import inspect
 import os
@@ -373,13 +374,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.parser.error(f"unrecognized arguments: {' '.join(extras)}")
     _install_compile_notice()
     try:
-        return args.handler(args, args.parser)
+        status = args.handler(args, args.parser)
+        sys.stdout.flush()  # a write error of the buffered output is this command's, not the exit's
+        return status
     except KeyboardInterrupt:
         print(f"{args.parser.prog}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # the reader went away (`nard analyze ... | head`): stop quietly, as other Unix tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as exc:
+        # the output cannot be written (`> /dev/full`: a full disk, an I/O error): one line, no traceback,
+        # and the unwritten rest dropped, so that Python's exit does not fail on it again
+        print(f"{args.parser.prog}: error: {exc}", file=sys.stderr)
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
 
 

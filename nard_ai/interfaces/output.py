@@ -215,12 +215,17 @@ def match_text(cube) -> str:
 
 
 def _cube_unavailable_reason(cube) -> str:
-    from nard_ai.cube import OPPONENT
+    """Why X (on roll) cannot double at ``cube`` (a :class:`nard_ai.cube.CubeState`): O owns it, the
+    Crawford game, in money play a cube at :data:`nard_ai.cube.MAX_CUBE` (the largest nard_ai plays, as
+    gnubg), else in match play a cube dead for X."""
+    from nard_ai.cube import MAX_CUBE, OPPONENT
 
     if cube.owner == OPPONENT:
         return "O owns the cube"
     if cube.crawford:
         return "this is the Crawford game"
+    if cube.is_money:
+        return f"the cube is at {cube.value}, and {MAX_CUBE} is the largest cube nard_ai plays"
     return "the cube is dead for X (winning the current cube already wins X the match)"
 
 

@@ -62,8 +62,12 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         except FileNotFoundError as exc:
             checkpoint_missing(parser, exc)
         except ValueError as exc:
-            if args.ply is not None or ply == 0:
-                parser.error(f"--ply {args.ply if args.ply is not None else ply}: {exc}")
+            if ply == 0:
+                # 0-ply is every checkpoint's depth: the checkpoint itself is at fault (corrupt, mismatched),
+                # said in the words of every other command (common.agent_arg), not blamed on --ply
+                parser.error(str(exc))
+            if args.ply is not None:
+                parser.error(f"--ply {args.ply}: {exc}")
             # only without --ply: the default depth goes as deep as the checkpoint's evaluator can
             print(f"nard eval: note: {ply}-ply and deeper not shown: {exc}", file=sys.stderr)
             break

@@ -1,0 +1,111 @@
+"""An analyst's pass over ``nard show / eval / hint / cube / rollout`` (gnubg as the reference).
+
+1. ``nard eval --checkpoint BAD``: a checkpoint that is not a readable nard_ai checkpoint is named in the
+   words of every other command (``nard cube: error: PATH: not a readable nard_ai checkpoint ...``,
+   tests/test_cli_user_pass.py), not blamed on ``--ply`` (it said ``--ply 0: PATH: ...``, and
+   ``--ply 2: PATH: ...`` with ``--ply 2``, though every checkpoint searches 0-ply and 2-ply is fine).
+2. ``nard cube`` at the last roll (the opponent bears off next roll whatever it throws): the numbers gnubg
+   1.07's ``eval`` prints for the same XGID (exact probabilities on both sides: 27 of 36 rolls bear the
+   one checker off from the 6-point).
+3. ``nard cube`` of a money game whose cube is at nard_ai's (and gnubg's) largest, 4096: "X cannot double"
+   gave a match's reason ("winning the current cube already wins X the match"); it names the cube's size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import run_cli
+
+from nard_ai.model.network import default_checkpoint_path
+
+START_ID = "4HPwATDgc/ABMA"
+LAST_ROLL = "------A-----------------a-"  # X: one checker on its 6-point; O: one on its 1-point
+
+pytestmark = pytest.mark.skipif(
+    not default_checkpoint_path().is_file(), reason="the shipped checkpoint is missing"
+)
+
+
+def one_error_line(argv, capsys) -> str:
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "", (status, out, err)
+    assert err.count("\n") == 1, err
+    return err.rstrip("\n")
+
+
+@pytest.mark.parametrize("ply", [[], ["--ply", "0"], ["--ply", "2"]])
+def test_eval_names_a_corrupt_checkpoint_not_the_ply(capsys, tmp_path, ply):
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"not a checkpoint")
+    line = one_error_line(["eval", START_ID, "--checkpoint", str(bad), *ply], capsys)
+    # the words of nard cube / hint / rollout for the same file (common.agent_arg)
+    assert line.startswith(f"nard eval: error: {bad}: not a readable nard_ai checkpoint"), line
+    status, out, err = run_cli(["cube", START_ID, "--checkpoint", str(bad)], capsys)
+    assert status == 2 and err.rstrip("\n").split(": error: ", 1)[1] == line.split(": error: ", 1)[1]
+
+
+@pytest.mark.parametrize(
+    ("state", "expected"),
+    [
+        # gnubg 1.07, `set xgid XGID=------A-----------------a-:...` then `eval` (0-ply):
+        # money: Double, take +1.000 / Double, pass +1.000 / No double +0.500 (2p - 1, p = 27/36)
+        ("0:0:1:00:0:0:0:0:10", {"no_double": 0.5, "double_take": 1.0, "double_pass": 1.0}),
+        # 5-point match at 0-0: No double +0.500, Double, take +0.957, Double, pass +1.000
+        ("0:0:1:00:0:0:0:5:10", {"no_double": 0.5, "double_take": 0.957, "double_pass": 1.0}),
+        # 5-point match, X 3, O 2: No double +0.500, Double, take +1.637, Double, pass +1.000
+        ("0:0:1:00:3:2:0:5:10", {"no_double": 0.5, "double_take": 1.637, "double_pass": 1.0}),
+    ],
+)
+def test_cube_at_the_last_roll_is_gnubgs(capsys, state, expected):
+    status, out, err = run_cli(["cube", f"XGID={LAST_ROLL}:{state}", "--json"], capsys)
+    assert status == 0, err
+    got = json.loads(out)
+    assert got["probabilities"]["win"] == pytest.approx(0.75, abs=1e-6)
+    assert got["efficiency"] == 0.0  # the cube is dead on the last roll (README)
+    for key, value in expected.items():
+        assert got["equities"][key] == pytest.approx(value, abs=6e-4), key
+
+
+@pytest.mark.parametrize("owner", ["1", "0"])  # the cube X owns, or a centred one (automatic doubles)
+def test_cube_at_the_largest_money_cube_speaks_of_no_match(capsys, owner):
+    # 3. money play, a 4096-cube (nard_ai.cube.MAX_CUBE, gnubg's MAX_CUBE 1 << 12 too): X cannot double,
+    # and the reason is the cube's size; there is no match that winning the cube would win (it said so)
+    xgid = f"XGID=-b--BBC-B---eD---c-e----B-:12:{owner}:1:00:0:0:0:0:15"
+    status, out, err = run_cli(["cube", xgid], capsys)
+    assert status == 0, err
+    assert "X cannot double: the cube is at 4096, and 4096 is the largest cube nard_ai plays." in out
+    assert "match" not in out.split("Cube analysis", 1)[1]
+    status, out, err = run_cli(["cube", xgid, "--json"], capsys)
+    assert status == 0 and json.loads(out)["cube_available"] is False
+
+
+def test_cube_of_a_dead_match_cube_keeps_its_words(capsys):
+    # the match wording stays where it is right: 5-point match, X 3 (2-away) owning a 4-cube
+    status, out, err = run_cli(["cube", "XGID=-b--BBC-B---eD---c-e----B-:2:1:1:00:3:0:0:5:10"], capsys)
+    assert status == 0, err
+    assert (
+        "X cannot double: the cube is dead for X (winning the current cube already wins X the match)." in out
+    )
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("argv", [["hint", "4HPwATDgc/ABMA", "--dice", "31"], ["show", "4HPwATDgc/ABMA"]])
+def test_output_that_cannot_be_written_is_one_error_line(argv):
+    # `> /dev/full` fails every write with ENOSPC; found: a traceback (a large output) or Python's
+    # "Exception ignored ... OSError" at exit (a small one). Right: one line naming the error, status 1
+    # (as a closed pipe's status), no traceback
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "nard_ai.interfaces.cli", *argv],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [f"nard {argv[0]}: error: [Errno 28] No space left on device"]
