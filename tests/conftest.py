@@ -507,6 +507,14 @@ def run_cli(argv, capsys) -> tuple[int, str, str]:
     return status, out, err
 
 
+def one_error_line(argv, capsys) -> str:
+    """The one stderr line of a ``nard`` command refused with status 2 and nothing on stdout."""
+    status, out, err = run_cli(argv, capsys)
+    assert status == 2 and out == "", (status, out, err)
+    assert err.count("\n") == 1, err
+    return err.rstrip("\n")
+
+
 def load_script(monkeypatch, filename: str):
     """A script of the repository's root (``train.py``, ``evaluate.py``) as a module, registered for the
     test only."""

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import run_cli
+from conftest import one_error_line, run_cli
 
 from nard_ai.agents import agent_from_spec, checkpoint_of_spec, load_agent
 from nard_ai.core.board import pos
@@ -30,13 +30,6 @@ START_52_BARE = "-b----E-C---eE---c-e----B-:0:0:1:52:0:0:0:0:10"  # START_52 of 
 pytestmark = pytest.mark.skipif(
     not default_checkpoint_path().is_file(), reason="the shipped checkpoint is missing"
 )
-
-
-def one_error_line(argv, capsys) -> str:
-    status, out, err = run_cli(argv, capsys)
-    assert status == 2 and out == "", (status, out, err)
-    assert err.count("\n") == 1, err
-    return err.rstrip("\n")
 
 
 def shipped_note() -> str:

@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import run_cli
+from conftest import one_error_line, run_cli
 
 from nard_ai.model.network import default_checkpoint_path
 
@@ -29,13 +29,6 @@ LAST_ROLL = "------A-----------------a-"  # X: one checker on its 6-point; O: on
 pytestmark = pytest.mark.skipif(
     not default_checkpoint_path().is_file(), reason="the shipped checkpoint is missing"
 )
-
-
-def one_error_line(argv, capsys) -> str:
-    status, out, err = run_cli(argv, capsys)
-    assert status == 2 and out == "", (status, out, err)
-    assert err.count("\n") == 1, err
-    return err.rstrip("\n")
 
 
 @pytest.mark.parametrize("ply", [[], ["--ply", "0"], ["--ply", "2"]])
