@@ -5,12 +5,15 @@ Each test says what the right answer is and where it comes from.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nard_ai.formats import from_xgid
 from nard_ai.formats.mat import decode_mat, read_mat
+from nard_ai.formats.tanboard import validate_tanboard
 
 MAT = (Path(__file__).parent / "data" / "match_3pt.mat").read_text()
 START = "XGID=-b----E-C---eE---c-e----B-"
@@ -82,3 +85,18 @@ def test_decode_mat_still_importable_from_mat():
     """decode_mat moved to nard_ai.formats.mat_text (mat.py's 900-line limit); the README and tests import it
     from nard_ai.formats.mat, which keeps the name."""
     assert decode_mat("M\u00fcller".encode("cp1252")) == "M\u00fcller"
+
+
+@pytest.mark.parametrize(
+    "dtype, value, shown",
+    [(np.uint64, 2**63 + 5, "9223372036854775813"), (np.float64, 1e30, "1e+30"), (np.int64, 16, "16")],
+)
+def test_a_two_row_board_names_a_count_past_15_as_given(dtype, value, shown):
+    # found: uint64 2**63 + 5 (and float 1e30) were cast to int64 first and reported as "a negative count
+    # -9223..."; right: the count as given, and a player has 15 checkers (docs/RULES.md §1)
+    tan = np.zeros((2, 25), dtype=dtype)
+    tan[0, 3] = value
+    with pytest.raises(
+        ValueError, match=rf"row 0, column 3 holds {re.escape(shown)} checkers; a player has only 15"
+    ):
+        validate_tanboard(tan)

@@ -85,11 +85,16 @@ def validate_tanboard(tan: np.ndarray) -> np.ndarray:
         integral = arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
         if not integral:
             raise ValueError(f"a two-row board must hold integer checker counts, got dtype {arr.dtype}")
-    wide = arr.astype(np.int64)
-    rows = wide.reshape(-1, *TAN_SHAPE)
-    if (rows < 0).any():
-        n, row, col = np.argwhere(rows < 0)[0]
-        raise ValueError(f"row {row}, column {col} holds a negative count {rows[n, row, col]}")
+    given = arr.reshape(-1, *TAN_SHAPE)  # checked in the given dtype: a cast would wrap 2**63 or 1e30
+    if (given < 0).any():
+        n, row, col = np.argwhere(given < 0)[0]
+        raise ValueError(f"row {row}, column {col} holds a negative count {given[n, row, col]}")
+    if (given > NUM_CHECKERS).any():
+        n, row, col = np.argwhere(given > NUM_CHECKERS)[0]
+        raise ValueError(
+            f"row {row}, column {col} holds {given[n, row, col]} checkers; a player has only {NUM_CHECKERS}"
+        )
+    rows = given.astype(np.int64)
     totals = rows.sum(axis=-1)
     if (totals > NUM_CHECKERS).any():
         n, row = np.argwhere(totals > NUM_CHECKERS)[0]
@@ -101,7 +106,7 @@ def validate_tanboard(tan: np.ndarray) -> np.ndarray:
         raise ValueError(
             f"both players have checkers on one point: row 1's point {point} is row 0's point {25 - point}"
         )
-    return wide
+    return rows.reshape(arr.shape)
 
 
 def from_tanboard(tan: np.ndarray) -> np.ndarray:
