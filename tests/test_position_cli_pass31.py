@@ -102,3 +102,51 @@ def test_output_that_cannot_be_written_is_one_error_line(argv):
         )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [f"nard {argv[0]}: error: [Errno 28] No space left on device"]
+
+
+# --------------------------------------------------------------------------- nard cube --jacoby / --beavers
+
+
+@pytest.mark.parametrize(
+    "position, flags, jacoby, beavers",
+    [
+        (START_ID, ["--jacoby"], True, False),
+        (START_ID, ["--beavers"], False, True),
+        (START_ID, ["--jacoby", "--beavers"], True, True),
+        (f"{START_ID}:cAkAAAAAAAAA", ["--jacoby"], True, False),  # a money Match ID holds no such rules
+    ],
+)
+def test_cube_takes_the_money_rules_of_a_bare_id_from_its_flags(capsys, position, flags, jacoby, beavers):
+    # gnubg takes the Jacoby rule and beavers from its settings ('set jacoby on', its money default;
+    # 'set beavers'): the flags are those settings, and the answer is the library's cube_decision at
+    # CubeState(jacoby=..., beavers=...) by the same agent, to the printed digit
+    from nard_ai.cube import CubeState, cube_decision
+    from nard_ai.formats.position_id import board_from_position_id
+    from nard_ai.search.loading import load_agent
+
+    status, out, err = run_cli(["cube", position, "--json", *flags], capsys)
+    assert status == 0, err
+    got = json.loads(out)
+    assert (got["cube"]["jacoby"], got["cube"]["beavers"]) == (jacoby, beavers)
+    d = cube_decision(
+        board_from_position_id(START_ID), CubeState(jacoby=jacoby, beavers=beavers), agent=load_agent(ply=0)
+    )
+    assert got["action"] == d.action and got["beaver"] == d.beaver
+    assert got["equities"] == pytest.approx({k: float(v) for k, v in d.equities.items()}, abs=1e-6)
+    status, out, _ = run_cli(["cube", position, *flags], capsys)
+    rules = (
+        f"{'Jacoby rule' if jacoby else 'no Jacoby rule'}, {'beavers allowed' if beavers else 'no beavers'}"
+    )
+    assert status == 0 and f"money game ({rules}), cube 1 centred" in out
+
+
+def test_cube_refuses_the_money_flags_where_the_id_gives_the_rules_or_a_match(capsys):
+    # an XGID gives them in its Jacoby field; a match has none (docs/RULES.md §8)
+    xgid = "XGID=-b----E-C---eE---c-e----B-:0:0:1:00:0:0:0:0:10"
+    assert one_error_line(["cube", xgid, "--jacoby"], capsys) == (
+        "nard cube: error: --jacoby: the XGID gives the money rules itself (its Jacoby field); give them there"
+    )
+    assert one_error_line(["cube", "4HPwATDgc/ABMA:QQmgADAAEAAE", "--jacoby", "--beavers"], capsys) == (
+        "nard cube: error: --jacoby and --beavers: money-play rules, and the ID is a 5-point match "
+        "(docs/RULES.md §8: the Jacoby rule and beavers do not apply to matches)"
+    )

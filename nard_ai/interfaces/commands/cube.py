@@ -8,6 +8,7 @@ ID's cube and score (money, cube centred, without a Match ID or XGID).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from nard_ai.interfaces.commands.common import (
     CUBE_MATCH_ID,
@@ -33,7 +34,8 @@ DESCRIPTION = (
     "take point and what each wrong choice costs, from the network's probabilities with "
     "nard_ai.cube.decision's model (Janowski cube efficiency; Kazaross-XG2 match equities in match play). "
     "The cube and score come from the Match ID or XGID (money, cube centred, without one), and in money "
-    "play the Jacoby rule and beavers (off without an ID that turns them on; the header names them). The "
+    "play the Jacoby rule and beavers (an XGID's Jacoby field; else off unless --jacoby or --beavers, "
+    "gnubg's 'set jacoby on' and 'set beavers'; the header names them). The "
     "decision is made before rolling, so an ID's dice are not used (a note on stderr says so). When "
     "the ID says X has doubled (an XGID's D, a Match ID's double offered), the same analysis answers "
     "O's take or pass, and a line says which. An ID whose game is over, or with a resignation "
@@ -43,11 +45,47 @@ EXAMPLES = (f"nard cube {CUBE_XGID}", f"nard cube {CUBE_MATCH_ID} --json", f"nar
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """``ID``, ``--ply``, ``--json``, ``--checkpoint``."""
+    """``ID``, ``--ply``, ``--json``, ``--checkpoint``, ``--jacoby``, ``--beavers``."""
     add_position(parser)
     add_ply(parser)
     add_json(parser)
     add_checkpoint(parser)
+    only_bare = (
+        "; with a bare Position ID or a money Match ID (an XGID gives these rules in its Jacoby field; a "
+        "match has none)"
+    )
+    parser.add_argument(
+        "--jacoby",
+        action="store_true",
+        help="money play under the Jacoby rule: a gammon or backgammon counts single while the cube is "
+        "centred (gnubg's 'set jacoby on', its default for money sessions)" + only_bare,
+    )
+    parser.add_argument(
+        "--beavers",
+        action="store_true",
+        help="money play with beavers: a doubled player may take and redouble at once, keeping the cube "
+        "(gnubg's 'set beavers')" + only_bare,
+    )
+
+
+def money_rules_arg(parser: argparse.ArgumentParser, args: argparse.Namespace, state, cube):
+    """``cube`` with ``--jacoby`` / ``--beavers`` applied, gnubg's session settings for a money game: with
+    a bare Position ID or a money Match ID (which holds no such rules; gnubg takes them from its settings).
+    An XGID holds its own (its Jacoby field) and a match has none (RULES.md §8): there they are an error
+    (argparse's, status 2), as HTTP ``/cube``'s ``jacoby`` is a 400 with an ID that holds a cube state."""
+    given = [flag for flag, on in (("--jacoby", args.jacoby), ("--beavers", args.beavers)) if on]
+    if not given:
+        return cube
+    flags = " and ".join(given)
+    text = args.position.strip()
+    if state is not None and (text[:5].upper() == "XGID=" or text.count(":") >= 9):
+        parser.error(f"{flags}: the XGID gives the money rules itself (its Jacoby field); give them there")
+    if not cube.is_money:
+        parser.error(
+            f"{flags}: money-play rules, and the ID is a {cube.match_length}-point match (docs/RULES.md §8: "
+            "the Jacoby rule and beavers do not apply to matches)"
+        )
+    return dataclasses.replace(cube, jacoby=args.jacoby, beavers=args.beavers)
 
 
 def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -60,7 +98,7 @@ def run(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     # a double awaiting its answer is this very question, for the taker (as UBGI's go cube and HTTP /cube)
     board, state = position_arg(parser, args.position, playing=True, double_ok=True)
     note_unused_roll(parser, state, "a cube decision is made before rolling")
-    cube = cube_state_arg(parser, state)
+    cube = money_rules_arg(parser, args, state, cube_state_arg(parser, state))
     agent = agent_arg(parser, args.checkpoint, args.ply)
     try:
         d = cube_decision(board, cube, agent=agent)
