@@ -68,6 +68,7 @@ import numpy as np
 from nard_ai.core.board import starting_board, swap_sides
 from nard_ai.core.game import new_games, step
 from nard_ai.core.movegen import legal_plays_batch, random_games
+from nard_ai.interfaces.cli import OneLineErrorParser
 from nard_ai.training.argtypes import int_in
 
 BATCH_SIZES = (1, 256, 4096)
@@ -130,7 +131,10 @@ def _median_rate(fn, units: float, repeats: int, warm_up) -> float:
 
 
 def afterstates_per_s(boards: np.ndarray, dice: np.ndarray, batch: int, repeats: int, sort: bool) -> float:
-    """Afterstates per second of :func:`legal_plays_batch` called on chunks of ``batch`` positions."""
+    """Afterstates per second of :func:`legal_plays_batch` called on chunks of ``batch`` positions (fewer
+    positions than ``batch`` are repeated to fill one chunk: the figure is always at that batch size)."""
+    size = max(len(boards), batch)
+    boards, dice = np.resize(boards, (size, 26)), np.resize(dice, (size, 2))
     n = len(boards)
     chunks = [(boards[i : i + batch], dice[i : i + batch]) for i in range(0, n, batch)]
     # every chunk once, untimed: the count is also the warm-up
@@ -987,7 +991,7 @@ def _check_networks(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nard_ai.bench", description=__doc__.split("\n\n")[0])
+    parser = OneLineErrorParser(prog="python -m nard_ai.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     for flag, least, most, default, text in (
         ("--positions", 1, 1_000_000, 20_000, "positions from random play, 1 .. 1,000,000"),

@@ -196,6 +196,7 @@ def sample_cases(
     batch: int = 256,
     rules=STANDARD_RULES,
     opponent=None,
+    whole_games: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cases from play: positions and the rolls met in ``agent``-vs-itself games, or ``agent``-vs-``opponent``.
 
@@ -220,6 +221,12 @@ def sample_cases(
         batch: games in flight.
         rules: rule settings of the legal-play count.
         opponent: ``None`` (self-play), or the agent of seat 1.
+        whole_games: ``False`` (the default) returns the first ``n`` cases met, ply by ply over the
+            ``batch`` games in flight: while ``n`` is below a few times ``batch`` x ``keep`` x the
+            plies of a game, those come from the games' first plies only (500 cases of 256 games: the
+            first 20 plies, no bear-off). ``True`` starts no game once ``n`` cases are in hand, plays
+            the games in flight to their end and returns the first ``n`` cases in the order the games
+            started (each game's in ply order): the cases of whole games, every phase in its share.
 
     Returns:
         ``(boards, dice)``: ``(n, 26)`` int8 (side on roll's view) and ``(n, 2)`` int8.
@@ -241,7 +248,9 @@ def sample_cases(
     lock.start(np.arange(batch), starting_board(), np.arange(batch) % 2)
     rolls = np.empty((batch, 2), dtype=np.int8)
     _, rolls[:] = opening_roll(batch, rng)
-    while got < n:
+    game_of = np.arange(batch)  # the number of the game each slot plays, in the order started
+    games = []  # the game of each case kept
+    while lock.running.any() if whole_games else got < n:
         running = np.flatnonzero(lock.running)
         b, d = lock.boards[running], rolls[running]
         take = rng.random(len(running)) < keep
@@ -251,6 +260,7 @@ def sample_cases(
             take[np.flatnonzero(take)[forced]] = False
         boards.append(b[take])
         dice.append(d[take])
+        games.append(game_of[running][take])
         got += int(take.sum())
         if opponent is None:
             after = agent.choose_plays(b, d)
@@ -260,12 +270,14 @@ def sample_cases(
         ended, _ = lock.play(running, after)
         going = running[~ended]
         rolls[going] = roll_dice(len(going), rng)
-        new = running[ended]
+        new = running[ended] if not (whole_games and got >= n) else running[:0]
         if len(new):
             lock.start(new, starting_board(), (started + np.arange(len(new))) % 2)
+            game_of[new] = started + np.arange(len(new))
             started += len(new)
             _, rolls[new] = opening_roll(len(new), rng)
-    return np.concatenate(boards)[:n], np.concatenate(dice)[:n]
+    order = np.argsort(np.concatenate(games), kind="stable")[:n] if whole_games else slice(0, n)
+    return np.concatenate(boards)[order], np.concatenate(dice)[order]
 
 
 # --------------------------------------------------------------------------- error rate
@@ -591,7 +603,8 @@ def run_make_cases(path: str, n: int, agent_spec: str, *, seed: int = 0, out=Non
     err = err or sys.stderr
     try:
         agent = agent_from_spec(agent_spec, seed=seed + 1)
-        boards, dice = sample_cases(n, agent, seed)
+        # whole games, ~5 cases each: about n / 20 in flight plays four rounds of games
+        boards, dice = sample_cases(n, agent, seed, batch=min(256, -(-n // 20)), whole_games=True)
         header = (
             f"{n} unforced (position, dice) cases from {getattr(agent, 'name', agent_spec)} self-play, seed {seed}\n"
             "format: PositionID DICE (nard_ai.reports.error_rate)"
