@@ -364,7 +364,8 @@ def _install_compile_notice() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``nard`` console script; returns the exit status (0, 2 on bad input, 130 on Ctrl-C).
+    """Entry point of the ``nard`` console script; returns the exit status (0, 2 on bad input, 130 on Ctrl-C,
+    1 when the output cannot be written: a closed pipe quietly, any other write error in one stderr line).
 
     On a cold numba cache it says so on stderr (a terminal) before compiling: :func:`_announce_compile`.
     """
