@@ -46,7 +46,7 @@ def test_whole_game_cases_are_seeded_and_the_default_keeps_the_old_cases():
 
 
 def test_bench_bad_argument_is_one_error_line(capsys):
-    """README, "## Benchmarks": bad arguments are refused "with one ``python -m nard_ai.bench: error:`` line
+    """README, "Benchmarks": bad arguments are refused "with one ``python -m nard_ai.bench: error:`` line
     and status 2"; argparse printed its usage (5 lines) before it."""
     with pytest.raises(SystemExit) as exc:
         bench.main(["--part", "bogus"])
