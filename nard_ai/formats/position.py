@@ -12,7 +12,7 @@ from nard_ai.formats.match_id import MatchState, parse_gnubg_id
 from nard_ai.formats.position_id import board_from_position_id
 from nard_ai.formats.xgid import from_xgid
 
-__all__ = ["parse_position"]
+__all__ = ["is_xgid", "parse_position"]
 
 
 def parse_position(text: str) -> tuple[np.ndarray, MatchState | None]:
@@ -38,11 +38,17 @@ def parse_position(text: str) -> tuple[np.ndarray, MatchState | None]:
     body = text.strip()
     if not body:
         raise ValueError("the position is empty; give a Position ID, PositionID:MatchID or XGID")
-    if body[:5].upper() == "XGID=" or body.count(":") >= 9:
+    if is_xgid(body):
         return from_xgid(body)
     if ":" in body:
         return parse_gnubg_id(body)
     return board_from_position_id(body), None
+
+
+def is_xgid(text: str) -> bool:
+    """Whether ``text`` (stripped) is read as an XGID: the ``XGID=`` prefix (any case), or ten or more
+    ``:``-separated fields (an XGID without its prefix; a ``PositionID:MatchID`` has one ``:``)."""
+    return text[:5].upper() == "XGID=" or text.count(":") >= 9
 
 
 def __getattr__(name: str):

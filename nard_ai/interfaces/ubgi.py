@@ -149,6 +149,7 @@ import numpy as np
 
 from nard_ai.core.board import game_result
 from nard_ai.formats.match_id import not_playing
+from nard_ai.formats.position import is_xgid
 from nard_ai.interfaces.external import checker_moves, format_gnubg_move
 from nard_ai.search.filters import MAX_PLY, MOVE_FILTERS
 
@@ -467,10 +468,10 @@ class UbgiEngine:
                 "bad_command", f"expected: position {kind} <{'ID' if kind == 'gnubgid' else 'XGID'}>"
             )
         text = args[1]
-        is_xgid = text[:5].upper() == "XGID=" or text.count(":") >= 9
-        if kind == "gnubgid" and is_xgid:
+        xgid = is_xgid(text)
+        if kind == "gnubgid" and xgid:
             raise UbgiError("bad_value", f"{_quote(text)} is an XGID: send it as position xgid")
-        if kind == "xgid" and not is_xgid:
+        if kind == "xgid" and not xgid:
             raise UbgiError("bad_value", f"{_quote(text)} is not an XGID (XGID=<position>:<9 fields>)")
         try:
             board, state = parse_position(text)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from nard_ai.formats.position import is_xgid
 from nard_ai.interfaces.commands.common import (
     CUBE_MATCH_ID,
     CUBE_XGID,
@@ -78,7 +79,7 @@ def money_rules_arg(parser: argparse.ArgumentParser, args: argparse.Namespace, s
         return cube
     flags = " and ".join(given)
     text = args.position.strip()
-    if state is not None and (text[:5].upper() == "XGID=" or text.count(":") >= 9):
+    if state is not None and is_xgid(text):
         parser.error(f"{flags}: the XGID gives the money rules itself (its Jacoby field); give them there")
     if not cube.is_money:
         parser.error(

@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse, Response
 
 from nard_ai import cube as _cube
 from nard_ai.cube.state import cube_state_from_match
+from nard_ai.formats.position import is_xgid
 from nard_ai.formats.position_id import position_id
 from nard_ai.interfaces.commands.common import impossible_double
 from nard_ai.interfaces.http.decoding import (
@@ -98,7 +99,7 @@ def _cube_state_once(position: str | None, state, given: dict[str, Any], where: 
     if state is None or not names:
         return
     text = (position or "").strip()
-    kind = "XGID" if text[:5].upper() == "XGID=" or text.count(":") >= 9 else "Match ID"
+    kind = "XGID" if is_xgid(text) else "Match ID"
     listed = _name_list(names)
     raise _bad(
         f"give the cube and match state one way, not both: the ID's {kind} holds it (cube, score, "
